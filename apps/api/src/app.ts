@@ -1,0 +1,48 @@
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Deps } from './deps';
+import { errorHandler, notFoundRoute } from './http/error-handler';
+import { requestId } from './http/request-id';
+import { buildOpenApi } from './openapi/document';
+import { buildRouter } from './openapi/register';
+import { mountHealth } from './routes/health';
+import { publicRoutes } from './routes';
+
+export type { Deps } from './deps';
+export { createDeps } from './deps';
+
+const API_VERSION = '1.0.0';
+
+/**
+ * Builds the Express app from its dependencies. Express 5 forwards rejected promises from
+ * async handlers to the error middleware, so no wrapper (express-async-errors) is needed.
+ */
+export function createApp(deps: Deps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req) => (req as express.Request).requestId,
+      customProps: (req) => ({ tenantId: (req as express.Request).auth?.tenantId }),
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  mountHealth(app, deps);
+
+  const routes = publicRoutes(deps);
+  const openapi = buildOpenApi(routes, API_VERSION);
+  app.get(['/api/v1/openapi.json', '/v1/openapi.json'], (_req, res) => {
+    res.json(openapi);
+  });
+  app.use(['/api/v1', '/v1'], buildRouter(routes, deps.stores.apiKeys));
+
+  app.use(notFoundRoute);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,83 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '@switchboard/logger';
+import { ApiError, serviceUnavailable } from '../errors';
+
+/** Errors of the body parser (body-parser/http-errors) carry `type` and `status`. */
+interface ParserError {
+  type?: string;
+  status?: number;
+}
+
+const PARSER_ERRORS: Record<string, () => ApiError> = {
+  'entity.too.large': () =>
+    new ApiError(413, 'invalid_request_error', 'payload_too_large', 'Request body exceeds 1 MiB'),
+  'entity.parse.failed': () =>
+    new ApiError(400, 'invalid_request_error', 'invalid_json', 'Request body is not valid JSON'),
+  'encoding.unsupported': () =>
+    new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Body must be UTF-8 JSON'),
+  'charset.unsupported': () =>
+    new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Body must be UTF-8 JSON'),
+  'request.aborted': () =>
+    new ApiError(400, 'invalid_request_error', 'request_aborted', 'Request body was cut short'),
+  'request.size.invalid': () =>
+    new ApiError(400, 'invalid_request_error', 'invalid_body', 'Request body size is wrong'),
+};
+
+/**
+ * Outages of Postgres or Redis are the caller's cue to retry, not bugs: a 503 with
+ * Retry-After. Recognised by the errors pg, knex and ioredis raise when a server is away.
+ */
+function isBackendUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e.name === 'KnexTimeoutError' || e.name === 'MaxRetriesPerRequestError') return true;
+  if (
+    e.code &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03'].includes(e.code)
+  )
+    return true;
+  const m = e.message ?? '';
+  return (
+    m.includes('enableOfflineQueue options is false') ||
+    m.includes('Connection is closed') ||
+    m.includes('Command timed out') ||
+    m.includes('Connection terminated')
+  );
+}
+
+function toApiError(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  const parser = err as ParserError;
+  if (parser.type && PARSER_ERRORS[parser.type]) return PARSER_ERRORS[parser.type]?.();
+  if (isBackendUnavailable(err)) return serviceUnavailable();
+  return undefined;
+}
+
+/** The one renderer of the contract's error body (CONTRACT.md section 3). */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const known = toApiError(err);
+    const apiError =
+      known ?? new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
+    if (!known) logger.error({ err, requestId: req.requestId }, 'unhandled error');
+    else if (apiError.status >= 500) logger.warn({ err, requestId: req.requestId }, apiError.code);
+    if (res.headersSent) return res.end();
+    for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+    const error: Record<string, unknown> = {
+      type: apiError.type,
+      code: apiError.code,
+      message: apiError.message,
+    };
+    if (apiError.param) error.param = apiError.param;
+    res.status(apiError.status).json({ error, request_id: req.requestId });
+  };
+}
+
+export const notFoundRoute: RequestHandler = (req, _res, next) =>
+  next(
+    new ApiError(
+      404,
+      'invalid_request_error',
+      'route_not_found',
+      `No route ${req.method} ${req.path}`,
+    ),
+  );

@@ -1,0 +1,52 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { RequestHandler } from 'express';
+import { invalidParameter } from '../errors';
+
+// Query strings and path params arrive as strings: that instance coerces ("20" → 20). Bodies
+// are JSON already and are never coerced, so "20" for an integer field is a 400.
+const coercing = addFormats(new Ajv({ coerceTypes: true, useDefaults: true, strict: false }));
+const exact = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, strict: false }));
+
+/** The offending field: the missing or unknown property, or the path of the bad value. */
+function paramOf(err: ErrorObject, part: string): string {
+  const p = err.params as { missingProperty?: string; additionalProperty?: string };
+  const base = err.instancePath.split('/').filter(Boolean).join('.');
+  const leaf = p.missingProperty ?? p.additionalProperty;
+  if (leaf) return base ? `${base}.${leaf}` : leaf;
+  return base || part;
+}
+
+function messageOf(err: ErrorObject, param: string): string {
+  const p = err.params as { additionalProperty?: string; allowedValues?: unknown[] };
+  if (p.additionalProperty) return `${param} is not a known field`;
+  if (err.keyword === 'required') return `${param} is required`;
+  if (err.keyword === 'enum' && p.allowedValues) {
+    return `${param} must be one of ${p.allowedValues.join(', ')}`;
+  }
+  return `${param} ${err.message ?? 'is invalid'}`;
+}
+
+export type Part = 'params' | 'query' | 'body';
+
+/**
+ * Compiles a schema once and returns middleware that validates one part of the request and
+ * stores the (coerced) result in `req.valid[part]`. Failures are 400 invalid_parameter naming
+ * the field.
+ */
+export function validatePart(part: Part, schema: object): RequestHandler {
+  const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
+  return (req, _res, next) => {
+    const source: unknown = part === 'body' ? req.body : { ...(req[part] as object) };
+    const value = part === 'body' && source === undefined ? {} : source;
+    if (!validate(value)) {
+      const err = validate.errors?.[0] as ErrorObject;
+      const param = paramOf(err, part);
+      throw invalidParameter(param, messageOf(err, param));
+    }
+    req.valid ??= { params: {}, query: {}, body: undefined };
+    if (part === 'body') req.valid.body = value;
+    else req.valid[part] = value as Record<string, unknown>;
+    next();
+  };
+}

@@ -1,0 +1,51 @@
+import { SCOPES, type Scope } from '@switchboard/db';
+import { parseOptions, required, UsageError } from '../args';
+import type { CliContext } from '../context';
+import { renderKey, renderReceptionist, renderTenant } from '../render';
+import { createReadyReceptionist } from './provision';
+
+export async function tenantCreate(ctx: CliContext, argv: string[]): Promise<object> {
+  const o = parseOptions(argv, ['name', 'plan-minutes']);
+  const name = required(o, 'name');
+  const planRaw = o['plan-minutes'];
+  const planMinutes = planRaw === undefined ? undefined : Number(planRaw);
+  if (planMinutes !== undefined && (!Number.isInteger(planMinutes) || planMinutes < 0)) {
+    throw new UsageError('--plan-minutes must be a non-negative integer');
+  }
+  return renderTenant(await ctx.tenants.create({ name, planMinutes }));
+}
+
+function parseScopes(raw: string): Scope[] {
+  const scopes = raw.split(',').map((s) => s.trim());
+  for (const s of scopes) {
+    if (!(SCOPES as readonly string[]).includes(s)) {
+      throw new UsageError(`unknown scope "${s}" (use read, write, admin)`);
+    }
+  }
+  return [...new Set(scopes)] as Scope[];
+}
+
+export async function keyCreate(ctx: CliContext, argv: string[]): Promise<object> {
+  const o = parseOptions(argv, ['tenant', 'scopes', 'name']);
+  const tenantId = required(o, 'tenant');
+  const scopes = parseScopes(required(o, 'scopes'));
+  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  const { apiKey, key } = await ctx.apiKeys.create({ tenantId, scopes, name: o.name });
+  // The plaintext key is printed here once and is never retrievable again.
+  return { ...renderKey(apiKey), key };
+}
+
+export async function keyRevoke(ctx: CliContext, argv: string[]): Promise<object> {
+  const o = parseOptions(argv, ['id']);
+  const revoked = await ctx.apiKeys.revoke(required(o, 'id'));
+  if (!revoked) throw new UsageError(`no key ${o.id}`);
+  return renderKey(revoked);
+}
+
+export async function receptionistCreate(ctx: CliContext, argv: string[]): Promise<object> {
+  const o = parseOptions(argv, ['tenant', 'name']);
+  const tenantId = required(o, 'tenant');
+  const name = required(o, 'name');
+  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  return renderReceptionist(await createReadyReceptionist(ctx, tenantId, name));
+}

@@ -1,0 +1,27 @@
+import { loadConfigOrExit } from '@switchboard/config';
+import { createWorkerDeps } from './deps';
+import { startRunner } from './runner';
+
+// The worker process: config → deps → processors; drains on SIGTERM/SIGINT with a deadline.
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const deps = createWorkerDeps(config);
+  const runner = await startRunner(deps);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.logger.info({ signal }, 'worker draining');
+    const result = await runner.close(config.shutdownTimeoutMs);
+    await deps.close();
+    deps.logger.info({ result }, 'worker stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`switchboard: worker failed to start: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,9 @@
+/** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
+export { createKnex, type Knex } from './knex';
+export { migrateLatest } from './migrate';
+export { newId, type IdPrefix } from './ids';
+export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
+export * from './stores/tenants-store';
+export * from './stores/api-keys-store';
+export * from './stores/receptionists-store';
+export * from './stores/events-store';

@@ -1,0 +1,50 @@
+import type { Knex } from 'knex';
+
+/** A position in a list ordered by (time DESC, id DESC): the last row of the previous page. */
+export interface KeysetPosition {
+  /** Milliseconds since the epoch (the column is timestamptz(3), so this is exact). */
+  t: number;
+  id: string;
+}
+
+export interface KeysetPage<Row> {
+  rows: Row[];
+  /** Position of the last row returned when more rows follow, else null. */
+  next: KeysetPosition | null;
+}
+
+/**
+ * The one keyset pagination helper used by every list. Orders by (timeColumn DESC, idColumn
+ * DESC) and continues strictly after `after` with a row comparison, which an index on
+ * (…, time DESC, id DESC) serves without sorting at any depth. Ties on time are broken by
+ * id, so rows inserted during a walk are never skipped or repeated.
+ */
+export async function keysetPage<Row extends object>(
+  query: Knex.QueryBuilder,
+  opts: {
+    timeColumn: string;
+    idColumn: string;
+    after?: KeysetPosition | null;
+    limit: number;
+    position: (row: Row) => KeysetPosition;
+  },
+): Promise<KeysetPage<Row>> {
+  if (opts.after) {
+    query.whereRaw(`(??, ??) < (?, ?)`, [
+      opts.timeColumn,
+      opts.idColumn,
+      new Date(opts.after.t),
+      opts.after.id,
+    ]);
+  }
+  const rows = (await query
+    .orderBy([
+      { column: opts.timeColumn, order: 'desc' },
+      { column: opts.idColumn, order: 'desc' },
+    ])
+    .limit(opts.limit + 1)) as Row[];
+  const hasMore = rows.length > opts.limit;
+  if (hasMore) rows.length = opts.limit;
+  const last = rows[rows.length - 1];
+  return { rows, next: hasMore && last ? opts.position(last) : null };
+}

@@ -1,0 +1,24 @@
+import type { Knex } from 'knex';
+import * as m001 from './001_foundation';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Every migration, in order. Names are stored in knex_migrations: never rename one; add a
+ * new file and append it here.
+ */
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['001_foundation', m001]];
+
+/** A knex migration source over the list above (no file-system scanning, works under tsx). */
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => MIGRATIONS.map(([name]) => name),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const found = MIGRATIONS.find(([n]) => n === name);
+    if (!found) throw new Error(`unknown migration ${name}`);
+    return found[1];
+  },
+};

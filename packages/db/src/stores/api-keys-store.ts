@@ -1,0 +1,111 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { newId } from '../ids';
+
+const TABLE = 'api_keys';
+
+export type Scope = 'read' | 'write' | 'admin';
+export const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
+
+export interface ApiKey {
+  id: string;
+  tenantId: string;
+  name: string;
+  displayPrefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  key_hash: string;
+  display_prefix: string;
+  scopes: Scope[];
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const toApiKey = (r: ApiKeyRow): ApiKey => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  name: r.name,
+  displayPrefix: r.display_prefix,
+  scopes: r.scopes,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+});
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `sk_live_` + 40 base62 characters (about 238 bits); rejection sampling keeps it unbiased. */
+function generateKey(): string {
+  let out = '';
+  while (out.length < 40) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && out.length < 40) out += BASE62[byte % 62];
+    }
+  }
+  return `sk_live_${out}`;
+}
+
+/** Only this hash is stored: a database leak does not leak usable keys. */
+export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+export class ApiKeysStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Creates a key; the plaintext is returned here and never again. */
+  async create(input: {
+    tenantId: string;
+    scopes: Scope[];
+    name?: string;
+  }): Promise<{ apiKey: ApiKey; key: string }> {
+    const key = generateKey();
+    const [row] = await this.db<ApiKeyRow>(TABLE)
+      .insert({
+        id: newId('key'),
+        tenant_id: input.tenantId,
+        name: input.name ?? '',
+        key_hash: hashApiKey(key),
+        display_prefix: key.slice(0, 12),
+        scopes: input.scopes,
+      })
+      .returning('*');
+    return { apiKey: toApiKey(row as ApiKeyRow), key };
+  }
+
+  /** The active (not revoked) key with this plaintext, read fresh on every call: no cache. */
+  async findActiveByKey(key: string): Promise<ApiKey | undefined> {
+    const row = await this.db<ApiKeyRow>(TABLE)
+      .where({ key_hash: hashApiKey(key) })
+      .whereNull('revoked_at')
+      .first();
+    return row && toApiKey(row);
+  }
+
+  /** Records use at most once a minute per key so authentication stays one read. */
+  async touch(id: string): Promise<void> {
+    await this.db(TABLE)
+      .where({ id })
+      .andWhere((q) =>
+        q.whereNull('last_used_at').orWhereRaw("last_used_at < now() - interval '1 minute'"),
+      )
+      .update({ last_used_at: this.db.fn.now() });
+  }
+
+  /** Revokes a key; returns undefined when no such key exists. Revoking twice is harmless. */
+  async revoke(id: string): Promise<ApiKey | undefined> {
+    await this.db(TABLE)
+      .where({ id })
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.db.fn.now() });
+    const row = await this.db<ApiKeyRow>(TABLE).where({ id }).first();
+    return row && toApiKey(row);
+  }
+}

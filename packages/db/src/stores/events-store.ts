@@ -1,0 +1,76 @@
+import type { Knex } from 'knex';
+
+const TABLE = 'events';
+
+/** An event as committed to the outbox. */
+export interface StoredEvent {
+  id: string;
+  tenantId: string;
+  receptionistId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  publishedAt: Date | null;
+  fannedOutAt: Date | null;
+}
+
+interface EventRow {
+  id: string;
+  tenant_id: string;
+  receptionist_id: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+  published_at: Date | null;
+  fanned_out_at: Date | null;
+}
+
+const toEvent = (r: EventRow): StoredEvent => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  receptionistId: r.receptionist_id,
+  type: r.type,
+  data: r.data,
+  createdAt: r.created_at,
+  publishedAt: r.published_at,
+  fannedOutAt: r.fanned_out_at,
+});
+
+/** The event outbox. Inserts always run inside the caller's transaction. */
+export class EventsStore {
+  constructor(private readonly db: Knex) {}
+
+  async insert(
+    trx: Knex,
+    event: {
+      id: string;
+      tenantId: string;
+      receptionistId: string | null;
+      type: string;
+      data: Record<string, unknown>;
+      createdAt: Date;
+    },
+  ): Promise<void> {
+    await trx(TABLE).insert({
+      id: event.id,
+      tenant_id: event.tenantId,
+      receptionist_id: event.receptionistId,
+      type: event.type,
+      data: event.data,
+      created_at: event.createdAt,
+    });
+  }
+
+  async get(id: string): Promise<StoredEvent | undefined> {
+    const row = await this.db<EventRow>(TABLE).where({ id }).first();
+    return row && toEvent(row);
+  }
+
+  /** Events of a tenant, oldest first (tests and tooling). */
+  async listForTenant(tenantId: string, type?: string): Promise<StoredEvent[]> {
+    const q = this.db<EventRow>(TABLE).where({ tenant_id: tenantId });
+    if (type) q.andWhere({ type });
+    const rows = await q.orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    return rows.map(toEvent);
+  }
+}

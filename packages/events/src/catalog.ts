@@ -1,0 +1,195 @@
+/**
+ * Every event the service emits, with the JSON Schema of its `data` (spec section 6 and
+ * CONTRACT.md section 8). Names are public: never rename one. Required fields are always
+ * present; nullable ones are sent as null rather than omitted.
+ */
+const ts = { type: 'string', format: 'date-time' } as const;
+const str = { type: 'string' } as const;
+const nullableStr = { type: ['string', 'null'] } as const;
+const phone = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' } as const;
+
+const booking = {
+  type: 'object',
+  required: ['confirmation', 'date', 'time', 'service_type', 'address'],
+  properties: {
+    confirmation: str,
+    date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+    time: { type: 'string', pattern: '^\\d{2}:\\d{2}$' },
+    service_type: str,
+    address: str,
+  },
+  additionalProperties: false,
+} as const;
+
+const lead = {
+  lead_id: str,
+  name: nullableStr,
+  phone: { type: ['string', 'null'] },
+  email: nullableStr,
+  source: str,
+  status: str,
+} as const;
+
+export const EVENT_DATA_SCHEMAS = {
+  'call.started': {
+    type: 'object',
+    required: ['call_id', 'direction', 'from', 'to', 'started_at'],
+    properties: {
+      call_id: str,
+      direction: { enum: ['inbound', 'outbound'] },
+      from: phone,
+      to: phone,
+      started_at: ts,
+    },
+    additionalProperties: false,
+  },
+  'call.completed': {
+    type: 'object',
+    required: [
+      'call_id',
+      'direction',
+      'from',
+      'to',
+      'duration_seconds',
+      'outcome',
+      'customer_name',
+      'customer_phone',
+      'transcript_summary',
+      'started_at',
+      'ended_at',
+    ],
+    properties: {
+      call_id: str,
+      direction: { enum: ['inbound', 'outbound'] },
+      from: phone,
+      to: phone,
+      duration_seconds: { type: 'integer', minimum: 0 },
+      outcome: str,
+      customer_name: nullableStr,
+      customer_phone: nullableStr,
+      transcript_summary: nullableStr,
+      booking,
+      started_at: ts,
+      ended_at: ts,
+    },
+    additionalProperties: false,
+  },
+  'call.missed': {
+    type: 'object',
+    required: ['call_id', 'from', 'to', 'missed_at', 'recovery_scheduled'],
+    properties: {
+      call_id: str,
+      from: phone,
+      to: phone,
+      missed_at: ts,
+      recovery_scheduled: { type: 'boolean' },
+    },
+    additionalProperties: false,
+  },
+  'sms.received': {
+    type: 'object',
+    required: ['sms_id', 'from', 'to', 'message', 'received_at', 'is_opt_out'],
+    properties: {
+      sms_id: str,
+      from: phone,
+      to: phone,
+      message: str,
+      received_at: ts,
+      is_opt_out: { type: 'boolean' },
+    },
+    additionalProperties: false,
+  },
+  'sms.sent': {
+    type: 'object',
+    required: ['sms_id', 'from', 'to', 'message', 'sent_at', 'campaign_id'],
+    properties: {
+      sms_id: str,
+      from: phone,
+      to: phone,
+      message: str,
+      sent_at: ts,
+      campaign_id: nullableStr,
+    },
+    additionalProperties: false,
+  },
+  'receptionist.ready': {
+    type: 'object',
+    required: ['phone_number', 'assistant_id', 'plan', 'provisioned_at'],
+    properties: { phone_number: phone, assistant_id: str, plan: str, provisioned_at: ts },
+    additionalProperties: false,
+  },
+  'receptionist.error': {
+    type: 'object',
+    required: ['error_code', 'message', 'failed_at'],
+    properties: { error_code: str, message: str, failed_at: ts },
+    additionalProperties: false,
+  },
+  'lead.created': {
+    type: 'object',
+    required: ['lead_id', 'name', 'phone', 'email', 'source', 'status', 'created_at'],
+    properties: { ...lead, created_at: ts },
+    additionalProperties: false,
+  },
+  'lead.updated': {
+    type: 'object',
+    required: [
+      'lead_id',
+      'name',
+      'phone',
+      'email',
+      'source',
+      'status',
+      'updated_at',
+      'changed_fields',
+    ],
+    properties: {
+      ...lead,
+      updated_at: ts,
+      changed_fields: { type: 'array', items: str, minItems: 1 },
+    },
+    additionalProperties: false,
+  },
+  'campaign.completed': {
+    type: 'object',
+    required: ['campaign_id', 'name', 'recipients', 'sent', 'failed', 'opted_out', 'completed_at'],
+    properties: {
+      campaign_id: str,
+      name: str,
+      recipients: { type: 'integer', minimum: 0 },
+      sent: { type: 'integer', minimum: 0 },
+      failed: { type: 'integer', minimum: 0 },
+      opted_out: { type: 'integer', minimum: 0 },
+      completed_at: ts,
+    },
+    additionalProperties: false,
+  },
+  'usage.threshold': {
+    type: 'object',
+    required: ['threshold', 'minutes_used', 'minutes_included', 'billing_period_end'],
+    properties: {
+      threshold: { enum: [80, 100] },
+      minutes_used: { type: 'number', minimum: 0 },
+      minutes_included: { type: 'number', minimum: 0 },
+      billing_period_end: ts,
+    },
+    additionalProperties: false,
+  },
+  'webhook.test': {
+    type: 'object',
+    required: ['subscription_id', 'message'],
+    properties: { subscription_id: str, message: str },
+    additionalProperties: false,
+  },
+} as const;
+
+export type EventType = keyof typeof EVENT_DATA_SCHEMAS;
+export const EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as EventType[];
+
+/** Events about the account rather than one receptionist: their envelope has no receptionist_id. */
+export const ACCOUNT_LEVEL_EVENTS: ReadonlySet<EventType> = new Set([
+  'usage.threshold',
+  'webhook.test',
+]);
+
+export const isEventType = (name: string): name is EventType =>
+  Object.prototype.hasOwnProperty.call(EVENT_DATA_SCHEMAS, name);

@@ -1,0 +1,79 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { EventsStore, newId, type Knex } from '@switchboard/db';
+import type { FromSchema } from 'json-schema-to-ts';
+import { ACCOUNT_LEVEL_EVENTS, EVENT_DATA_SCHEMAS, isEventType, type EventType } from './catalog';
+
+type Schemas = typeof EVENT_DATA_SCHEMAS;
+/** The typed `data` of each event, derived once from its schema. */
+export interface EventDataMap {
+  'call.started': FromSchema<Schemas['call.started']>;
+  'call.completed': FromSchema<Schemas['call.completed']>;
+  'call.missed': FromSchema<Schemas['call.missed']>;
+  'sms.received': FromSchema<Schemas['sms.received']>;
+  'sms.sent': FromSchema<Schemas['sms.sent']>;
+  'receptionist.ready': FromSchema<Schemas['receptionist.ready']>;
+  'receptionist.error': FromSchema<Schemas['receptionist.error']>;
+  'lead.created': FromSchema<Schemas['lead.created']>;
+  'lead.updated': FromSchema<Schemas['lead.updated']>;
+  'campaign.completed': FromSchema<Schemas['campaign.completed']>;
+  'usage.threshold': FromSchema<Schemas['usage.threshold']>;
+  'webhook.test': FromSchema<Schemas['webhook.test']>;
+}
+export type EventData<T extends EventType> = EventDataMap[T];
+
+/** Emitting data that does not match the catalog is a programming error, never a client's. */
+export class EventSchemaError extends Error {
+  constructor(type: string, detail: string) {
+    super(`event ${type} does not match its schema: ${detail}`);
+    this.name = 'EventSchemaError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>(
+  Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]),
+);
+
+export interface EmitInput<T extends EventType> {
+  tenantId: string;
+  receptionistId?: string | null;
+  type: T;
+  data: EventData<T>;
+}
+
+/**
+ * Writes an event into the outbox inside the caller's transaction, so the event exists if and
+ * only if the state change it reports commits. Returns the new event id.
+ */
+// The envelope timestamp is the commit-side emission time; `data` carries when things happened.
+export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>): Promise<string> {
+  if (!isEventType(input.type)) throw new EventSchemaError(input.type, 'unknown event type');
+  const validate = validators.get(input.type) as ValidateFunction;
+  if (!validate(input.data)) {
+    const e = validate.errors?.[0];
+    throw new EventSchemaError(input.type, `${e?.instancePath || '/'} ${e?.message ?? ''}`.trim());
+  }
+  const accountLevel = ACCOUNT_LEVEL_EVENTS.has(input.type);
+  if (!accountLevel && !input.receptionistId) {
+    throw new EventSchemaError(input.type, 'receptionist_id is required for this event');
+  }
+  const id = newId('evt');
+  await new EventsStore(trx).insert(trx, {
+    id,
+    tenantId: input.tenantId,
+    receptionistId: accountLevel ? null : (input.receptionistId ?? null),
+    type: input.type,
+    data: input.data as Record<string, unknown>,
+    createdAt: new Date(),
+  });
+  return id;
+}
+
+/** Validates data against the catalog without writing (for tests and tools). */
+export function validateEventData(type: string, data: unknown): string | null {
+  const validate = validators.get(type);
+  if (!validate) return 'unknown event type';
+  return validate(data) ? null : (validate.errors?.[0]?.message ?? 'invalid');
+}

@@ -1,0 +1,56 @@
+import type { EventType } from './catalog';
+
+/** The JSON body POSTed to subscribers (CONTRACT.md section 7). */
+export interface EventEnvelope {
+  id: string;
+  event: string;
+  receptionist_id?: string;
+  data: Record<string, unknown>;
+  /** ISO 8601 UTC with milliseconds: when the event happened. */
+  timestamp: string;
+}
+
+/** The webhook.test payload adds `type`, as the spec shows it. */
+export interface TestEnvelope extends EventEnvelope {
+  type: 'webhook.test';
+}
+
+/**
+ * Builds the envelope. `receptionist_id` is omitted (not null) for account-level events, as
+ * the spec says it is absent there.
+ */
+export function buildEnvelope(event: {
+  id: string;
+  type: EventType | string;
+  receptionistId: string | null;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}): EventEnvelope {
+  const envelope: EventEnvelope = {
+    id: event.id,
+    event: event.type,
+    data: event.data,
+    timestamp: event.createdAt.toISOString(),
+  };
+  if (event.receptionistId) {
+    return {
+      id: envelope.id,
+      event: envelope.event,
+      receptionist_id: event.receptionistId,
+      data: envelope.data,
+      timestamp: envelope.timestamp,
+    };
+  }
+  return envelope;
+}
+
+/** The synthetic event sent by POST /webhooks/{id}/test. */
+export function buildTestEnvelope(id: string, subscriptionId: string, at: Date): TestEnvelope {
+  return {
+    id,
+    type: 'webhook.test',
+    event: 'webhook.test',
+    data: { subscription_id: subscriptionId, message: 'This is a test event from Switchboard.' },
+    timestamp: at.toISOString(),
+  };
+}

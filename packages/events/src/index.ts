@@ -1,0 +1,4 @@
+/** The event catalog, the subscriber-facing envelope and `emit()` into the outbox. */
+export * from './catalog';
+export * from './envelope';
+export * from './emit';

@@ -1,0 +1,30 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths that may carry credentials. pino replaces them before a line is written, so a
+ * secret can never reach a log sink even when a whole request or job is logged by mistake.
+ */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'signing_secret',
+  'secret',
+  'key',
+  '*.signing_secret',
+  '*.secret',
+  '*.key',
+];
+
+/** One JSON logger per process; `name` says which app wrote the line. */
+export function createLogger(
+  name: string,
+  level = 'info',
+  destination?: pino.DestinationStream,
+): Logger {
+  const options = { name, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
+}

@@ -1,0 +1,3 @@
+/** Queue names, typed job payloads, default job options and Redis connection factories. */
+export * from './connection';
+export * from './names';

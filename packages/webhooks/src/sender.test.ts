@@ -1,0 +1,191 @@
+import { createWebhookSender, type WebhookSender, type WebhookSenderOptions } from './sender';
+import { generateSigningSecret } from './secrets';
+import { signPayload } from './sign';
+import {
+  closedPort,
+  generateCertificate,
+  startReceiver,
+  type TestCertificate,
+  type TestReceiver,
+} from './testing/tls-receiver';
+import { verifyServiceSignature, verifyStandardWebhook } from './verify';
+
+// Every connection in this file goes to 127.0.0.1: no traffic leaves the machine.
+let certificate: TestCertificate;
+let receiver: TestReceiver;
+let base: string;
+const senders: WebhookSender[] = [];
+const timers = new Set<NodeJS.Timeout>();
+
+function sender(overrides: Partial<WebhookSenderOptions> = {}): WebhookSender {
+  const created = createWebhookSender({
+    timeoutMs: 2000,
+    allowPrivateTargets: true,
+    ca: certificate.cert,
+    ...overrides,
+  });
+  senders.push(created);
+  return created;
+}
+
+const secret = generateSigningSecret();
+const body = JSON.stringify({ id: 'evt_1', event: 'webhook.test', data: { message: 'hi' } });
+const headers = () => ({ ...signPayload({ secret, eventId: 'evt_1', body }) });
+const paths = () => receiver.requests.map((r) => r.path);
+
+beforeAll(async () => {
+  certificate = generateCertificate('DNS:localhost,DNS:receiver.test,IP:127.0.0.1');
+  receiver = await startReceiver(certificate, {
+    '/ok': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'),
+    '/fail': (_req, res) => res.writeHead(500).end('boom'),
+    '/redirect': (_req, res) =>
+      res.writeHead(302, { location: `https://127.0.0.1:${receiver.port}/target` }).end(),
+    '/target': (_req, res) => res.writeHead(200).end('should never be reached'),
+    '/slow': (_req, res) => {
+      const timer = setTimeout(() => res.writeHead(200).end('late'), 3000);
+      timers.add(timer);
+      res.on('close', () => clearTimeout(timer));
+    },
+    '/slow-body': (_req, res) => {
+      res.writeHead(200).write('partial');
+    },
+    '/big': (_req, res) => res.writeHead(200).end(Buffer.alloc(1024 * 1024, 'x')),
+  });
+  base = `https://127.0.0.1:${receiver.port}`;
+});
+
+beforeEach(() => {
+  receiver.requests.length = 0;
+});
+
+afterAll(async () => {
+  senders.forEach((s) => s.close());
+  timers.forEach((t) => clearTimeout(t));
+  await receiver.close();
+});
+
+describe('createWebhookSender against a local HTTPS receiver', () => {
+  it('delivers on 200 with the signed body, content type and user agent', async () => {
+    const result = await sender().send({ url: `${base}/ok`, body, headers: headers() });
+    expect(result).toMatchObject({
+      delivered: true,
+      status_code: 200,
+      error: null,
+      response_excerpt: 'ok',
+    });
+    expect(result.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(receiver.requests).toHaveLength(1);
+    const [received] = receiver.requests;
+    expect(received).toMatchObject({ method: 'POST', path: '/ok', body });
+    expect(received?.headers['content-type']).toBe('application/json');
+    expect(received?.headers['user-agent']).toBe('Switchboard-Webhooks/1');
+    const incoming = { secret, body: received?.body ?? '', headers: received?.headers ?? {} };
+    expect(() => verifyServiceSignature(incoming)).not.toThrow();
+    expect(() => verifyStandardWebhook(incoming)).not.toThrow();
+  });
+
+  it('reports http_error with the status on 500', async () => {
+    const result = await sender().send({ url: `${base}/fail`, body, headers: headers() });
+    expect(result).toMatchObject({
+      delivered: false,
+      status_code: 500,
+      error: 'http_error',
+      response_excerpt: 'boom',
+    });
+    expect(paths()).toEqual(['/fail']);
+  });
+
+  it('never follows a redirect', async () => {
+    const result = await sender().send({ url: `${base}/redirect`, body, headers: headers() });
+    expect(result).toMatchObject({ delivered: false, status_code: 302, error: 'redirect' });
+    expect(paths()).toEqual(['/redirect']);
+  });
+
+  it('times out a slow receiver at the deadline', async () => {
+    const result = await sender({ timeoutMs: 300 }).send({
+      url: `${base}/slow`,
+      body,
+      headers: headers(),
+    });
+    expect(result).toMatchObject({
+      delivered: false,
+      status_code: null,
+      error: 'timeout',
+      response_excerpt: null,
+    });
+    expect(result.duration_ms).toBeGreaterThanOrEqual(250);
+    expect(result.duration_ms).toBeLessThan(2000);
+    expect(paths()).toEqual(['/slow']);
+  });
+
+  it('counts a 2xx whose body never ends as delivered, cutting the read at the deadline', async () => {
+    const result = await sender({ timeoutMs: 300 }).send({
+      url: `${base}/slow-body`,
+      body,
+      headers: headers(),
+    });
+    expect(result).toMatchObject({
+      delivered: true,
+      status_code: 200,
+      error: null,
+      response_excerpt: 'partial',
+    });
+  });
+
+  it('reports connection_refused for a closed port', async () => {
+    const port = await closedPort();
+    const result = await sender().send({
+      url: `https://127.0.0.1:${port}/`,
+      body,
+      headers: headers(),
+    });
+    expect(result).toMatchObject({
+      delivered: false,
+      status_code: null,
+      error: 'connection_refused',
+    });
+  });
+
+  it('reports tls_error for an untrusted self-signed certificate', async () => {
+    const result = await sender({ ca: undefined }).send({
+      url: `${base}/ok`,
+      body,
+      headers: headers(),
+    });
+    expect(result).toMatchObject({ delivered: false, status_code: null, error: 'tls_error' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('reports tls_error when the certificate does not cover the host name', async () => {
+    const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    const url = `https://elsewhere.test:${receiver.port}/ok`;
+    const result = await sender({ lookup }).send({ url, body, headers: headers() });
+    expect(result).toMatchObject({ delivered: false, error: 'tls_error' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('reads at most maxResponseBytes of a 1 MiB response and still delivers', async () => {
+    const result = await sender().send({ url: `${base}/big`, body, headers: headers() });
+    expect(result).toMatchObject({ delivered: true, status_code: 200, error: null });
+    expect(result.response_excerpt).toBe('x'.repeat(1024));
+    const wide = await sender({ maxResponseBytes: 4096, excerptBytes: 100_000 }).send({
+      url: `${base}/big`,
+      body,
+      headers: headers(),
+    });
+    expect(wide.response_excerpt).toHaveLength(4096);
+    expect(paths()).toEqual(['/big', '/big']);
+  });
+
+  it('sends exactly one request per send, reusing the pooled connection', async () => {
+    const shared = sender();
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        shared.send({ url: `${base}/ok`, body, headers: headers() }),
+      ).resolves.toMatchObject({
+        delivered: true,
+      });
+      expect(receiver.requests).toHaveLength(i + 1);
+    }
+  });
+});

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to a running Switchboard: dependencies, Postgres and Redis,
+# migrations, demo data, one API process and one worker process. Ctrl-C stops both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ensure_deps
+load_env
+bash scripts/ensure-services.sh
+npm run --silent migrate
+say "seeding the demo tenant..."
+seed_json=$(npm run --silent cli -- seed-demo)
+api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  say "stopping..."
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait || true
+  say "stopped"
+}
+trap stop INT TERM EXIT
+
+npx tsx apps/api/src/server.ts & pids+=($!)
+npx tsx apps/worker/src/main.ts & pids+=($!)
+
+port=${PORT:-3000}
+base="http://127.0.0.1:${port}"
+for _ in $(seq 1 100); do
+  if node -e "fetch('${base}/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi
+  sleep 0.2
+done
+
+cat <<MSG
+
+  Switchboard is running.
+    API      ${base}/api/v1   (OpenAPI: ${base}/api/v1/openapi.json)
+    API key  ${api_key}   (demo tenant, scope admin)
+
+  Try:
+    curl -s ${base}/api/v1/receptionists -H "Authorization: Bearer ${api_key}"
+    curl -s "${base}/api/v1/calls?limit=5" -H "Authorization: Bearer ${api_key}"
+
+  Ctrl-C stops the API and the worker.
+
+MSG
+# Exit (and stop the other process) as soon as either process ends.
+wait -n "${pids[@]}"

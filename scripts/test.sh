@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: dependencies, Postgres and Redis, lint, types,
+# dependency direction, then every jest test against the real servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ensure_deps
+bash scripts/ensure-services.sh
+say "lint and format check"
+npx eslint . --max-warnings 0
+npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }
+say "type check"
+npx tsc -p tsconfig.json --noEmit
+say "dependency direction (no cycles, packages never import apps)"
+npx madge --circular --extensions ts --ts-config tsconfig.json apps packages >/dev/null
+if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|worker|cli)'" packages; then
+  say "a package imports an app"; exit 1
+fi
+say "jest"
+npx jest --ci "$@"

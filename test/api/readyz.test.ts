@@ -1,0 +1,37 @@
+import { createServer } from 'node:net';
+import request from 'supertest';
+import { createTestContext, type TestContext } from '../support/context';
+
+/** A port nothing listens on: bind an ephemeral port, then close it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+});
+afterAll(() => ctx.close());
+
+describe('with Redis unreachable', () => {
+  it('/readyz answers 503 with the error body, fast', async () => {
+    const started = Date.now();
+    const res = await request(ctx.app).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.error).toMatchObject({
+      type: 'service_unavailable',
+      code: 'service_unavailable',
+    });
+    expect(res.body.error.message).toContain('redis');
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('/healthz still answers 200: the process itself is up', async () => {
+    expect((await request(ctx.app).get('/healthz')).status).toBe(200);
+  });
+});

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The server every test talks to. Tests never touch the service's own database: each test
+ * file clones a migrated template into a database of its own (see context.ts).
+ */
+export const SERVER_URL =
+  process.env.TEST_DATABASE_SERVER_URL ??
+  serverOf(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/switchboard');
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function serverOf(url: string): string {
+  const u = new URL(url);
+  u.pathname = '/postgres';
+  return u.toString();
+}
+
+export function databaseUrl(name: string): string {
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Per-run names, so two runs on one machine never collide. */
+export const runId = (): string => {
+  process.env.SB_TEST_RUN_ID ??= randomBytes(4).toString('hex');
+  return process.env.SB_TEST_RUN_ID;
+};
+export const templateName = (): string => `sbt_${runId()}_template`;
+
+/** A complete, valid environment for loadConfig in tests. */
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl(templateName()),
+    REDIS_URL,
+    INGEST_TOKEN: 'test-ingest-token-0123456789',
+    CURSOR_SECRET: 'test-cursor-secret-0123456789',
+    SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  };
+}
