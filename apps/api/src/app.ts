@@ -7,6 +7,7 @@ import { buildOpenApi } from './openapi/document';
 import { buildRouter } from './openapi/register';
 import { mountHealth } from './routes/health';
 import { publicRoutes } from './routes';
+import { telephonyRouter } from './routes/telephony';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';
@@ -41,6 +42,7 @@ export function createApp(deps: Deps): Express {
     res.json(openapi);
   });
   app.use(['/api/v1', '/v1'], buildRouter(routes, deps.stores.apiKeys));
+  app.use('/internal/v1', telephonyRouter(deps));
 
   app.use(notFoundRoute);
   app.use(errorHandler(deps.logger));

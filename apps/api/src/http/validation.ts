@@ -5,8 +5,13 @@ import { invalidParameter } from '../errors';
 
 // Query strings and path params arrive as strings: that instance coerces ("20" → 20). Bodies
 // are JSON already and are never coerced, so "20" for an integer field is a 400.
-const coercing = addFormats(new Ajv({ coerceTypes: true, useDefaults: true, strict: false }));
-const exact = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, strict: false }));
+// `verbose` exposes the failing schema, so a field can carry its own `x-error-message`.
+const coercing = addFormats(
+  new Ajv({ coerceTypes: true, useDefaults: true, strict: false, verbose: true }),
+);
+const exact = addFormats(
+  new Ajv({ coerceTypes: false, useDefaults: true, strict: false, verbose: true }),
+);
 
 /** The offending field: the missing or unknown property, or the path of the bad value. */
 function paramOf(err: ErrorObject, part: string): string {
@@ -21,6 +26,10 @@ function messageOf(err: ErrorObject, param: string): string {
   const p = err.params as { additionalProperty?: string; allowedValues?: unknown[] };
   if (p.additionalProperty) return `${param} is not a known field`;
   if (err.keyword === 'required') return `${param} is required`;
+  const custom = (err.parentSchema as { 'x-error-message'?: string } | undefined)?.[
+    'x-error-message'
+  ];
+  if (custom) return custom;
   if (err.keyword === 'enum' && p.allowedValues) {
     return `${param} must be one of ${p.allowedValues.join(', ')}`;
   }
@@ -29,21 +38,29 @@ function messageOf(err: ErrorObject, param: string): string {
 
 export type Part = 'params' | 'query' | 'body';
 
+/** Compiles once; the returned function returns the (coerced) value or throws a 400. */
+export function compileValidator(part: Part, schema: object): (value: unknown) => unknown {
+  const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
+  return (value) => {
+    if (!validate(value)) {
+      const err = validate.errors?.[0] as ErrorObject;
+      const param = paramOf(err, part);
+      throw invalidParameter(param, messageOf(err, param));
+    }
+    return value;
+  };
+}
+
 /**
  * Compiles a schema once and returns middleware that validates one part of the request and
  * stores the (coerced) result in `req.valid[part]`. Failures are 400 invalid_parameter naming
  * the field.
  */
 export function validatePart(part: Part, schema: object): RequestHandler {
-  const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
+  const check = compileValidator(part, schema);
   return (req, _res, next) => {
     const source: unknown = part === 'body' ? req.body : { ...(req[part] as object) };
-    const value = part === 'body' && source === undefined ? {} : source;
-    if (!validate(value)) {
-      const err = validate.errors?.[0] as ErrorObject;
-      const param = paramOf(err, part);
-      throw invalidParameter(param, messageOf(err, param));
-    }
+    const value = check(part === 'body' && source === undefined ? {} : source);
     req.valid ??= { params: {}, query: {}, body: undefined };
     if (part === 'body') req.valid.body = value;
     else req.valid[part] = value as Record<string, unknown>;

@@ -33,6 +33,7 @@ export const limitSchema = {
   maximum: 100,
   default: 20,
   description: 'Page size, 1 to 100 (default 20)',
+  'x-error-message': 'limit must be an integer between 1 and 100',
 } as const;
 
 export const cursorSchema = {

@@ -1,9 +1,47 @@
+import { randomInt } from 'node:crypto';
+import type { Receptionist } from '@switchboard/db';
+import {
+  answeredCall,
+  applyTelephonyMessage,
+  fictionalCustomerPhone,
+  missedCall,
+} from '@switchboard/telephony';
 import type { CliContext } from '../context';
 import { renderReceptionist, renderTenant } from '../render';
 import { createReadyReceptionist } from './provision';
 
 export const DEMO_TENANT_NAME = 'Demo Plumbing & Heating';
 const DEMO_RECEPTIONISTS = ['Front Desk', 'After Hours', 'Emergency Line'];
+const CALLS_PER_RECEPTIONIST = 24;
+const WEEK_MS = 7 * 86_400_000;
+
+/**
+ * A week of calls per receptionist, played through telephony ingestion (the same path real
+ * calls take), so the demo's history, details and outbox events are those of real calls.
+ */
+async function seedCalls(ctx: CliContext, r: Receptionist): Promise<number> {
+  const now = Date.now();
+  for (let i = 0; i < CALLS_PER_RECEPTIONIST; i++) {
+    const input = {
+      receptionistId: r.id,
+      receptionistName: r.name,
+      direction: randomInt(10) < 3 ? ('outbound' as const) : ('inbound' as const),
+      businessPhone: r.phoneNumber as string,
+      customerPhone: fictionalCustomerPhone(),
+      startedAt: new Date(now - randomInt(WEEK_MS)),
+    };
+    if (input.direction === 'inbound' && randomInt(100) < 15) {
+      const call = missedCall(input);
+      await applyTelephonyMessage(ctx.knex, call.started);
+      await applyTelephonyMessage(ctx.knex, call.missed);
+    } else {
+      const call = answeredCall(input);
+      await applyTelephonyMessage(ctx.knex, call.started);
+      await applyTelephonyMessage(ctx.knex, call.ended);
+    }
+  }
+  return CALLS_PER_RECEPTIONIST;
+}
 
 /**
  * Creates the demo tenant with receptionists the first time; later runs reuse it. Every
@@ -14,10 +52,12 @@ export async function seedDemo(ctx: CliContext, progress: (line: string) => void
   const created = !tenant;
   if (!tenant) {
     tenant = await ctx.tenants.create({ name: DEMO_TENANT_NAME, planMinutes: 2000 });
+    progress(`creating demo tenant ${tenant.id}`);
     for (const name of DEMO_RECEPTIONISTS) {
-      await createReadyReceptionist(ctx, tenant.id, name);
+      const receptionist = await createReadyReceptionist(ctx, tenant.id, name);
+      const calls = await seedCalls(ctx, receptionist);
+      progress(`  ${name}: ${receptionist.phoneNumber}, ${calls} calls`);
     }
-    progress(`created demo tenant ${tenant.id} with ${DEMO_RECEPTIONISTS.length} receptionists`);
   } else {
     progress(`demo tenant ${tenant.id} already exists; minting a new admin key`);
   }

@@ -1,0 +1,40 @@
+import type { Call } from '@switchboard/db';
+
+/** A call as it appears in both lists (CONTRACT.md section 5). */
+export const renderCallListItem = (c: Call) => ({
+  id: c.id,
+  direction: c.direction,
+  status: c.status,
+  from: c.from,
+  to: c.to,
+  customer_name: c.customerName,
+  duration_seconds: c.durationSeconds,
+  outcome: c.outcome,
+  started_at: c.startedAt.toISOString(),
+  ended_at: c.endedAt?.toISOString() ?? null,
+  has_transcript: c.transcript !== null,
+  has_recording: c.recording !== null,
+  receptionist_id: c.receptionistId,
+  receptionist_name: c.receptionistName,
+  booking: c.booking
+    ? {
+        confirmation: c.booking.confirmation,
+        date: c.booking.date,
+        time: c.booking.time,
+        service_type: c.booking.service_type,
+      }
+    : null,
+});
+
+/** The full detail: the list item plus everything a call carries. */
+export const renderCallDetail = (c: Call) => ({
+  ...renderCallListItem(c),
+  customer_phone: c.customerPhone,
+  answered_at: c.answeredAt?.toISOString() ?? null,
+  end_reason: c.endReason,
+  transcript: c.transcript,
+  recording: c.recording,
+  booking: c.booking,
+  cost: c.cost,
+  metadata: c.metadata,
+});

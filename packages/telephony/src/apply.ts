@@ -1,0 +1,182 @@
+import { emit } from '@switchboard/events';
+import {
+  CallsStore,
+  FINAL_CALL_STATUSES,
+  newId,
+  type Call,
+  type CallStatus,
+  type Knex,
+} from '@switchboard/db';
+import { UnknownReceptionistError, UnsupportedMessageError } from './errors';
+import type {
+  CallEndedMessage,
+  CallMissedMessage,
+  CallStartedMessage,
+  TelephonyMessage,
+} from './messages';
+
+export type ApplyResult = { duplicate: true } | { duplicate: false; callId: string };
+
+type CallMessage = CallStartedMessage | CallEndedMessage | CallMissedMessage;
+
+/** How a call that ended is reported: the end reason tells busy / no answer / failure apart. */
+const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallStatus>> = {
+  busy: 'busy',
+  no_answer: 'no_answer',
+  error: 'failed',
+  voicemail: 'voicemail',
+};
+
+/**
+ * Applies one telephony message in one transaction: records its id (a replay is a no-op),
+ * writes the call, and emits the call's event through the outbox. Messages may arrive in any
+ * order: the call row is created by whichever message comes first, `started_at` is never
+ * changed afterwards, and a late `call.started` never moves a finished call back.
+ */
+export async function applyTelephonyMessage(
+  knex: Knex,
+  message: TelephonyMessage,
+): Promise<ApplyResult> {
+  if (message.type === 'sms.inbound') throw new UnsupportedMessageError(message.type);
+  return knex.transaction(async (trx) => {
+    const receptionist = (await trx('receptionists')
+      .where({ id: message.receptionist_id })
+      .first('id', 'tenant_id')) as { id: string; tenant_id: string } | undefined;
+    if (!receptionist) throw new UnknownReceptionistError(message.receptionist_id);
+    const recorded = await trx('telephony_messages')
+      .insert({ id: message.id, type: message.type })
+      .onConflict('id')
+      .ignore()
+      .returning('id');
+    if (recorded.length === 0) return { duplicate: true };
+
+    const calls = new CallsStore(trx);
+    const call = await ensureCall(trx, calls, receptionist.tenant_id, message);
+    await trx('telephony_messages').where({ id: message.id }).update({ call_id: call.id });
+    const ctx = { trx, calls, call, tenantId: receptionist.tenant_id };
+    if (message.type === 'call.started') await started(ctx, message);
+    else if (message.type === 'call.ended') await ended(ctx, message);
+    else await missed(ctx, message);
+    return { duplicate: false, callId: call.id };
+  });
+}
+
+/**
+ * The call the message is about, locked. Created by the first message that mentions it;
+ * ON CONFLICT makes two first messages racing each other converge on one row.
+ */
+async function ensureCall(
+  trx: Knex,
+  calls: CallsStore,
+  tenantId: string,
+  m: CallMessage,
+): Promise<Call> {
+  const startedAt = new Date(m.type === 'call.started' ? m.occurred_at : m.started_at);
+  await trx('calls')
+    .insert({
+      id: newId('call'),
+      tenant_id: tenantId,
+      receptionist_id: m.receptionist_id,
+      provider_call_id: m.provider_call_id,
+      direction: m.type === 'call.missed' ? 'inbound' : m.direction,
+      status: 'ringing',
+      from_number: m.from,
+      to_number: m.to,
+      started_at: startedAt,
+    })
+    .onConflict(trx.raw('(receptionist_id, provider_call_id) WHERE provider_call_id IS NOT NULL'))
+    .ignore();
+  const call = await calls.findByProviderForUpdate(trx, m.receptionist_id, m.provider_call_id);
+  if (!call) throw new Error('call row vanished inside its transaction');
+  return call;
+}
+
+interface Ctx {
+  trx: Knex;
+  calls: CallsStore;
+  call: Call;
+  tenantId: string;
+}
+
+async function started({ trx, calls, call, tenantId }: Ctx, m: CallStartedMessage) {
+  const isFinal = FINAL_CALL_STATUSES.includes(call.status);
+  await calls.update(trx, call.id, {
+    ...(isFinal ? {} : { status: 'in_progress' as const }),
+    customerName: call.customerName ?? m.customer_name ?? null,
+  });
+  await emit(trx, {
+    tenantId,
+    receptionistId: call.receptionistId,
+    type: 'call.started',
+    data: {
+      call_id: call.id,
+      direction: call.direction,
+      from: call.from,
+      to: call.to,
+      started_at: call.startedAt.toISOString(),
+    },
+  });
+}
+
+async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
+  const status = STATUS_BY_END_REASON[m.end_reason] ?? 'completed';
+  const customerName = m.customer_name ?? call.customerName ?? null;
+  const customerPhone = m.customer_phone ?? (m.direction === 'inbound' ? m.from : m.to);
+  await calls.update(trx, call.id, {
+    status,
+    customerName,
+    customerPhone,
+    durationSeconds: m.duration_seconds,
+    outcome: m.outcome,
+    endReason: m.end_reason,
+    answeredAt: m.answered_at ? new Date(m.answered_at) : null,
+    endedAt: new Date(m.occurred_at),
+    transcript: m.transcript ?? null,
+    recording: m.recording ?? null,
+    booking: m.booking ?? null,
+    cost: m.cost ?? null,
+  });
+  await emit(trx, {
+    tenantId,
+    receptionistId: call.receptionistId,
+    type: 'call.completed',
+    data: {
+      call_id: call.id,
+      direction: call.direction,
+      from: call.from,
+      to: call.to,
+      duration_seconds: m.duration_seconds,
+      outcome: m.outcome,
+      customer_name: customerName,
+      customer_phone: customerPhone,
+      transcript_summary: m.transcript?.summary ?? null,
+      ...(m.booking ? { booking: m.booking } : {}),
+      started_at: call.startedAt.toISOString(),
+      ended_at: new Date(m.occurred_at).toISOString(),
+    },
+  });
+}
+
+async function missed({ trx, calls, call, tenantId }: Ctx, m: CallMissedMessage) {
+  const endedAt = new Date(m.occurred_at);
+  await calls.update(trx, call.id, {
+    status: 'missed',
+    outcome: 'no_outcome',
+    endReason: m.reason === 'abandoned' ? 'abandoned' : 'no_answer',
+    endedAt,
+    customerPhone: call.customerPhone ?? m.from,
+    durationSeconds: Math.max(0, Math.round((endedAt.getTime() - call.startedAt.getTime()) / 1000)),
+  });
+  await emit(trx, {
+    tenantId,
+    receptionistId: call.receptionistId,
+    type: 'call.missed',
+    data: {
+      call_id: call.id,
+      from: call.from,
+      to: call.to,
+      missed_at: endedAt.toISOString(),
+      recovery_scheduled: m.recovery_scheduled,
+    },
+  });
+}
