@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { loadConfig, type Config } from '@switchboard/config';
 import type { Scope } from '@switchboard/db';
 import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
+import type { DepsOverrides } from '../../apps/api/src/deps';
 import { createTestDatabase, dropTestDatabase } from './database';
 import { testEnv } from './env';
 
@@ -19,12 +20,16 @@ export interface TestContext {
 /**
  * One test file's world: its own database (a clone of the migrated template), its own Redis
  * key prefix, and the real API app built by the same composition root as production.
+ * `overrides` are createDeps' test seams (a logger to capture, a resolver, trusted CAs).
  */
-export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+export async function createTestContext(
+  env: Record<string, string> = {},
+  overrides: DepsOverrides = {},
+): Promise<TestContext> {
   const db = await createTestDatabase();
   const prefix = `{sbt${randomBytes(4).toString('hex')}}`;
   const config = loadConfig(testEnv({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ...env }));
-  const deps = createDeps(config);
+  const deps = createDeps(config, overrides);
   const app = createApp(deps);
   const keyFor = async (tenantId: string, scopes: Scope[]) => {
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });

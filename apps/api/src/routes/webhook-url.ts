@@ -1,0 +1,39 @@
+import { checkUrlTarget, parseWebhookUrl, WebhookTargetError } from '@switchboard/webhooks';
+import type { Deps } from '../deps';
+import { invalidParameter } from '../errors';
+
+const BLOCKED_MESSAGE =
+  'url must point to a public address: its host is, or resolves to, a loopback, private, ' +
+  'link-local, shared, multicast, reserved, documentation or metadata address';
+
+/**
+ * The creation-time URL policy (CONTRACT.md section 6): https only, no user-info, at most
+ * 2048 characters, and a host whose every address is global unicast (unless
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS). The sender repeats the address check at every send on the
+ * address it actually dials, so this check is an early answer, not the safeguard.
+ * Every failure is a 400 invalid_parameter on `url`. Returns the URL as given.
+ */
+export async function checkSubscriptionUrl(
+  raw: string,
+  deps: Pick<Deps, 'config' | 'webhookLookup'>,
+): Promise<string> {
+  const parsed = parseWebhookUrl(raw);
+  if (!parsed.ok) throw invalidParameter('url', parsed.message);
+  const signal = AbortSignal.timeout(deps.config.webhook.timeoutMs);
+  try {
+    await checkUrlTarget(parsed.url, {
+      lookup: deps.webhookLookup,
+      allowPrivate: deps.config.webhook.allowPrivateTargets,
+      signal,
+    });
+  } catch (error) {
+    if (error instanceof WebhookTargetError && error.code === 'blocked_address') {
+      throw invalidParameter('url', BLOCKED_MESSAGE);
+    }
+    if (error instanceof WebhookTargetError || signal.aborted) {
+      throw invalidParameter('url', `url host ${parsed.url.hostname} could not be resolved`);
+    }
+    throw error;
+  }
+  return raw;
+}

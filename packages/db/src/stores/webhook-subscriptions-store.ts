@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+
+const TABLE = 'webhook_subscriptions';
+
+/** Why a subscription was turned off; null while it is active or was never disabled. */
+export type WebhookDisabledReason = 'consecutive_failures';
+
+/** A subscription as the rest of the code sees it: the secret is deliberately absent. */
+export interface WebhookSubscription {
+  id: string;
+  tenantId: string;
+  url: string;
+  /** Empty = every event. */
+  events: string[];
+  description: string | null;
+  isActive: boolean;
+  consecutiveFailures: number;
+  createdAt: Date;
+  updatedAt: Date;
+  disabledAt: Date | null;
+  disabledReason: WebhookDisabledReason | null;
+  lastDeliveryAt: Date | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+}
+
+/** The encrypted signing secret of one subscription, as stored. */
+export interface SealedSecret {
+  ciphertext: string;
+  keyId: string;
+}
+
+interface WebhookSubscriptionRow {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  is_active: boolean;
+  consecutive_failures: number;
+  created_at: Date;
+  updated_at: Date;
+  disabled_at: Date | null;
+  disabled_reason: WebhookDisabledReason | null;
+  last_delivery_at: Date | null;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+}
+
+/** Every column except the secret ones: no ordinary read ever loads the ciphertext. */
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'url',
+  'events',
+  'description',
+  'is_active',
+  'consecutive_failures',
+  'created_at',
+  'updated_at',
+  'disabled_at',
+  'disabled_reason',
+  'last_delivery_at',
+  'last_success_at',
+  'last_failure_at',
+] as const;
+
+const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  isActive: r.is_active,
+  consecutiveFailures: r.consecutive_failures,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  disabledAt: r.disabled_at,
+  disabledReason: r.disabled_reason,
+  lastDeliveryAt: r.last_delivery_at,
+  lastSuccessAt: r.last_success_at,
+  lastFailureAt: r.last_failure_at,
+});
+
+/** Subscription ids are plain UUIDs (CONTRACT.md section 1), chosen before the insert. */
+export const newWebhookSubscriptionId = (): string => randomUUID();
+
+/**
+ * The encryption context of a subscription's secret: a ciphertext only decrypts for the row
+ * (tenant and id) it was written for. Encrypt and decrypt must both use this.
+ */
+export const webhookSecretContext = (tenantId: string, subscriptionId: string): string =>
+  `webhook_subscriptions/${tenantId}/${subscriptionId}`;
+
+export class WebhookSubscriptionsStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Inserts a subscription whose secret the caller already encrypted under `id`'s context. */
+  async create(input: {
+    id: string;
+    tenantId: string;
+    url: string;
+    events: string[];
+    description: string | null;
+    secret: SealedSecret;
+  }): Promise<WebhookSubscription> {
+    const [row] = await this.db(TABLE)
+      .insert({
+        id: input.id,
+        tenant_id: input.tenantId,
+        url: input.url,
+        events: input.events,
+        description: input.description,
+        secret_ciphertext: input.secret.ciphertext,
+        secret_key_id: input.secret.keyId,
+      })
+      .returning(COLUMNS);
+    return toSubscription(row as WebhookSubscriptionRow);
+  }
+
+  /** The tenant's subscription, or undefined (another tenant's id is simply not found). */
+  async get(tenantId: string, id: string): Promise<WebhookSubscription | undefined> {
+    const row = (await this.db(TABLE)
+      .select(COLUMNS)
+      .where({ tenant_id: tenantId, id })
+      .first()) as WebhookSubscriptionRow | undefined;
+    return row && toSubscription(row);
+  }
+
+  /** The tenant's subscriptions, newest first: (created_at DESC, id DESC). */
+  async list(
+    tenantId: string,
+    page: { limit: number; after?: KeysetPosition | null },
+  ): Promise<KeysetPage<WebhookSubscription>> {
+    const result = await keysetPage<WebhookSubscriptionRow>(
+      this.db<WebhookSubscriptionRow>(TABLE).select(COLUMNS).where({ tenant_id: tenantId }),
+      {
+        timeColumn: 'created_at',
+        idColumn: 'id',
+        ...page,
+        position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+      },
+    );
+    return { rows: result.rows.map(toSubscription), next: result.next };
+  }
+
+  /** Hard delete: the row and its secret are gone. False when there was no such row. */
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const count = await this.db(TABLE).where({ tenant_id: tenantId, id }).delete();
+    return count > 0;
+  }
+
+  /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */
+  async enable(tenantId: string, id: string): Promise<WebhookSubscription | undefined> {
+    const [row] = await this.db(TABLE)
+      .where({ tenant_id: tenantId, id })
+      .update({
+        is_active: true,
+        consecutive_failures: 0,
+        disabled_at: null,
+        disabled_reason: null,
+        updated_at: this.db.fn.now(),
+      })
+      .returning(COLUMNS);
+    return row ? toSubscription(row as WebhookSubscriptionRow) : undefined;
+  }
+
+  /**
+   * The encrypted signing secret, for the code that signs deliveries and nothing else.
+   * Decrypt it with {@link webhookSecretContext}(tenantId, id).
+   */
+  async getSecretCiphertext(tenantId: string, id: string): Promise<SealedSecret | undefined> {
+    const row = (await this.db(TABLE)
+      .select('secret_ciphertext', 'secret_key_id')
+      .where({ tenant_id: tenantId, id })
+      .first()) as { secret_ciphertext: string; secret_key_id: string } | undefined;
+    return row && { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id };
+  }
+
+  /** Active subscriptions of a tenant whose filter matches `eventType` (empty filter = all). */
+  async activeMatching(trx: Knex, tenantId: string, eventType: string): Promise<string[]> {
+    const rows = (await trx(TABLE)
+      .select('id')
+      .where({ tenant_id: tenantId, is_active: true })
+      .andWhere((q) =>
+        q.whereRaw("events = '{}'").orWhereRaw('? = ANY(events)', [eventType]),
+      )) as Array<{
+      id: string;
+    }>;
+    return rows.map((r) => r.id);
+  }
+
+  /** Delivery-side view: url, state and sealed secret, by id alone (the worker has no tenant). */
+  async getDeliveryTarget(
+    id: string,
+  ): Promise<
+    { tenantId: string; url: string; isActive: boolean; secret: SealedSecret } | undefined
+  > {
+    const row = (await this.db(TABLE)
+      .select('tenant_id', 'url', 'is_active', 'secret_ciphertext', 'secret_key_id')
+      .where({ id })
+      .first()) as
+      | {
+          tenant_id: string;
+          url: string;
+          is_active: boolean;
+          secret_ciphertext: string;
+          secret_key_id: string;
+        }
+      | undefined;
+    return (
+      row && {
+        tenantId: row.tenant_id,
+        url: row.url,
+        isActive: row.is_active,
+        secret: { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id },
+      }
+    );
+  }
+
+  /** A successful delivery: the failure streak is over. One atomic statement. */
+  async recordSuccess(trx: Knex, id: string): Promise<void> {
+    await trx(TABLE).where({ id }).update({
+      consecutive_failures: 0,
+      last_delivery_at: trx.fn.now(),
+      last_success_at: trx.fn.now(),
+    });
+  }
+
+  /** A failed attempt that will be retried: timestamps only, the streak is unchanged. */
+  async recordAttemptFailure(trx: Knex, id: string): Promise<void> {
+    await trx(TABLE).where({ id }).update({
+      last_delivery_at: trx.fn.now(),
+      last_failure_at: trx.fn.now(),
+    });
+  }
+
+  /**
+   * A delivery that spent all its attempts: the streak grows by one and, on reaching
+   * `disableAfter`, the subscription is disabled. A single UPDATE computes both from the
+   * row's current value, so concurrent failures never lose a count. `disabledNow` is true
+   * only for the statement that crossed the threshold.
+   */
+  async recordDeliveryFailure(
+    trx: Knex,
+    id: string,
+    disableAfter: number,
+  ): Promise<{ consecutiveFailures: number; disabledNow: boolean } | undefined> {
+    const { rows } = (await trx.raw(
+      `UPDATE ${TABLE} s
+          SET consecutive_failures = s.consecutive_failures + 1,
+              last_delivery_at = now(),
+              last_failure_at = now(),
+              is_active = s.is_active AND s.consecutive_failures + 1 < :limit,
+              disabled_at = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= :limit
+                                 THEN now() ELSE s.disabled_at END,
+              disabled_reason = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= :limit
+                                     THEN 'consecutive_failures' ELSE s.disabled_reason END,
+              updated_at = now()
+        WHERE s.id = :id
+    RETURNING s.consecutive_failures,
+              (s.disabled_at = now() AND NOT s.is_active) AS disabled_now`,
+      { id, limit: disableAfter },
+    )) as { rows: Array<{ consecutive_failures: number; disabled_now: boolean }> };
+    const row = rows[0];
+    return row && { consecutiveFailures: row.consecutive_failures, disabledNow: row.disabled_now };
+  }
+}
