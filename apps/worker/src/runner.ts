@@ -1,14 +1,49 @@
+import { Worker, type Job } from 'bullmq';
+import type { Server } from 'node:http';
+import { QUEUES } from '@switchboard/queues';
+import type { Component } from './component';
 import type { WorkerDeps } from './deps';
+import { serveMetrics } from './metrics';
+import { deliveryProcessor } from './processors/deliver';
+import { fanOutProcessor } from './processors/fan-out';
+import { startReconciler } from './processors/reconciler';
+import { startRelay } from './processors/relay';
 
-/** Something the worker runs and must stop on shutdown (a BullMQ worker, a timer loop...). */
-export interface Component {
-  name: string;
-  /** Stops taking new work and waits for in-flight work to finish. */
-  close(): Promise<void>;
+export interface RunnerOptions {
+  /** Port of /metrics; 0 picks a free one, null serves none. */
+  metricsPort?: number | null;
+  reconcileIntervalMs?: number;
+  reconcileGraceMs?: number;
+  /** BullMQ lock and stalled-check timings; short values make crash recovery fast in tests. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
 }
 
 export interface Runner {
+  metricsPort: number | null;
   close(deadlineMs: number): Promise<'drained' | 'deadline'>;
+}
+
+function bullWorker<T>(
+  deps: WorkerDeps,
+  queue: string,
+  concurrency: number,
+  opts: RunnerOptions,
+  fn: (job: Job<T>) => Promise<void>,
+): Component {
+  const worker = new Worker<T>(queue, fn, {
+    connection: deps.redis.duplicate(),
+    prefix: deps.config.queuePrefix,
+    concurrency,
+    lockDuration: opts.lockDurationMs ?? 30_000,
+    stalledInterval: opts.stalledIntervalMs ?? 30_000,
+    maxStalledCount: 10,
+  });
+  worker.on('error', (err) => deps.logger.warn({ err, queue }, 'queue worker error'));
+  worker.on('failed', (job, err) =>
+    deps.logger.warn({ err, queue, jobId: job?.id }, 'job failed; BullMQ will retry'),
+  );
+  return { name: queue, close: () => worker.close() };
 }
 
 /**
@@ -16,15 +51,50 @@ export interface Runner {
  * flight; a job cut off by the deadline stays in BullMQ's active list and is recovered as
  * stalled by another worker, so nothing is lost.
  */
-export async function startRunner(deps: WorkerDeps): Promise<Runner> {
-  const components: Component[] = [];
+export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): Promise<Runner> {
   await deps.redis.ping();
+  const concurrency = deps.config.workerConcurrency;
+  const components: Component[] = [
+    bullWorker(
+      deps,
+      QUEUES.events,
+      Math.max(2, Math.ceil(concurrency / 2)),
+      opts,
+      fanOutProcessor(deps),
+    ),
+    bullWorker(deps, QUEUES.deliveries, concurrency, opts, deliveryProcessor(deps)),
+    startRelay(deps),
+    startReconciler(deps, {
+      intervalMs: opts.reconcileIntervalMs ?? 5_000,
+      graceMs: opts.reconcileGraceMs ?? 15_000,
+    }),
+  ];
+  let server: Server | null = null;
+  const metricsPort = opts.metricsPort === undefined ? deps.config.metricsPort : opts.metricsPort;
+  if (metricsPort !== null) {
+    server = await serveMetrics(deps.metrics, metricsPort, async () => {
+      for (const [name, queue] of Object.entries({
+        events: deps.queues.events,
+        deliveries: deps.queues.deliveries,
+      })) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+        for (const [state, n] of Object.entries(counts))
+          deps.metrics.queueDepth.set({ queue: name, state }, n);
+      }
+    });
+  }
   deps.logger.info(
-    { queuePrefix: deps.config.queuePrefix, concurrency: deps.config.workerConcurrency },
+    {
+      queuePrefix: deps.config.queuePrefix,
+      concurrency,
+      metricsPort: server ? (server.address() as { port: number }).port : null,
+    },
     'worker ready',
   );
   return {
+    metricsPort: server ? (server.address() as { port: number }).port : null,
     async close(deadlineMs) {
+      server?.close();
       const drained = Promise.all(components.map((c) => c.close())).then(() => 'drained' as const);
       const deadline = new Promise<'deadline'>((resolve) =>
         setTimeout(() => resolve('deadline'), deadlineMs).unref(),

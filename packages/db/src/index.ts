@@ -7,3 +7,8 @@ export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
 export * from './stores/receptionists-store';
 export * from './stores/events-store';
+export * from './stores/call-types';
+export * from './stores/calls-store';
+export * from './stores/webhook-subscriptions-store';
+export * from './stores/deliveries-store';
+export * from './stores/delivery-attempts-store';

@@ -22,6 +22,9 @@ export interface EventDataMap {
 }
 export type EventData<T extends EventType> = EventDataMap[T];
 
+/** Postgres channel notified on commit of every outbox insert; the relay LISTENs on it. */
+export const OUTBOX_CHANNEL = 'switchboard_outbox';
+
 /** Emitting data that does not match the catalog is a programming error, never a client's. */
 export class EventSchemaError extends Error {
   constructor(type: string, detail: string) {
@@ -68,6 +71,8 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
     data: input.data as Record<string, unknown>,
     createdAt: new Date(),
   });
+  // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
+  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   return id;
 }
 

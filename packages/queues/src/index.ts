@@ -1,3 +1,5 @@
 /** Queue names, typed job payloads, default job options and Redis connection factories. */
 export * from './connection';
 export * from './names';
+export * from './jobs';
+export * from './queues';

@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_foundation';
+import * as m002 from './002_calls';
+import * as m003 from './003_webhooks';
+import * as m004 from './004_deliveries';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -10,7 +13,12 @@ interface Migration {
  * Every migration, in order. Names are stored in knex_migrations: never rename one; add a
  * new file and append it here.
  */
-const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['001_foundation', m001]];
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
+  ['001_foundation', m001],
+  ['002_calls', m002],
+  ['003_webhooks', m003],
+  ['004_deliveries', m004],
+];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -111,4 +111,58 @@ export class ReceptionistsStore {
       .orderBy('created_at');
     return rows.map(toReceptionist);
   }
+
+  /** Updates ordinary fields and/or webhook_url; undefined when not the tenant's. */
+  async update(
+    tenantId: string,
+    id: string,
+    fields: { name?: string; greeting?: string | null; webhookUrl?: string | null },
+  ): Promise<Receptionist | undefined> {
+    const changes: Record<string, unknown> = {};
+    if (fields.name !== undefined) changes.name = fields.name;
+    if (fields.greeting !== undefined) changes.greeting = fields.greeting;
+    if (fields.webhookUrl !== undefined) changes.webhook_url = fields.webhookUrl;
+    const [row] = await this.db<ReceptionistRow>(TABLE)
+      .where({ tenant_id: tenantId, id })
+      .update({ ...changes, updated_at: this.db.fn.now() })
+      .returning('*');
+    return row && toReceptionist(row as ReceptionistRow);
+  }
+
+  /** The legacy webhook target of a receptionist (worker side: no tenant needed). */
+  async getWebhookTarget(
+    id: string,
+    db: Knex = this.db,
+  ): Promise<
+    { tenantId: string; url: string | null; secretCiphertext: string | null } | undefined
+  > {
+    const row = (await db(TABLE)
+      .select('tenant_id', 'webhook_url', 'webhook_secret_ciphertext')
+      .where({ id })
+      .first()) as
+      | { tenant_id: string; webhook_url: string | null; webhook_secret_ciphertext: string | null }
+      | undefined;
+    return (
+      row && {
+        tenantId: row.tenant_id,
+        url: row.webhook_url,
+        secretCiphertext: row.webhook_secret_ciphertext,
+      }
+    );
+  }
+
+  /**
+   * Stores the legacy webhook secret unless one exists already; returns the ciphertext in
+   * force afterwards, so two racing first uses agree on one secret.
+   */
+  async ensureWebhookSecret(trx: Knex, id: string, ciphertext: string): Promise<string> {
+    await trx(TABLE)
+      .where({ id })
+      .whereNull('webhook_secret_ciphertext')
+      .update({ webhook_secret_ciphertext: ciphertext });
+    const row = (await trx(TABLE).select('webhook_secret_ciphertext').where({ id }).first()) as {
+      webhook_secret_ciphertext: string;
+    };
+    return row.webhook_secret_ciphertext;
+  }
 }

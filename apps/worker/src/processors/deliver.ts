@@ -1,0 +1,131 @@
+import type { Job } from 'bullmq';
+import { buildEnvelope } from '@switchboard/events';
+import type { AttemptOutcome, Delivery } from '@switchboard/db';
+import { parseDeliveryJob, type DeliveryJob } from '@switchboard/queues';
+import { signPayload, type SendResult } from '@switchboard/webhooks';
+import type { WorkerDeps } from '../deps';
+import { resolveTarget } from './delivery-target';
+import { enqueueDeliveries } from './fan-out';
+
+/** The wait after the n-th failed attempt (1-based); the last value repeats. */
+export function backoffAfter(schedule: readonly number[], failedAttempt: number): number {
+  return schedule[Math.min(failedAttempt, schedule.length) - 1] ?? 0;
+}
+
+/**
+ * Performs one attempt of one delivery. The row is claimed first (only the job made for
+ * this exact round and attempt can claim it, and only one worker at a time); the attempt
+ * and every counter change are then written in one transaction. A further attempt is a
+ * delayed job, never a sleep that holds a worker slot.
+ */
+export function deliveryProcessor(deps: WorkerDeps) {
+  const { config, stores, logger, metrics, sender } = deps;
+  // A claim outlives the HTTP deadline comfortably; a crashed worker's claim then lapses.
+  const lockMs = config.webhook.timeoutMs + 15_000;
+
+  return async (job: Job<DeliveryJob>): Promise<void> => {
+    const data = parseDeliveryJob(job.data);
+    if (!data) {
+      logger.error({ jobId: job.id }, 'delivery: malformed job data; dropped');
+      return;
+    }
+    const d = await stores.deliveries.claim(data.deliveryId, data.round, data.attempt, lockMs);
+    if (!d) return; // gone, final, already past this attempt, or held by another worker
+    const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
+    const [target, event] = await Promise.all([
+      resolveTarget(deps, d),
+      stores.events.get(d.eventId),
+    ]);
+    if (!target || !event) {
+      await stores.deliveries.cancel(d.id);
+      metrics.deliveries.inc({ outcome: 'canceled' });
+      log.info('delivery canceled: target gone or disabled');
+      return;
+    }
+    const body = JSON.stringify(buildEnvelope(event));
+    const headers = signPayload({ secret: target.secret, eventId: event.id, body });
+    const result = await sender.send({ url: target.url, body, headers });
+    metrics.attemptDuration.observe(
+      { result: result.delivered ? 'success' : 'failure' },
+      result.duration_ms / 1000,
+    );
+
+    const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
+    await record(deps, d, result, outcome);
+    metrics.deliveries.inc({ outcome: outcome.kind });
+    if (outcome.kind === 'succeeded' && d.attempts === 0 && d.round === 1) {
+      metrics.deliveryLag.observe((Date.now() - event.createdAt.getTime()) / 1000);
+    }
+    log.info(
+      {
+        outcome: outcome.kind,
+        statusCode: result.status_code,
+        error: result.error,
+        ms: result.duration_ms,
+      },
+      'delivery attempt',
+    );
+    if (outcome.kind === 'retry') {
+      const next: Delivery = {
+        ...d,
+        attempts: d.attempts + 1,
+        nextAttemptAt: outcome.nextAttemptAt,
+      };
+      await enqueueDeliveries(deps, [next]);
+    }
+  };
+}
+
+function decide(
+  maxAttempts: number,
+  schedule: readonly number[],
+  d: Delivery,
+  r: SendResult,
+): AttemptOutcome {
+  if (r.delivered) return { kind: 'succeeded' };
+  const attempt = d.attempts + 1;
+  if (attempt >= maxAttempts) return { kind: 'failed' };
+  return { kind: 'retry', nextAttemptAt: new Date(Date.now() + backoffAfter(schedule, attempt)) };
+}
+
+/** The attempt row, the delivery row and the subscription's counters, atomically. */
+async function record(
+  deps: WorkerDeps,
+  d: Delivery,
+  r: SendResult,
+  outcome: AttemptOutcome,
+): Promise<void> {
+  const { knex, stores, config, logger } = deps;
+  await knex.transaction(async (trx) => {
+    await stores.deliveries.recordAttempt(
+      trx,
+      d,
+      {
+        statusCode: r.status_code,
+        error: r.error,
+        durationMs: Math.round(r.duration_ms),
+        excerpt: r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null,
+      },
+      outcome,
+    );
+    if (!d.subscriptionId) return;
+    if (outcome.kind === 'succeeded')
+      await stores.subscriptions.recordSuccess(trx, d.subscriptionId);
+    else if (outcome.kind === 'retry')
+      await stores.subscriptions.recordAttemptFailure(trx, d.subscriptionId);
+    else {
+      const counted = await stores.subscriptions.recordDeliveryFailure(
+        trx,
+        d.subscriptionId,
+        config.webhook.disableAfterFailures,
+      );
+      if (counted?.disabledNow) {
+        const canceled = await stores.deliveries.cancelOpenForSubscription(trx, d.subscriptionId);
+        logger.warn(
+          { subscriptionId: d.subscriptionId, failures: counted.consecutiveFailures, canceled },
+          'subscription disabled after consecutive failures',
+        );
+      }
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import { webhookSecretContext, type Delivery } from '@switchboard/db';
+import { generateSigningSecret } from '@switchboard/webhooks';
+import type { WorkerDeps } from '../deps';
+
+/** Where a delivery goes and the secret it is signed with; null = cancel the delivery. */
+export interface DeliveryTarget {
+  url: string;
+  secret: string;
+}
+
+const receptionistSecretContext = (tenantId: string, receptionistId: string) =>
+  `receptionists/${tenantId}/${receptionistId}/webhook`;
+
+/**
+ * Resolves the target at send time: a subscription that was disabled or deleted, or a
+ * receptionist whose webhook_url was cleared, gets nothing more. The legacy secret is
+ * generated on first use and stored encrypted; it is never returned by any endpoint.
+ */
+export async function resolveTarget(deps: WorkerDeps, d: Delivery): Promise<DeliveryTarget | null> {
+  const { stores, secretBox, knex } = deps;
+  if (d.subscriptionId) {
+    const s = await stores.subscriptions.getDeliveryTarget(d.subscriptionId);
+    if (!s || !s.isActive) return null;
+    return {
+      url: s.url,
+      secret: secretBox.decrypt(
+        s.secret.ciphertext,
+        webhookSecretContext(s.tenantId, d.subscriptionId),
+      ),
+    };
+  }
+  if (!d.receptionistId) return null;
+  const r = await stores.receptionists.getWebhookTarget(d.receptionistId);
+  if (!r?.url) return null;
+  const context = receptionistSecretContext(r.tenantId, d.receptionistId);
+  let sealed = r.secretCiphertext;
+  if (!sealed) {
+    const fresh = secretBox.encrypt(generateSigningSecret(), context);
+    const receptionistId = d.receptionistId;
+    sealed = await knex.transaction((trx) =>
+      stores.receptionists.ensureWebhookSecret(trx, receptionistId, fresh),
+    );
+  }
+  return { url: r.url, secret: secretBox.decrypt(sealed, context) };
+}

@@ -1,0 +1,75 @@
+import { jobIds } from '@switchboard/queues';
+import type { WorkerDeps } from '../deps';
+import type { Component } from '../component';
+import { enqueueDeliveries } from './fan-out';
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  /** How overdue a row must be before it is considered lost (covers normal latency). */
+  graceMs: number;
+}
+
+const BATCH = 500;
+
+/**
+ * The safety net that makes a lost job harmless: rows are the truth, jobs are hints.
+ * - events not yet fanned out after the grace period are published again (the relay may have
+ *   died between publish and fan-out, or Redis may have lost the job in a failover);
+ * - open deliveries whose next attempt is overdue, and whose claim (if any) has lapsed, get
+ *   their attempt job again.
+ * Deterministic job ids make every re-add a no-op while the original job still exists, and
+ * the delivery claim makes a duplicate job for the same attempt do nothing.
+ */
+export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Component {
+  const { knex, queues, stores, logger } = deps;
+  let stopped = false;
+  let running: Promise<void> | null = null;
+
+  async function tick(): Promise<void> {
+    const events = (await knex('events')
+      .select('id')
+      .whereNull('fanned_out_at')
+      .andWhere(
+        'created_at',
+        '<',
+        knex.raw('now() - make_interval(secs => ?)', [opts.graceMs / 1000]),
+      )
+      .orderBy('created_at')
+      .limit(BATCH)) as Array<{ id: string }>;
+    if (events.length) {
+      await queues.events.addBulk(
+        events.map((e) => ({
+          name: 'event',
+          data: { v: 1 as const, eventId: e.id },
+          opts: { jobId: jobIds.event(e.id) },
+        })),
+      );
+    }
+    const overdue = await stores.deliveries.overdue(opts.graceMs, BATCH);
+    await enqueueDeliveries(deps, overdue);
+    if (events.length || overdue.length) {
+      logger.info(
+        { events: events.length, deliveries: overdue.length },
+        'reconciler re-enqueued work',
+      );
+    }
+  }
+
+  const timer = setInterval(() => {
+    if (stopped || running) return;
+    running = tick()
+      .catch((err: unknown) => logger.warn({ err }, 'reconciler tick failed'))
+      .finally(() => {
+        running = null;
+      });
+  }, opts.intervalMs);
+
+  return {
+    name: 'reconciler',
+    async close() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

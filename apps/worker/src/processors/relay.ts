@@ -1,0 +1,108 @@
+import { Client } from 'pg';
+import { OUTBOX_CHANNEL } from '@switchboard/events';
+import { jobIds } from '@switchboard/queues';
+import type { WorkerDeps } from '../deps';
+import type { Component } from '../component';
+
+const BATCH = 500;
+/** Fallback poll: a missed notification (e.g. during a reconnect) delays an event this much. */
+const POLL_MS = 1000;
+
+/**
+ * Publishes committed outbox events to the `events` queue. Woken by Postgres NOTIFY on every
+ * commit, with a slow poll as a safety net. Rows are claimed with SKIP LOCKED, so several
+ * workers relay in parallel without publishing one event twice in the common case; a
+ * duplicate publish is harmless anyway (jobId = event id). The transaction commits
+ * `published_at` only after the jobs are in Redis.
+ */
+export function startRelay(deps: WorkerDeps): Component {
+  const { knex, queues, logger, metrics } = deps;
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  let again = false;
+
+  async function drainOnce(): Promise<number> {
+    return knex.transaction(async (trx) => {
+      const rows = (await trx('events')
+        .select('id')
+        .whereNull('published_at')
+        .orderBy('created_at')
+        .limit(BATCH)
+        .forUpdate()
+        .skipLocked()) as Array<{ id: string }>;
+      if (rows.length === 0) return 0;
+      await queues.events.addBulk(
+        rows.map((r) => ({
+          name: 'event',
+          data: { v: 1 as const, eventId: r.id },
+          opts: { jobId: jobIds.event(r.id) },
+        })),
+      );
+      await trx('events')
+        .whereIn(
+          'id',
+          rows.map((r) => r.id),
+        )
+        .update({ published_at: trx.fn.now() });
+      metrics.eventsRelayed.inc(rows.length);
+      return rows.length;
+    });
+  }
+
+  /** Runs drains back to back until the outbox is empty; coalesces concurrent wake-ups. */
+  function wake(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          while (!stopped && (await drainOnce()) === BATCH);
+        } catch (err) {
+          logger.warn({ err }, 'relay: publish failed; will retry');
+        }
+      } while (again && !stopped);
+    })().finally(() => {
+      running = null;
+    });
+  }
+
+  let listener: Client | null = null;
+  /** Keeps one LISTEN connection open, reconnecting after any loss; polling covers gaps. */
+  function listen(): void {
+    if (stopped) return;
+    const client = new Client({ connectionString: deps.config.databaseUrl });
+    const retry = (err: unknown) => {
+      if (listener === client) listener = null;
+      client.end().catch(() => undefined);
+      if (stopped) return;
+      logger.warn({ err }, 'relay: LISTEN connection unavailable; retrying');
+      setTimeout(listen, POLL_MS * 2).unref();
+    };
+    client.on('notification', wake);
+    client.once('error', retry);
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${OUTBOX_CHANNEL}`))
+      .then(() => {
+        listener = client;
+        wake();
+      })
+      .catch(retry);
+  }
+  listen();
+  const poll = setInterval(wake, POLL_MS);
+
+  return {
+    name: 'relay',
+    async close() {
+      stopped = true;
+      clearInterval(poll);
+      await listener?.end().catch(() => undefined);
+      await running;
+    },
+  };
+}

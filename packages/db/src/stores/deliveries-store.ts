@@ -1,0 +1,262 @@
+import type { Knex } from 'knex';
+import { newId } from '../ids';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+
+const TABLE = 'webhook_deliveries';
+
+export type DeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed' | 'canceled';
+export const FINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'succeeded',
+  'failed',
+  'canceled',
+];
+
+export interface Delivery {
+  id: string;
+  tenantId: string;
+  eventId: string;
+  /** Set for subscription deliveries; null for the legacy receptionist webhook_url. */
+  subscriptionId: string | null;
+  receptionistId: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  round: number;
+  nextAttemptAt: Date | null;
+  lockedUntil: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  firstSuccessAt: Date | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  subscription_id: string | null;
+  receptionist_id: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  round: number;
+  next_attempt_at: Date | null;
+  locked_until: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+  first_success_at: Date | null;
+}
+
+const toDelivery = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  eventId: r.event_id,
+  subscriptionId: r.subscription_id,
+  receptionistId: r.receptionist_id,
+  status: r.status,
+  attempts: r.attempts,
+  round: r.round,
+  nextAttemptAt: r.next_attempt_at,
+  lockedUntil: r.locked_until,
+  lastStatusCode: r.last_status_code,
+  lastError: r.last_error,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+  firstSuccessAt: r.first_success_at,
+});
+
+/** What one attempt's outcome does to its delivery row. */
+export type AttemptOutcome =
+  { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date } | { kind: 'failed' };
+
+export class DeliveriesStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Creates the deliveries of one event; existing (event, target) pairs are left alone. */
+  async insertMany(
+    trx: Knex,
+    rows: Array<{
+      tenantId: string;
+      eventId: string;
+      subscriptionId?: string;
+      receptionistId?: string;
+    }>,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await trx(TABLE)
+      .insert(
+        rows.map((r) => ({
+          id: newId('dlv'),
+          tenant_id: r.tenantId,
+          event_id: r.eventId,
+          subscription_id: r.subscriptionId ?? null,
+          receptionist_id: r.receptionistId ?? null,
+          next_attempt_at: trx.fn.now(),
+        })),
+      )
+      .onConflict()
+      .ignore();
+  }
+
+  async get(id: string, db: Knex = this.db): Promise<Delivery | undefined> {
+    const row = await db<DeliveryRow>(TABLE).where({ id }).first();
+    return row && toDelivery(row);
+  }
+
+  /** Open (pending or delivering) deliveries of one event. */
+  async openForEvent(eventId: string): Promise<Delivery[]> {
+    const rows = await this.db<DeliveryRow>(TABLE)
+      .where({ event_id: eventId })
+      .whereIn('status', ['pending', 'delivering']);
+    return rows.map(toDelivery);
+  }
+
+  /**
+   * Claims attempt `attempt` of round `round`: only one worker can hold a delivery at a
+   * time, and only when the row is still at the attempt the job was made for. A claim left
+   * by a crashed worker lapses at `locked_until`.
+   */
+  async claim(
+    id: string,
+    round: number,
+    attempt: number,
+    lockMs: number,
+  ): Promise<Delivery | undefined> {
+    const [row] = await this.db<DeliveryRow>(TABLE)
+      .where({ id, round, attempts: attempt - 1 })
+      .andWhere((q) =>
+        q
+          .where('status', 'pending')
+          .orWhere((d) =>
+            d.where('status', 'delivering').andWhere('locked_until', '<', this.db.fn.now()),
+          ),
+      )
+      .update({
+        status: 'delivering',
+        locked_until: this.db.raw(`now() + make_interval(secs => ?)`, [lockMs / 1000]),
+        updated_at: this.db.fn.now(),
+      })
+      .returning('*');
+    return row && toDelivery(row as DeliveryRow);
+  }
+
+  /** Records one attempt and its outcome on the delivery row, in the caller's transaction. */
+  async recordAttempt(
+    trx: Knex,
+    d: Delivery,
+    attempt: {
+      statusCode: number | null;
+      error: string | null;
+      durationMs: number;
+      excerpt: string | null;
+    },
+    outcome: AttemptOutcome,
+  ): Promise<void> {
+    await trx('webhook_delivery_attempts').insert({
+      delivery_id: d.id,
+      round: d.round,
+      attempt: d.attempts + 1,
+      status_code: attempt.statusCode,
+      error: attempt.error,
+      duration_ms: attempt.durationMs,
+      response_excerpt: attempt.excerpt,
+    });
+    const final = outcome.kind !== 'retry';
+    await trx(TABLE)
+      .where({ id: d.id })
+      .update({
+        status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
+        attempts: d.attempts + 1,
+        next_attempt_at: outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
+        locked_until: null,
+        last_status_code: attempt.statusCode,
+        last_error: attempt.error,
+        updated_at: trx.fn.now(),
+        completed_at: final ? trx.fn.now() : null,
+        first_success_at:
+          outcome.kind === 'succeeded'
+            ? trx.raw('coalesce(first_success_at, now())')
+            : trx.raw('first_success_at'),
+      });
+  }
+
+  /** Marks a delivery canceled (its target is gone or disabled). */
+  async cancel(id: string): Promise<void> {
+    await this.db(TABLE).where({ id }).whereIn('status', ['pending', 'delivering']).update({
+      status: 'canceled',
+      locked_until: null,
+      completed_at: this.db.fn.now(),
+      updated_at: this.db.fn.now(),
+    });
+  }
+
+  /** Cancels every open delivery of a subscription (on auto-disable). */
+  async cancelOpenForSubscription(trx: Knex, subscriptionId: string): Promise<number> {
+    return trx(TABLE)
+      .where({ subscription_id: subscriptionId })
+      .whereIn('status', ['pending', 'delivering'])
+      .update({
+        status: 'canceled',
+        locked_until: null,
+        completed_at: trx.fn.now(),
+        updated_at: trx.fn.now(),
+      });
+  }
+
+  /** Starts a fresh round of attempts (manual retry); undefined when no such delivery. */
+  async startNewRound(subscriptionId: string, id: string): Promise<Delivery | undefined> {
+    const [row] = await this.db<DeliveryRow>(TABLE)
+      .where({ id, subscription_id: subscriptionId })
+      .update({
+        status: 'pending',
+        attempts: 0,
+        round: this.db.raw('round + 1'),
+        next_attempt_at: this.db.fn.now(),
+        locked_until: null,
+        completed_at: null,
+        updated_at: this.db.fn.now(),
+      })
+      .returning('*');
+    return row && toDelivery(row as DeliveryRow);
+  }
+
+  /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
+  async overdue(graceMs: number, limit: number): Promise<Delivery[]> {
+    const rows = await this.db<DeliveryRow>(TABLE)
+      .whereIn('status', ['pending', 'delivering'])
+      .andWhere(
+        'next_attempt_at',
+        '<',
+        this.db.raw(`now() - make_interval(secs => ?)`, [graceMs / 1000]),
+      )
+      .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<', this.db.fn.now()))
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    return rows.map(toDelivery);
+  }
+
+  /** A subscription's delivery log, newest first. */
+  async listForSubscription(
+    subscriptionId: string,
+    page: { limit: number; after?: KeysetPosition | null },
+  ): Promise<KeysetPage<Delivery & { eventType: string }>> {
+    const result = await keysetPage<DeliveryRow & { event_type: string }>(
+      this.db(`${TABLE} as d`)
+        .join('events as e', 'e.id', 'd.event_id')
+        .where('d.subscription_id', subscriptionId)
+        .select('d.*', 'e.type as event_type'),
+      {
+        timeColumn: 'd.created_at',
+        idColumn: 'd.id',
+        ...page,
+        position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+      },
+    );
+    return {
+      rows: result.rows.map((r) => ({ ...toDelivery(r), eventType: r.event_type })),
+      next: result.next,
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+
+const TABLE = 'webhook_delivery_attempts';
+
+export interface DeliveryAttempt {
+  deliveryId: string;
+  round: number;
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  attemptedAt: Date;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  round: number;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  attempted_at: Date;
+}
+
+const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  deliveryId: r.delivery_id,
+  round: r.round,
+  attempt: r.attempt,
+  statusCode: r.status_code,
+  error: r.error,
+  durationMs: r.duration_ms,
+  responseExcerpt: r.response_excerpt,
+  attemptedAt: r.attempted_at,
+});
+
+/** Attempts are written by DeliveriesStore.recordAttempt (same transaction); read here. */
+export class DeliveryAttemptsStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Every attempt of these deliveries, oldest first, grouped by delivery id. */
+  async forDeliveries(ids: string[]): Promise<Map<string, DeliveryAttempt[]>> {
+    const out = new Map<string, DeliveryAttempt[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return out;
+    const rows = await this.db<AttemptRow>(TABLE)
+      .whereIn('delivery_id', ids)
+      .orderBy([{ column: 'attempted_at' }, { column: 'id' }]);
+    for (const row of rows) out.get(row.delivery_id)?.push(toAttempt(row));
+    return out;
+  }
+}
