@@ -9,6 +9,15 @@ ensure_deps
 load_env
 bash scripts/ensure-services.sh
 npm run --silent migrate
+# A development certificate for the demo webhook receiver (npm run demo:receiver); the worker
+# trusts it through Node's NODE_EXTRA_CA_CERTS, as any private CA would be trusted.
+if [ ! -f .dev/demo-receiver.pem ] && command -v openssl >/dev/null 2>&1; then
+  mkdir -p .dev
+  openssl req -x509 -newkey rsa:2048 -nodes -days 825 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout .dev/demo-receiver.key -out .dev/demo-receiver.pem 2>/dev/null
+fi
+if [ -f .dev/demo-receiver.pem ]; then export NODE_EXTRA_CA_CERTS="$PWD/.dev/demo-receiver.pem"; fi
 say "seeding the demo tenant..."
 seed_json=$(npm run --silent cli -- seed-demo)
 api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")

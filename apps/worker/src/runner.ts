@@ -1,8 +1,9 @@
 import { Worker, type Job } from 'bullmq';
 import type { Server } from 'node:http';
-import { QUEUES } from '@switchboard/queues';
+import { closeRedis, QUEUES } from '@switchboard/queues';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
+import { startDialler } from './dialler';
 import { serveMetrics } from './metrics';
 import { deliveryProcessor } from './processors/deliver';
 import { fanOutProcessor } from './processors/fan-out';
@@ -31,8 +32,9 @@ function bullWorker<T>(
   opts: RunnerOptions,
   fn: (job: Job<T>) => Promise<void>,
 ): Component {
+  const connection = deps.redis.duplicate();
   const worker = new Worker<T>(queue, fn, {
-    connection: deps.redis.duplicate(),
+    connection,
     prefix: deps.config.queuePrefix,
     concurrency,
     lockDuration: opts.lockDurationMs ?? 30_000,
@@ -43,7 +45,14 @@ function bullWorker<T>(
   worker.on('failed', (job, err) =>
     deps.logger.warn({ err, queue, jobId: job?.id }, 'job failed; BullMQ will retry'),
   );
-  return { name: queue, close: () => worker.close() };
+  return {
+    name: queue,
+    async close() {
+      await worker.close();
+      // BullMQ leaves a connection it was handed open; this one is the worker's own.
+      await closeRedis(connection);
+    },
+  };
 }
 
 /**
@@ -68,6 +77,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       intervalMs: opts.reconcileIntervalMs ?? 5_000,
       graceMs: opts.reconcileGraceMs ?? 15_000,
     }),
+    startDialler(deps, opts),
   ];
   let server: Server | null = null;
   const metricsPort = opts.metricsPort === undefined ? deps.config.metricsPort : opts.metricsPort;

@@ -51,7 +51,10 @@ export function deliveryProcessor(deps: WorkerDeps) {
     );
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
-    await record(deps, d, result, outcome);
+    if (!(await record(deps, d, result, outcome))) {
+      log.info('delivery attempt superseded by a manual retry');
+      return;
+    }
     metrics.deliveries.inc({ outcome: outcome.kind });
     if (outcome.kind === 'succeeded' && d.attempts === 0 && d.round === 1) {
       metrics.deliveryLag.observe((Date.now() - event.createdAt.getTime()) / 1000);
@@ -89,15 +92,19 @@ function decide(
 }
 
 /** The attempt row, the delivery row and the subscription's counters, atomically. */
+/**
+ * The attempt row, the delivery row and the subscription's counters, atomically. False when
+ * a manual retry superseded this attempt: its outcome then changes nothing else.
+ */
 async function record(
   deps: WorkerDeps,
   d: Delivery,
   r: SendResult,
   outcome: AttemptOutcome,
-): Promise<void> {
+): Promise<boolean> {
   const { knex, stores, config, logger } = deps;
-  await knex.transaction(async (trx) => {
-    await stores.deliveries.recordAttempt(
+  return knex.transaction(async (trx) => {
+    const moved = await stores.deliveries.recordAttempt(
       trx,
       d,
       {
@@ -108,7 +115,8 @@ async function record(
       },
       outcome,
     );
-    if (!d.subscriptionId) return;
+    if (!moved) return false;
+    if (!d.subscriptionId) return true;
     if (outcome.kind === 'succeeded')
       await stores.subscriptions.recordSuccess(trx, d.subscriptionId);
     else if (outcome.kind === 'retry')
@@ -127,5 +135,6 @@ async function record(
         );
       }
     }
+    return true;
   });
 }

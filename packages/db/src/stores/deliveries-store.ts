@@ -142,7 +142,12 @@ export class DeliveriesStore {
     return row && toDelivery(row as DeliveryRow);
   }
 
-  /** Records one attempt and its outcome on the delivery row, in the caller's transaction. */
+  /**
+   * Records one attempt and its outcome on the delivery row, in the caller's transaction.
+   * The row is only moved on if it is still at the claimed round and attempt: a manual retry
+   * that started a new round meanwhile wins, and `false` says this outcome was superseded
+   * (the attempt itself is still logged, because it happened).
+   */
   async recordAttempt(
     trx: Knex,
     d: Delivery,
@@ -153,7 +158,7 @@ export class DeliveriesStore {
       excerpt: string | null;
     },
     outcome: AttemptOutcome,
-  ): Promise<void> {
+  ): Promise<boolean> {
     await trx('webhook_delivery_attempts').insert({
       delivery_id: d.id,
       round: d.round,
@@ -164,8 +169,8 @@ export class DeliveriesStore {
       response_excerpt: attempt.excerpt,
     });
     const final = outcome.kind !== 'retry';
-    await trx(TABLE)
-      .where({ id: d.id })
+    const moved = await trx(TABLE)
+      .where({ id: d.id, round: d.round, attempts: d.attempts, status: 'delivering' })
       .update({
         status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
         attempts: d.attempts + 1,
@@ -180,6 +185,7 @@ export class DeliveriesStore {
             ? trx.raw('coalesce(first_success_at, now())')
             : trx.raw('first_success_at'),
       });
+    return moved > 0;
   }
 
   /** Marks a delivery canceled (its target is gone or disabled). */

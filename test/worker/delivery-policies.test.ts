@@ -1,0 +1,165 @@
+import { emit } from '@switchboard/events';
+import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
+import request from 'supertest';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestCertificate,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext } from '../support/context';
+import { uid } from '../support/fixtures';
+import { startTestWorker, waitFor } from '../support/worker';
+
+// Delivery policies that need their own configuration: one attempt per delivery and a high
+// disable threshold (counting under concurrency), the real 1 s / 5 s schedule, and the
+// legacy per-receptionist webhook_url.
+let cert: TestCertificate;
+let receiver: TestReceiver;
+let base: string;
+let flakyHits = 0;
+
+beforeAll(async () => {
+  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
+  receiver = await startReceiver(cert, {
+    '/fail': (_q, res) => res.writeHead(500).end(),
+    '/ok': (_q, res) => res.writeHead(204).end(),
+    '/flaky': (_q, res) => res.writeHead(++flakyHits >= 3 ? 200 : 500).end(),
+  });
+  base = `https://127.0.0.1:${receiver.port}`;
+});
+afterAll(() => receiver?.close());
+
+async function world(env: Record<string, string>) {
+  const ctx = await createTestContext(env);
+  const worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  const t = await ctx.tenant(['admin']);
+  const rcp = (
+    await ctx.deps.stores.receptionists.create({
+      tenantId: t.tenantId,
+      name: 'Desk',
+      status: 'ready',
+    })
+  ).id;
+  const subscribe = async (p: string) =>
+    (
+      await request(ctx.app)
+        .post('/api/v1/webhooks')
+        .set('Authorization', t.auth)
+        .send({ url: `${base}${p}` })
+    ).body as { id: string; signing_secret: string };
+  const emitOne = () =>
+    ctx.deps.knex.transaction((trx) =>
+      emit(trx, {
+        tenantId: t.tenantId,
+        receptionistId: rcp,
+        type: 'call.missed',
+        data: {
+          call_id: `call_${uid()}`,
+          from: '+14155550100',
+          to: '+14155550199',
+          missed_at: new Date().toISOString(),
+          recovery_scheduled: false,
+        },
+      }),
+    );
+  return {
+    ctx,
+    worker,
+    t,
+    rcp,
+    subscribe,
+    emitOne,
+    close: async () => (await worker.close(), await ctx.close()),
+  };
+}
+
+it('counts concurrent failures on one subscription exactly', async () => {
+  const w = await world({
+    WEBHOOK_MAX_ATTEMPTS: '1',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '1000',
+    WORKER_CONCURRENCY: '20',
+  });
+  try {
+    const sub = await w.subscribe('/fail');
+    await Promise.all(Array.from({ length: 40 }, () => w.emitOne()));
+    await waitFor('40 failed deliveries', async () => {
+      const rows = await w.ctx.deps
+        .knex('webhook_deliveries')
+        .where({ subscription_id: sub.id, status: 'failed' });
+      return rows.length === 40;
+    });
+    const row = await w.ctx.deps.knex('webhook_subscriptions').where({ id: sub.id }).first();
+    expect(row.consecutive_failures).toBe(40);
+  } finally {
+    await w.close();
+  }
+});
+
+it('waits 1 s and then 5 s between attempts on the default schedule', async () => {
+  const w = await world({});
+  try {
+    expect(w.ctx.config.webhook.retryBackoffMs).toEqual([1000, 5000, 25000]);
+    const sub = await w.subscribe('/flaky');
+    await w.emitOne();
+    await waitFor(
+      'the third attempt to succeed',
+      async () =>
+        (await w.ctx.deps.knex('webhook_deliveries').where({ subscription_id: sub.id }).first())
+          ?.status === 'succeeded',
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    const attempts = await w.ctx.deps.knex('webhook_delivery_attempts').orderBy('attempt');
+    const at: number[] = attempts.map((a: { attempted_at: Date }) => a.attempted_at.getTime());
+    const [t1, t2, t3] = at as [number, number, number];
+    expect(attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200]);
+    expect(t2 - t1).toBeGreaterThanOrEqual(1000);
+    expect(t2 - t1).toBeLessThan(4000);
+    expect(t3 - t2).toBeGreaterThanOrEqual(5000);
+    expect(t3 - t2).toBeLessThan(9000);
+  } finally {
+    await w.close();
+  }
+}, 30_000);
+
+it('delivers to the legacy webhook_url, signed with a per-receptionist secret that is never returned', async () => {
+  const w = await world({});
+  try {
+    await w.ctx.deps.stores.receptionists.update(w.t.tenantId, w.rcp, { webhookUrl: `${base}/ok` });
+    const before = receiver.requests.filter((r) => r.path === '/ok').length;
+    const eventId = await w.emitOne();
+    const req = await waitFor('the legacy delivery', () =>
+      receiver.requests.find(
+        (r) => r.path === '/ok' && r.headers['x-service-event-id'] === eventId,
+      ),
+    );
+    expect(receiver.requests.filter((r) => r.path === '/ok')).toHaveLength(before + 1);
+    const row = await w.ctx.deps.knex('receptionists').where({ id: w.rcp }).first();
+    expect(row.webhook_secret_ciphertext).toMatch(/^v1\.k1\./);
+    const secret = w.worker.deps.secretBox.decrypt(
+      row.webhook_secret_ciphertext,
+      `receptionists/${w.t.tenantId}/${w.rcp}/webhook`,
+    );
+    verifyServiceSignature({ secret, body: req.body, headers: req.headers });
+    verifyStandardWebhook({ secret, body: req.body, headers: req.headers });
+    const body = JSON.parse(req.body);
+    expect(body).toMatchObject({ id: eventId, event: 'call.missed', receptionist_id: w.rcp });
+    // The secret appears in no API response.
+    const shown = await request(w.ctx.app)
+      .get(`/api/v1/receptionists/${w.rcp}`)
+      .set('Authorization', w.t.auth);
+    expect(JSON.stringify(shown.body)).not.toContain(secret);
+    expect(shown.body.webhook_url).toBe(`${base}/ok`);
+    // Clearing webhook_url stops legacy deliveries.
+    await w.ctx.deps.stores.receptionists.update(w.t.tenantId, w.rcp, { webhookUrl: null });
+    const next = await w.emitOne();
+    await waitFor(
+      'fan-out of the next event',
+      async () =>
+        (await w.ctx.deps.knex('events').where({ id: next }).first()).fanned_out_at !== null,
+    );
+    expect(await w.ctx.deps.knex('webhook_deliveries').where({ event_id: next })).toHaveLength(0);
+  } finally {
+    await w.close();
+  }
+});

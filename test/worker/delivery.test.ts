@@ -1,0 +1,397 @@
+import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
+import { emit, validateEventData } from '@switchboard/events';
+import { verifyServiceSignature } from '@switchboard/webhooks';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestCertificate,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext, type TestContext } from '../support/context';
+import { messages, uid } from '../support/fixtures';
+import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+
+// The whole path over real Postgres, Redis and HTTPS: ingest → outbox → relay → fan-out →
+// signed delivery to a receiver on 127.0.0.1, with retries on a short schedule.
+let cert: TestCertificate;
+let receiver: TestReceiver;
+let base: string;
+let ctx: TestContext;
+let worker: TestWorker;
+/** Per-path scripted answers: each request takes the next status; the last one repeats. */
+const script: Record<string, number[]> = {};
+const hits: Record<string, number> = {};
+
+beforeAll(async () => {
+  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
+  const routes: Record<string, (req: unknown, res: import('node:http').ServerResponse) => void> =
+    {};
+  for (let i = 0; i < 40; i++) {
+    routes[`/r${i}`] = (_req, res) => {
+      const path = `/r${i}`;
+      const n = (hits[path] = (hits[path] ?? 0) + 1);
+      const plan = script[path] ?? [200];
+      const status = plan[Math.min(n, plan.length) - 1] as number;
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(`answer ${status}`);
+    };
+  }
+  receiver = await startReceiver(cert, routes);
+  base = `https://127.0.0.1:${receiver.port}`;
+  ctx = await createTestContext({
+    WEBHOOK_RETRY_BACKOFF_MS: '100,200,400',
+    WEBHOOK_TIMEOUT_MS: '2000',
+  });
+  worker = await startTestWorker(ctx, { webhookCa: cert.cert, runner: { metricsPort: 0 } });
+});
+afterAll(async () => {
+  await worker?.close();
+  await Promise.all([ctx?.close(), receiver?.close()]);
+});
+
+let nextPath = 0;
+/** A receiver path of its own for one subscription, answering `plan` in turn. */
+const path = (plan: number[] = [200]) => {
+  const p = `/r${nextPath++}`;
+  script[p] = plan;
+  return p;
+};
+const received = (p: string) => receiver.requests.filter((r) => r.path === p);
+
+async function subscribe(auth: string, p: string, events?: string[]) {
+  const res = await request(ctx.app)
+    .post('/api/v1/webhooks')
+    .set('Authorization', auth)
+    .send({ url: `${base}${p}`, ...(events ? { events } : {}) });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; signing_secret: string };
+}
+
+async function receptionist(tenantId: string) {
+  return (
+    await ctx.deps.stores.receptionists.create({
+      tenantId,
+      name: 'Front Desk',
+      status: 'ready',
+      phoneNumber: '+14155550199',
+    })
+  ).id;
+}
+
+/** Emits a call.started for the receptionist, committed like any state change. */
+const emitStarted = (tenantId: string, receptionistId: string) =>
+  ctx.deps.knex.transaction((trx) =>
+    emit(trx, {
+      tenantId,
+      receptionistId,
+      type: 'call.started',
+      data: {
+        call_id: `call_${uid()}`,
+        direction: 'inbound',
+        from: '+14155550100',
+        to: '+14155550199',
+        started_at: new Date().toISOString(),
+      },
+    }),
+  );
+
+const deliveriesOf = (subscriptionId: string) =>
+  ctx.deps
+    .knex('webhook_deliveries')
+    .where({ subscription_id: subscriptionId })
+    .orderBy('created_at');
+const subscriptionRow = (id: string) =>
+  ctx.deps.knex('webhook_subscriptions').where({ id }).first();
+
+describe('fan-out and signed delivery', () => {
+  it('delivers an ingested call to matching subscriptions only, never across tenants', async () => {
+    const a = await ctx.tenant(['admin']);
+    const b = await ctx.tenant(['admin']);
+    const rcpA = await receptionist(a.tenantId);
+    await receptionist(b.tenantId);
+    const [pAll, pCompleted, pSms, pOther] = [path(), path(), path(), path()] as string[];
+    const all = await subscribe(a.auth, pAll as string);
+    await subscribe(a.auth, pCompleted as string, ['call.completed']);
+    await subscribe(a.auth, pSms as string, ['sms.received', 'not.yet_emitted']);
+    await subscribe(b.auth, pOther as string);
+
+    const p = uid();
+    const ingest = (m: object) =>
+      request(ctx.app)
+        .post('/internal/v1/telephony/events')
+        .set('Authorization', `Bearer ${ctx.config.ingestToken}`)
+        .send(m);
+    expect((await ingest(messages.started(rcpA, p, '2026-11-21T10:00:00.000Z'))).status).toBe(202);
+    expect(
+      (
+        await ingest(
+          messages.ended(rcpA, p, '2026-11-21T10:00:00.000Z', '2026-11-21T10:01:35.000Z'),
+        )
+      ).status,
+    ).toBe(202);
+
+    await waitFor(
+      'two deliveries to the catch-all subscription',
+      () => received(pAll as string).length === 2,
+    );
+    await waitFor(
+      'one delivery to the call.completed subscription',
+      () => received(pCompleted as string).length === 1,
+    );
+    const bodies = received(pAll as string).map((r) => JSON.parse(r.body));
+    expect(bodies.map((b) => b.event).sort()).toEqual(['call.completed', 'call.started']);
+    for (const r of received(pAll as string)) {
+      const body = JSON.parse(r.body);
+      expect(Object.keys(body)).toEqual(['id', 'event', 'receptionist_id', 'data', 'timestamp']);
+      expect(body.id).toMatch(/^evt_/);
+      expect(body.receptionist_id).toBe(rcpA);
+      expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(validateEventData(body.event, body.data)).toBeNull();
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['user-agent']).toBe('Switchboard-Webhooks/1');
+      expect(r.headers['x-service-event-id']).toBe(body.id);
+      expect(r.headers['webhook-id']).toBe(body.id);
+      verifyServiceSignature({ secret: all.signing_secret, body: r.body, headers: r.headers });
+      const verified = new Webhook(all.signing_secret).verify(r.body, {
+        'webhook-id': r.headers['webhook-id'] as string,
+        'webhook-timestamp': r.headers['webhook-timestamp'] as string,
+        'webhook-signature': r.headers['webhook-signature'] as string,
+      });
+      expect(verified).toEqual(body);
+    }
+    // Give stray deliveries a moment to show up before asserting their absence.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received(pSms as string)).toHaveLength(0);
+    expect(received(pOther as string)).toHaveLength(0);
+    const rows = await deliveriesOf(all.id);
+    expect(
+      rows.every(
+        (d: { status: string; attempts: number }) => d.status === 'succeeded' && d.attempts === 1,
+      ),
+    ).toBe(true);
+    const sub = await subscriptionRow(all.id);
+    expect(sub.last_success_at).toBeInstanceOf(Date);
+    expect(sub.consecutive_failures).toBe(0);
+  });
+});
+
+describe('retries', () => {
+  it('retries a transient failure with the same event id and succeeds', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500, 503, 200]);
+    const sub = await subscribe(t.auth, p);
+    const eventId = await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to succeed',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
+    );
+    const reqs = received(p);
+    expect(reqs).toHaveLength(3);
+    expect(new Set(reqs.map((r) => r.headers['x-service-event-id']))).toEqual(new Set([eventId]));
+    const [delivery] = await deliveriesOf(sub.id);
+    const attempts = await ctx.deps
+      .knex('webhook_delivery_attempts')
+      .where({ delivery_id: delivery.id })
+      .orderBy('attempt');
+    expect(attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 503, 200]);
+    expect(attempts.map((a: { error: string | null }) => a.error)).toEqual([
+      'http_error',
+      'http_error',
+      null,
+    ]);
+    expect(attempts[0].response_excerpt).toBe('answer 500');
+    // The waits follow the schedule: ≥ 100 ms after the first failure, ≥ 200 ms after the second.
+    const [t1, t2, t3] = attempts.map((a: { attempted_at: Date }) => a.attempted_at.getTime()) as [
+      number,
+      number,
+      number,
+    ];
+    expect(t2 - t1).toBeGreaterThanOrEqual(100);
+    expect(t3 - t2).toBeGreaterThanOrEqual(200);
+    expect((await subscriptionRow(sub.id)).consecutive_failures).toBe(0);
+  });
+
+  it('makes exactly 3 attempts, then counts one failure on the subscription', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500]);
+    const sub = await subscribe(t.auth, p);
+    await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to fail',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'failed',
+    );
+    await new Promise((r) => setTimeout(r, 600));
+    expect(received(p)).toHaveLength(3);
+    const row = await subscriptionRow(sub.id);
+    expect(row).toMatchObject({ consecutive_failures: 1, is_active: true });
+    expect(row.last_failure_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('auto-disable', () => {
+  it('the 19th consecutive failure keeps it active; the 20th disables it and stops deliveries', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500]);
+    const sub = await subscribe(t.auth, p);
+    await ctx.deps
+      .knex('webhook_subscriptions')
+      .where({ id: sub.id })
+      .update({ consecutive_failures: 18 });
+
+    await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the 19th failure',
+      async () => (await subscriptionRow(sub.id)).consecutive_failures === 19,
+    );
+    expect((await subscriptionRow(sub.id)).is_active).toBe(true);
+
+    await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the 20th failure',
+      async () => (await subscriptionRow(sub.id)).consecutive_failures === 20,
+    );
+    const disabled = await subscriptionRow(sub.id);
+    expect(disabled).toMatchObject({ is_active: false, disabled_reason: 'consecutive_failures' });
+    expect(disabled.disabled_at).toBeInstanceOf(Date);
+    const shown = await request(ctx.app)
+      .get(`/api/v1/webhooks/${sub.id}`)
+      .set('Authorization', t.auth);
+    expect(shown.body).toMatchObject({
+      is_active: false,
+      disabled_reason: 'consecutive_failures',
+      consecutive_failures: 20,
+    });
+
+    // No deliveries after disable: a new event creates none and the receiver hears nothing.
+    const before = received(p).length;
+    const eventId = await emitStarted(t.tenantId, rcp);
+    await waitFor('the event to be fanned out', async () =>
+      (await ctx.deps.knex('events').where({ id: eventId }).first()).fanned_out_at !== null
+        ? true
+        : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received(p)).toHaveLength(before);
+    expect(await ctx.deps.knex('webhook_deliveries').where({ event_id: eventId })).toHaveLength(0);
+
+    // enable: active again, counter zeroed, deliveries resume.
+    script[p] = [200];
+    const enabled = await request(ctx.app)
+      .post(`/api/v1/webhooks/${sub.id}/enable`)
+      .set('Authorization', t.auth);
+    expect(enabled.body).toMatchObject({
+      is_active: true,
+      consecutive_failures: 0,
+      disabled_at: null,
+      disabled_reason: null,
+    });
+    await emitStarted(t.tenantId, rcp);
+    await waitFor('a delivery after enable', () => received(p).length === before + 1);
+  });
+
+  it('cancels pending deliveries when the subscription is disabled', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500]);
+    const sub = await subscribe(t.auth, p);
+    await ctx.deps
+      .knex('webhook_subscriptions')
+      .where({ id: sub.id })
+      .update({ consecutive_failures: 19 });
+    // The second event starts once the first is on its second attempt: when the first
+    // exhausts its attempts and disables the subscription, the second is still waiting for
+    // a retry, and is cancelled instead of being sent again.
+    await emitStarted(t.tenantId, rcp);
+    await waitFor('two attempts of the first event', () => received(p).length >= 2);
+    await emitStarted(t.tenantId, rcp);
+    await waitFor('both deliveries to be final', async () => {
+      const rows = await deliveriesOf(sub.id);
+      return (
+        rows.length === 2 &&
+        rows.every((d: { status: string }) => ['failed', 'canceled'].includes(d.status))
+      );
+    });
+    const rows = await deliveriesOf(sub.id);
+    expect(rows.map((d: { status: string }) => d.status)).toEqual(['failed', 'canceled']);
+    expect(rows[1].attempts).toBeLessThan(3);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(received(p)).toHaveLength(3 + rows[1].attempts);
+    expect((await subscriptionRow(sub.id)).is_active).toBe(false);
+  });
+});
+
+describe('deleting a subscription', () => {
+  it('cancels its pending deliveries', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500]);
+    const sub = await subscribe(t.auth, p);
+    await emitStarted(t.tenantId, rcp);
+    await waitFor('a first failed attempt', () => received(p).length >= 1);
+    const del = await request(ctx.app)
+      .delete(`/api/v1/webhooks/${sub.id}`)
+      .set('Authorization', t.auth);
+    expect(del.status).toBe(204);
+    const count = received(p).length;
+    await new Promise((r) => setTimeout(r, 800));
+    expect(received(p).length).toBeLessThanOrEqual(count + 1); // at most the attempt in flight
+    expect(await deliveriesOf(sub.id)).toHaveLength(0);
+  });
+});
+
+describe('manual retry and the delivery log', () => {
+  it('a failed delivery retried by hand gets a fresh round of attempts', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([500]);
+    const sub = await subscribe(t.auth, p);
+    const eventId = await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to fail',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'failed',
+    );
+    script[p] = [200];
+    const [delivery] = await deliveriesOf(sub.id);
+    const retry = await request(ctx.app)
+      .post(`/api/v1/webhooks/${sub.id}/deliveries/${delivery.id}/retry`)
+      .set('Authorization', t.auth);
+    expect(retry.status).toBe(202);
+    await waitFor(
+      'the retried delivery to succeed',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
+    );
+    const log = await request(ctx.app)
+      .get(`/api/v1/webhooks/${sub.id}/deliveries`)
+      .set('Authorization', t.auth);
+    expect(log.status).toBe(200);
+    const [item] = log.body.data;
+    expect(item).toMatchObject({
+      id: delivery.id,
+      event_id: eventId,
+      event_type: 'call.started',
+      status: 'succeeded',
+    });
+    expect(item.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([
+      500, 500, 500, 200,
+    ]);
+    expect(received(p).every((r) => r.headers['x-service-event-id'] === eventId)).toBe(true);
+    // Counters: the exhausted round counted one failure, the success zeroed it.
+    expect((await subscriptionRow(sub.id)).consecutive_failures).toBe(0);
+  });
+});
+
+describe('metrics', () => {
+  it('serves deliveries by outcome, attempt latency, lag and queue depth', async () => {
+    const res = await fetch(`http://127.0.0.1:${worker.runner.metricsPort}/metrics`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toMatch(/switchboard_deliveries_total\{outcome="succeeded"\} [1-9]/);
+    expect(text).toMatch(/switchboard_deliveries_total\{outcome="retry"\} [1-9]/);
+    expect(text).toMatch(/switchboard_delivery_attempt_seconds_count\{result="success"\} [1-9]/);
+    expect(text).toMatch(/switchboard_delivery_lag_seconds_count [1-9]/);
+    expect(text).toMatch(/switchboard_queue_jobs\{queue="deliveries",state="waiting"\} \d+/);
+  });
+});
