@@ -6,19 +6,25 @@ const BLOCKED_MESSAGE =
   'url must point to a public address: its host is, or resolves to, a loopback, private, ' +
   'link-local, shared, multicast, reserved, documentation or metadata address';
 
+/** The policy's messages start with "url"; a field of another name gets its own name there. */
+const named = (param: string, message: string): string => message.replace(/^url\b/, param);
+
 /**
  * The creation-time URL policy (CONTRACT.md section 6): https only, no user-info, at most
  * 2048 characters, and a host whose every address is global unicast (unless
  * WEBHOOK_ALLOW_PRIVATE_TARGETS). The sender repeats the address check at every send on the
  * address it actually dials, so this check is an early answer, not the safeguard.
- * Every failure is a 400 invalid_parameter on `url`. Returns the URL as given.
+ * Every failure is a 400 invalid_parameter on `param` (`url` for subscriptions, `webhook_url`
+ * for a receptionist's legacy URL). Returns the URL as given.
  */
 export async function checkSubscriptionUrl(
   raw: string,
   deps: Pick<Deps, 'config' | 'webhookLookup'>,
+  param = 'url',
 ): Promise<string> {
+  const fail = (message: string) => invalidParameter(param, named(param, message));
   const parsed = parseWebhookUrl(raw);
-  if (!parsed.ok) throw invalidParameter('url', parsed.message);
+  if (!parsed.ok) throw fail(parsed.message);
   const signal = AbortSignal.timeout(deps.config.webhook.timeoutMs);
   try {
     await checkUrlTarget(parsed.url, {
@@ -28,10 +34,10 @@ export async function checkSubscriptionUrl(
     });
   } catch (error) {
     if (error instanceof WebhookTargetError && error.code === 'blocked_address') {
-      throw invalidParameter('url', BLOCKED_MESSAGE);
+      throw fail(BLOCKED_MESSAGE);
     }
     if (error instanceof WebhookTargetError || signal.aborted) {
-      throw invalidParameter('url', `url host ${parsed.url.hostname} could not be resolved`);
+      throw fail(`url host ${parsed.url.hostname} could not be resolved`);
     }
     throw error;
   }

@@ -1,0 +1,166 @@
+import type { Request } from 'express';
+import type { FromSchema } from 'json-schema-to-ts';
+import type { Delivery, DeliveryAttempt, WebhookSubscription } from '@switchboard/db';
+import { jobIds, type DeliveryJob } from '@switchboard/queues';
+import type { Deps } from '../deps';
+import { conflict, notFound } from '../errors';
+import { defineRoute, type RouteDef } from '../openapi/route';
+import { pageBody, pageRequest } from '../pagination/page';
+import { pageQuerySchema, paginated } from '../schemas/common';
+import {
+  webhookDeliveriesParamSchema,
+  webhookDeliveryParamSchema,
+  webhookDeliverySchema,
+} from '../schemas/webhook-delivery';
+
+type WebhookDeliveryBody = FromSchema<typeof webhookDeliverySchema>;
+
+/** A delivery and every attempt of every round (oldest first), as the log shows it. */
+export const renderDelivery = (
+  d: Delivery & { eventType: string },
+  attempts: readonly DeliveryAttempt[],
+): WebhookDeliveryBody => ({
+  id: d.id,
+  event_id: d.eventId,
+  event_type: d.eventType,
+  status: d.status,
+  round: d.round,
+  attempts: attempts.map((a) => ({
+    round: a.round,
+    attempt: a.attempt,
+    status_code: a.statusCode,
+    error: a.error,
+    duration_ms: a.durationMs,
+    response_excerpt: a.responseExcerpt,
+    attempted_at: a.attemptedAt.toISOString(),
+  })),
+  next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+  created_at: d.createdAt.toISOString(),
+  completed_at: d.completedAt?.toISOString() ?? null,
+});
+
+const TAG = 'Webhooks';
+
+/** Longer than the producer connection's command timeout (2 s), so that one answers first. */
+const ENQUEUE_TIMEOUT_MS = 2500;
+
+/** Rejects after `ms`. A late outcome of `p` is dropped: re-adding the same job id is a no-op. */
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The delivery log of a subscription and manual retries (admin, like every /webhooks route).
+ * The subscription is looked up with the caller's tenant first, so another tenant's
+ * subscription, and every delivery under it, is a 404.
+ */
+export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
+  const { webhookSubscriptions, deliveries, deliveryAttempts, events } = deps.stores;
+
+  const ownSubscription = async (req: Request): Promise<WebhookSubscription> => {
+    const id = String(req.valid.params.id).toLowerCase();
+    const subscription = await webhookSubscriptions.get(req.auth.tenantId, id);
+    if (!subscription) throw notFound('webhook subscription', 'id');
+    return subscription;
+  };
+
+  const attemptsOf = async (id: string): Promise<DeliveryAttempt[]> =>
+    (await deliveryAttempts.forDeliveries([id])).get(id) ?? [];
+
+  /**
+   * The job for attempt 1 of the delivery's current round. The row is committed already and
+   * is the truth: if Redis refuses the job, the worker's reconciler finds the overdue pending
+   * row and adds the very same job (same deterministic id), so the retry still happens.
+   */
+  const enqueueFirstAttempt = async (d: Delivery, requestId: string): Promise<void> => {
+    const data: DeliveryJob = { v: 1, deliveryId: d.id, round: d.round, attempt: 1 };
+    try {
+      // BullMQ waits for a connection that is not ready (it does not fail fast like the
+      // connection's own commands), so an outage is recognised here and the wait bounded.
+      if (deps.redis.status !== 'ready')
+        throw new Error(`redis connection is ${deps.redis.status}`);
+      const job = deps.queues.deliveries.add('delivery', data, { jobId: jobIds.delivery(data) });
+      await within(ENQUEUE_TIMEOUT_MS, job);
+    } catch (err) {
+      deps.logger.warn(
+        { err, deliveryId: d.id, round: d.round, requestId },
+        'manual retry committed but not enqueued; the reconciler will enqueue it',
+      );
+    }
+  };
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/:id/deliveries',
+      summary: "A subscription's deliveries with every attempt, newest first",
+      tag: TAG,
+      scope: 'admin',
+      params: webhookDeliveriesParamSchema,
+      query: pageQuerySchema,
+      responses: {
+        200: { description: 'A page of deliveries', schema: paginated(webhookDeliverySchema) },
+      },
+      handler: async (req, res) => {
+        const subscription = await ownSubscription(req);
+        const page = await deliveries.listForSubscription(
+          subscription.id,
+          pageRequest(req, deps.cursors, 'deliveries'),
+        );
+        const attempts = await deliveryAttempts.forDeliveries(page.rows.map((d) => d.id));
+        res.json(
+          pageBody(req, deps.cursors, 'deliveries', page, (d) =>
+            renderDelivery(d, attempts.get(d.id) ?? []),
+          ),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/:id/deliveries/:delivery_id/retry',
+      summary: 'Send one delivery again: a fresh round of attempts, whatever its state',
+      tag: TAG,
+      scope: 'admin',
+      params: webhookDeliveryParamSchema,
+      responses: {
+        202: { description: 'The delivery, reset to pending', schema: webhookDeliverySchema },
+      },
+      handler: async (req, res) => {
+        const subscription = await ownSubscription(req);
+        const deliveryId = req.valid.params.delivery_id as string;
+        const existing = await deliveries.get(deliveryId);
+        if (!existing || existing.subscriptionId !== subscription.id) {
+          throw notFound('delivery', 'delivery_id');
+        }
+        if (!subscription.isActive) {
+          throw conflict(
+            'subscription_disabled',
+            'This subscription is disabled; enable it first (POST /api/v1/webhooks/{id}/enable)',
+          );
+        }
+        // An attempt in flight would write its outcome over the new round; wait for it.
+        const claimed = (existing.lockedUntil?.getTime() ?? 0) > Date.now();
+        if (existing.status === 'delivering' && claimed) {
+          throw conflict(
+            'delivery_in_progress',
+            'An attempt of this delivery is in flight; retry once it has finished',
+          );
+        }
+        const retried = await deliveries.startNewRound(subscription.id, deliveryId);
+        const event = retried && (await events.get(retried.eventId));
+        if (!retried || !event) throw notFound('delivery', 'delivery_id'); // deleted meanwhile
+        await enqueueFirstAttempt(retried, req.requestId);
+        res
+          .status(202)
+          .json(
+            renderDelivery({ ...retried, eventType: event.type }, await attemptsOf(retried.id)),
+          );
+      },
+    }),
+  ];
+}
