@@ -1,7 +1,7 @@
-import type { Call } from '@switchboard/db';
+import type { Call, CallSummary } from '@switchboard/db';
 
 /** A call as it appears in both lists (CONTRACT.md section 5). */
-export const renderCallListItem = (c: Call) => ({
+export const renderCallListItem = (c: CallSummary) => ({
   id: c.id,
   direction: c.direction,
   status: c.status,
@@ -12,8 +12,8 @@ export const renderCallListItem = (c: Call) => ({
   outcome: c.outcome,
   started_at: c.startedAt.toISOString(),
   ended_at: c.endedAt?.toISOString() ?? null,
-  has_transcript: c.transcript !== null,
-  has_recording: c.recording !== null,
+  has_transcript: c.hasTranscript,
+  has_recording: c.hasRecording,
   receptionist_id: c.receptionistId,
   receptionist_name: c.receptionistName,
   booking: c.booking
@@ -28,7 +28,11 @@ export const renderCallListItem = (c: Call) => ({
 
 /** The full detail: the list item plus everything a call carries. */
 export const renderCallDetail = (c: Call) => ({
-  ...renderCallListItem(c),
+  ...renderCallListItem({
+    ...c,
+    hasTranscript: c.transcript !== null,
+    hasRecording: c.recording !== null,
+  }),
   customer_phone: c.customerPhone,
   answered_at: c.answeredAt?.toISOString() ?? null,
   end_reason: c.endReason,

@@ -57,7 +57,12 @@ function generateKey(): string {
 /** Only this hash is stored: a database leak does not leak usable keys. */
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
+const TOUCH_EVERY_MS = 60_000;
+
 export class ApiKeysStore {
+  /** When this process last recorded each key's use: at most one UPDATE a minute per key. */
+  private readonly touched = new Map<string, number>();
+
   constructor(private readonly db: Knex) {}
 
   /** Creates a key; the plaintext is returned here and never again. */
@@ -91,6 +96,10 @@ export class ApiKeysStore {
 
   /** Records use at most once a minute per key so authentication stays one read. */
   async touch(id: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.touched.get(id) ?? 0) < TOUCH_EVERY_MS) return;
+    if (this.touched.size > 10_000) this.touched.clear();
+    this.touched.set(id, now);
     await this.db(TABLE)
       .where({ id })
       .andWhere((q) =>

@@ -108,6 +108,25 @@ export interface Call {
   createdAt: Date;
 }
 
+/** What a call list shows: no transcript, recording, cost or metadata payloads. */
+export type CallSummary = Pick<
+  Call,
+  | 'id'
+  | 'tenantId'
+  | 'receptionistId'
+  | 'receptionistName'
+  | 'direction'
+  | 'status'
+  | 'from'
+  | 'to'
+  | 'customerName'
+  | 'durationSeconds'
+  | 'outcome'
+  | 'startedAt'
+  | 'endedAt'
+  | 'booking'
+> & { hasTranscript: boolean; hasRecording: boolean };
+
 /** The writable columns of a call, as the domain names them. */
 export type CallFields = Partial<
   Omit<Call, 'id' | 'tenantId' | 'receptionistId' | 'receptionistName' | 'createdAt'>
@@ -121,4 +140,30 @@ export interface CallFilters {
   from?: Date;
   /** Exclusive upper bound on started_at. */
   toExclusive?: Date;
+}
+
+/** What POST /calls/outbound stores before it answers 202. */
+export interface NewOutboundCall {
+  tenantId: string;
+  /** The receptionist to call from; its phone number becomes `from`. */
+  receptionistId: string;
+  to: string;
+  customerName: string | null;
+  purpose: string | null;
+  metadata: Record<string, string>;
+  /** The Idempotency-Key and the fingerprint of the request body that first used it. */
+  idempotency: { key: string; fingerprint: string } | null;
+  /** Becomes both started_at and created_at. */
+  at: Date;
+}
+
+/** The fields of an accepted outbound call that never change after the insert. */
+export interface AcceptedOutboundCall {
+  id: string;
+  receptionistId: string;
+  from: string;
+  to: string;
+  createdAt: Date;
+  /** The body fingerprint stored with the call's Idempotency-Key; null without a key. */
+  idempotencyFingerprint: string | null;
 }

@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
-import type { Call, CallFields, CallFilters } from './call-types';
+import type {
+  AcceptedOutboundCall,
+  Call,
+  CallFields,
+  CallFilters,
+  CallSummary,
+  NewOutboundCall,
+} from './call-types';
 
 const TABLE = 'calls';
 
@@ -59,6 +66,61 @@ const toCall = (r: CallRow): Call => ({
   createdAt: r.created_at,
 });
 
+type SummaryRow = Pick<
+  CallRow,
+  | 'id'
+  | 'tenant_id'
+  | 'receptionist_id'
+  | 'receptionist_name'
+  | 'direction'
+  | 'status'
+  | 'from_number'
+  | 'to_number'
+  | 'customer_name'
+  | 'duration_seconds'
+  | 'outcome'
+  | 'started_at'
+  | 'ended_at'
+  | 'booking'
+> & { has_transcript: boolean; has_recording: boolean };
+
+/** List columns only: the heavy JSON payloads stay in the table, two flags say they exist. */
+const SUMMARY_COLUMNS = [
+  'c.id',
+  'c.tenant_id',
+  'c.receptionist_id',
+  'c.direction',
+  'c.status',
+  'c.from_number',
+  'c.to_number',
+  'c.customer_name',
+  'c.duration_seconds',
+  'c.outcome',
+  'c.started_at',
+  'c.ended_at',
+  'c.booking',
+  'r.name as receptionist_name',
+];
+
+const toSummary = (r: SummaryRow): CallSummary => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  receptionistId: r.receptionist_id,
+  receptionistName: r.receptionist_name,
+  direction: r.direction,
+  status: r.status,
+  from: r.from_number,
+  to: r.to_number,
+  customerName: r.customer_name,
+  durationSeconds: r.duration_seconds,
+  outcome: r.outcome,
+  startedAt: r.started_at,
+  endedAt: r.ended_at,
+  booking: r.booking,
+  hasTranscript: r.has_transcript,
+  hasRecording: r.has_recording,
+});
+
 const COLUMN: Record<keyof CallFields, string> = {
   providerCallId: 'provider_call_id',
   direction: 'direction',
@@ -81,6 +143,28 @@ const COLUMN: Record<keyof CallFields, string> = {
   purpose: 'purpose',
 };
 const JSON_FIELDS = new Set(['transcript', 'recording', 'booking', 'cost', 'metadata']);
+
+/** The immutable columns of an accepted outbound call (what a 202 replay is built from). */
+const ACCEPTED_COLUMNS = [
+  'id',
+  'receptionist_id',
+  'from_number',
+  'to_number',
+  'created_at',
+  'idempotency_fingerprint',
+];
+type AcceptedRow = Pick<CallRow, 'id' | 'receptionist_id' | 'from_number' | 'to_number'> & {
+  created_at: Date;
+  idempotency_fingerprint: string | null;
+};
+const toAccepted = (r: AcceptedRow): AcceptedOutboundCall => ({
+  id: r.id,
+  receptionistId: r.receptionist_id,
+  from: r.from_number,
+  to: r.to_number,
+  createdAt: r.created_at,
+  idempotencyFingerprint: r.idempotency_fingerprint,
+});
 
 /** Domain fields → column values; JSON columns are serialised explicitly for pg. */
 export function callColumns(fields: CallFields): Record<string, unknown> {
@@ -153,19 +237,113 @@ export class CallsStore {
     tenantId: string,
     filters: CallFilters,
     page: { limit: number; after?: KeysetPosition | null },
-  ): Promise<KeysetPage<Call>> {
-    const q = this.select().where('c.tenant_id', tenantId);
+  ): Promise<KeysetPage<CallSummary>> {
+    const q = this.db(`${TABLE} as c`)
+      .join('receptionists as r', 'r.id', 'c.receptionist_id')
+      .select(SUMMARY_COLUMNS)
+      .select(
+        this.db.raw('(c.transcript IS NOT NULL) AS has_transcript'),
+        this.db.raw('(c.recording IS NOT NULL) AS has_recording'),
+      )
+      .where('c.tenant_id', tenantId);
     if (filters.receptionistId) q.andWhere('c.receptionist_id', filters.receptionistId);
     if (filters.direction) q.andWhere('c.direction', filters.direction);
     if (filters.status) q.andWhere('c.status', filters.status);
     if (filters.from) q.andWhere('c.started_at', '>=', filters.from);
     if (filters.toExclusive) q.andWhere('c.started_at', '<', filters.toExclusive);
-    const result = await keysetPage<CallRow>(q, {
+    const result = await keysetPage<SummaryRow>(q, {
       timeColumn: 'c.started_at',
       idColumn: 'c.id',
       ...page,
       position: (r) => ({ t: r.started_at.getTime(), id: r.id }),
     });
-    return { rows: result.rows.map(toCall), next: result.next };
+    return { rows: result.rows.map(toSummary), next: result.next };
+  }
+  /**
+   * Inserts a queued outbound call from the tenant's receptionist (its number becomes `from`),
+   * in one autocommit statement: committed when this returns. Undefined when the
+   * receptionist is not the tenant's, not ready or has no number (and no call holds the key).
+   * With an Idempotency-Key the unique index on (tenant_id, idempotency_key) turns a second
+   * insert into a no-op, across processes and whatever Redis remembers: the call that holds
+   * the key is returned with `created: false`.
+   */
+  async createOutbound(
+    input: NewOutboundCall,
+  ): Promise<{ call: AcceptedOutboundCall; created: boolean } | undefined> {
+    const result = (await this.db.raw(
+      `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status, from_number,
+         to_number, customer_name, purpose, metadata, started_at, created_at, idempotency_key,
+         idempotency_fingerprint)
+       SELECT ?, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, ?, ?, ?, ?::jsonb, ?, ?,
+              ?, ?
+         FROM receptionists r
+        WHERE r.id = ? AND r.tenant_id = ? AND r.status = 'ready' AND r.phone_number IS NOT NULL
+       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${ACCEPTED_COLUMNS.join(', ')}`,
+      [
+        newId('call'),
+        input.to,
+        input.customerName,
+        input.purpose,
+        JSON.stringify(input.metadata),
+        input.at,
+        input.at,
+        input.idempotency?.key ?? null,
+        input.idempotency?.fingerprint ?? null,
+        input.receptionistId,
+        input.tenantId,
+      ],
+    )) as { rows: AcceptedRow[] };
+    const row = result.rows[0];
+    if (row) return { call: toAccepted(row), created: true };
+    // A conflict waited for the key's holder to commit, so that call is visible now.
+    const existing =
+      input.idempotency && (await this.findByIdempotencyKey(input.tenantId, input.idempotency.key));
+    return existing ? { call: existing, created: false } : undefined;
+  }
+
+  async findByIdempotencyKey(
+    tenantId: string,
+    key: string,
+  ): Promise<AcceptedOutboundCall | undefined> {
+    const row = (await this.db(TABLE)
+      .select(ACCEPTED_COLUMNS)
+      .where({ tenant_id: tenantId, idempotency_key: key })
+      .first()) as AcceptedRow | undefined;
+    return row && toAccepted(row);
+  }
+
+  /** Any tenant's call by id: for the worker, which acts on ids from its own jobs. */
+  async findById(id: string, db: Knex = this.db): Promise<Call | undefined> {
+    const row = (await this.select(db).where('c.id', id).first()) as CallRow | undefined;
+    return row && toCall(row);
+  }
+
+  /**
+   * The dialler's claim: queued → ringing with the provider's call id, in one conditional
+   * UPDATE. At most one claimer ever wins for a call, so a duplicated or re-run job can never
+   * dial the customer twice. Undefined when the call is gone or no longer queued.
+   */
+  async claimForDialling(id: string, providerCallId: string): Promise<Call | undefined> {
+    const claimed = (await this.db(TABLE)
+      .where({ id, status: 'queued', direction: 'outbound' })
+      .update({ status: 'ringing', provider_call_id: providerCallId, updated_at: this.db.fn.now() })
+      .returning('id')) as Array<{ id: string }>;
+    return claimed.length ? this.findById(id) : undefined;
+  }
+
+  /** Outbound calls still queued `graceMs` after they were accepted, oldest first. */
+  async queuedOutbound(graceMs: number, limit: number): Promise<string[]> {
+    const rows = (await this.db(TABLE)
+      .select('id')
+      .where({ status: 'queued', direction: 'outbound' })
+      .andWhere(
+        'created_at',
+        '<',
+        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
+      )
+      .orderBy('created_at')
+      .limit(limit)) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
   }
 }
