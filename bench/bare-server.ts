@@ -1,0 +1,61 @@
+/**
+ * The baseline of the calls benchmark: a bare Express 5 app (no middleware; same database and
+ * knex pool settings as the API), run as its own process by bench/calls.ts.
+ *
+ * - GET /calls/random: the issue's baseline, one SELECT by primary key of a random call.
+ * - GET /calls/page: informational, the API's list work without the API around it: the same
+ *   CallsStore.list (first page of 20, BENCH_TENANT_ID) and the same item rendering, but no
+ *   authentication, logging, validation or cursor signing.
+ *
+ * Env: DATABASE_URL, PORT, BENCH_TENANT_ID.
+ */
+import express from 'express';
+import { CallsStore, createKnex } from '@switchboard/db';
+import { renderCallListItem } from '../apps/api/src/routes/call-render';
+
+const SAMPLE_IDS = 10_000;
+
+async function main(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL;
+  const port = Number(process.env.PORT);
+  const tenantId = process.env.BENCH_TENANT_ID;
+  if (!databaseUrl || !tenantId || !Number.isInteger(port) || port <= 0) {
+    throw new Error('bare-server needs DATABASE_URL, PORT and BENCH_TENANT_ID');
+  }
+  const knex = createKnex(databaseUrl);
+  const calls = new CallsStore(knex);
+  // A random sample of ids spread over the whole table, loaded once.
+  const rows = (await knex.raw('SELECT id FROM calls TABLESAMPLE SYSTEM (1) LIMIT ?', [
+    SAMPLE_IDS,
+  ])) as { rows: { id: string }[] };
+  const ids = rows.rows.map((r) => r.id);
+  if (ids.length === 0) throw new Error('the calls table is empty');
+
+  const app = express();
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', ids: ids.length });
+  });
+  app.get('/calls/random', async (_req, res) => {
+    const id = ids[Math.floor(Math.random() * ids.length)] as string;
+    const call: unknown = await knex('calls').where({ id }).first();
+    res.json(call);
+  });
+  app.get('/calls/page', async (_req, res) => {
+    const page = await calls.list(tenantId, {}, { limit: 20 });
+    res.json({ calls: page.rows.map(renderCallListItem), next_cursor: null });
+  });
+  const server = app.listen(port, '127.0.0.1');
+  const stop = () => {
+    server.close(() => {
+      void knex.destroy().finally(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bare-server: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+/**
+ * `npm run bench`: runs every benchmark listed below, one after the other, each in its own
+ * process. `npm run bench -- calls` runs only the named ones; `npm run bench -- --list` lists.
+ *
+ * To add a benchmark: write bench/<name>.ts (runnable on its own with tsx, exiting non-zero
+ * on failure, results to bench/.results/) and add one entry here.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+interface Benchmark {
+  name: string;
+  /** Path from the repository root. */
+  file: string;
+  description: string;
+}
+
+export const BENCHMARKS: readonly Benchmark[] = [
+  {
+    name: 'calls',
+    file: 'bench/calls.ts',
+    description:
+      'call history at 2,000,000 calls: cursor depth latency and list throughput (issue 3)',
+  },
+  {
+    name: 'outbound',
+    file: 'bench/outbound.ts',
+    description:
+      'POST /calls/outbound req/s, unique Idempotency-Keys and replays, vs a bare SET NX + GET route (issue 6)',
+  },
+  {
+    name: 'delivery',
+    file: 'bench/delivery.ts',
+    description:
+      'webhook deliveries/s of one worker vs a raw axios loop and a BullMQ no-op worker, ingest → receipt latency, 100-way fan-out (issue 5)',
+  },
+];
+
+const ROOT = resolve(__dirname, '..');
+const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+
+let interrupted = false;
+
+function runOne(b: Benchmark): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [TSX_CLI, b.file], { cwd: ROOT, stdio: 'inherit' });
+    // Ctrl-C reaches the child through the terminal; a SIGTERM sent to this runner is passed
+    // on. Either way the benchmark cleans up after itself and no further one starts.
+    const onInt = () => {
+      interrupted = true;
+    };
+    const onTerm = () => {
+      interrupted = true;
+      child.kill('SIGTERM');
+    };
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      done(code ?? (signal ? 1 : 0));
+    });
+    child.on('error', (err) => {
+      process.stderr.write(`bench: could not start ${b.file}: ${err.message}\n`);
+      done(1);
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  if (args.includes('--list')) {
+    for (const b of BENCHMARKS) process.stdout.write(`${b.name.padEnd(16)} ${b.description}\n`);
+    return 0;
+  }
+  const unknown = args.filter((a) => !BENCHMARKS.some((b) => b.name === a));
+  if (unknown.length) {
+    process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')} (see --list)\n`);
+    return 2;
+  }
+  const selected = args.length ? BENCHMARKS.filter((b) => args.includes(b.name)) : BENCHMARKS;
+  const summary: { name: string; code: number; seconds: number }[] = [];
+  for (const b of selected) {
+    if (interrupted) break;
+    process.stderr.write(`\n=== bench ${b.name}: ${b.description}\n`);
+    const started = Date.now();
+    const code = await runOne(b);
+    summary.push({ name: b.name, code, seconds: (Date.now() - started) / 1000 });
+  }
+  process.stderr.write('\n=== bench summary\n');
+  for (const s of summary) {
+    process.stderr.write(
+      `${s.name.padEnd(16)} ${s.code === 0 ? 'ok' : `FAILED (exit ${s.code})`}  ${s.seconds.toFixed(0)} s\n`,
+    );
+  }
+  return interrupted ? 130 : summary.every((s) => s.code === 0) ? 0 : 1;
+}
+
+void main().then((code) => process.exit(code));
