@@ -3,6 +3,8 @@ import {
   ApiKeysStore,
   CallsStore,
   createKnex,
+  DeliveriesStore,
+  DeliveryAttemptsStore,
   EventsStore,
   ReceptionistsStore,
   TenantsStore,
@@ -10,7 +12,13 @@ import {
   type Knex,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
-import { closeRedis, createRedis, type Redis } from '@switchboard/queues';
+import {
+  closeRedis,
+  createQueues,
+  createRedis,
+  type Queues,
+  type Redis,
+} from '@switchboard/queues';
 import { secretBoxForKey, type SecretBox } from '@switchboard/crypto';
 import {
   createWebhookSender,
@@ -18,6 +26,7 @@ import {
   type LookupFn,
   type WebhookSender,
 } from '@switchboard/webhooks';
+import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
 import { CursorCodec } from './pagination/cursor';
 
 /** Everything the API's routes use, built in one place (the composition root). */
@@ -26,6 +35,8 @@ export interface Deps {
   logger: Logger;
   knex: Knex;
   redis: Redis;
+  /** Producers on the fail-fast connection: an add during a Redis outage rejects at once. */
+  queues: Queues;
   cursors: CursorCodec;
   /** Encrypts webhook signing secrets at rest (key id `k1` = SECRET_ENCRYPTION_KEY). */
   secretBox: SecretBox;
@@ -33,6 +44,8 @@ export interface Deps {
   webhookSender: WebhookSender;
   /** Resolver used by the subscription URL check (the sender is built with the same one). */
   webhookLookup: LookupFn;
+  /** Idempotency-Key handling on the fail-fast Redis connection (outbound calls). */
+  idempotency: Idempotency;
   stores: {
     tenants: TenantsStore;
     apiKeys: ApiKeysStore;
@@ -40,6 +53,9 @@ export interface Deps {
     calls: CallsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
+    /** The delivery log (read) and manual retries (a new round of attempts). */
+    deliveries: DeliveriesStore;
+    deliveryAttempts: DeliveryAttemptsStore;
   };
   /** Closes pools and connections; call after the HTTP server stopped accepting. */
   close(): Promise<void>;
@@ -51,12 +67,15 @@ export interface DepsOverrides {
   webhookLookup?: LookupFn;
   /** PEM certificates trusted in addition to Node's roots (self-signed test receivers). */
   webhookCa?: string;
+  /** Idempotency TTLs and the crash-injection hook (tests only). */
+  idempotency?: Partial<IdempotencyOptions>;
 }
 
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger('api', config.logLevel);
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redisUrl, 'producer');
+  const queues = createQueues(redis, config.queuePrefix);
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
@@ -69,10 +88,17 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     logger,
     knex,
     redis,
+    queues,
     cursors: new CursorCodec(config.cursorSecret),
     secretBox: secretBoxForKey(config.secretEncryptionKey),
     webhookSender,
     webhookLookup,
+    idempotency: new Idempotency(
+      redis,
+      config.queuePrefix,
+      { ...DEFAULT_IDEMPOTENCY_OPTIONS, ...overrides.idempotency },
+      logger,
+    ),
     stores: {
       tenants: new TenantsStore(knex),
       apiKeys: new ApiKeysStore(knex),
@@ -80,9 +106,12 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       calls: new CallsStore(knex),
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
+      deliveries: new DeliveriesStore(knex),
+      deliveryAttempts: new DeliveryAttemptsStore(knex),
     },
     async close() {
       webhookSender.close();
+      await queues.close();
       await Promise.allSettled([knex.destroy(), closeRedis(redis)]);
     },
   };

@@ -3,6 +3,7 @@ import * as m001 from './001_foundation';
 import * as m002 from './002_calls';
 import * as m003 from './003_webhooks';
 import * as m004 from './004_deliveries';
+import * as m005 from './005_outbound_idempotency';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['002_calls', m002],
   ['003_webhooks', m003],
   ['004_deliveries', m004],
+  ['005_outbound_idempotency', m005],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -1,0 +1,130 @@
+import request from 'supertest';
+import { startApiProcess, freePort, type ApiProcess } from '../support/api-process';
+import { createTestContext, type TestContext } from '../support/context';
+import { uid } from '../support/fixtures';
+
+// A race of identical requests across two real API processes, and Redis being away.
+const PATH = '/api/v1/calls/outbound';
+
+let ctx: TestContext;
+let auth: string;
+let tenantId: string;
+let rcp: string;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  ({ auth, tenantId } = await ctx.tenant(['write']));
+  rcp = (
+    await ctx.deps.stores.receptionists.create({
+      tenantId,
+      name: 'Front Desk',
+      status: 'ready',
+      phoneNumber: '+14155550100',
+    })
+  ).id;
+});
+afterAll(() => ctx.close());
+
+describe('50 identical requests across two API processes', () => {
+  let apis: ApiProcess[] = [];
+  beforeAll(async () => {
+    apis = await Promise.all([startApiProcess(ctx.config), startApiProcess(ctx.config)]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(apis.map((a) => a.stop()));
+  });
+
+  it('create exactly one call and one dial job; every answer is that call or a 409', async () => {
+    const key = `race-${uid()}`;
+    const body = JSON.stringify({ receptionist_id: rcp, to: '+14155550123' });
+    const headers = {
+      Authorization: auth,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': key,
+    };
+    const send = (i: number) =>
+      fetch(`${apis[i % 2]?.baseUrl}${PATH}`, { method: 'POST', headers, body }).then(
+        async (r) => ({
+          status: r.status,
+          body: (await r.json()) as { id?: string },
+          retryAfter: r.headers.get('retry-after'),
+        }),
+      );
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i)));
+
+    const accepted = results.filter((r) => r.status === 202);
+    const busy = results.filter((r) => r.status === 409);
+    expect(accepted.length + busy.length).toBe(50);
+    expect(accepted.length).toBeGreaterThanOrEqual(1);
+    expect(busy.every((r) => r.retryAfter === '1')).toBe(true);
+    const ids = new Set(accepted.map((r) => r.body.id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as string[];
+
+    const rows = await ctx.deps.knex('calls').where({ tenant_id: tenantId, idempotency_key: key });
+    expect(rows.map((r: { id: string }) => r.id)).toEqual([id]);
+    const jobs = await ctx.deps.queues.outboundCalls.getJobs([
+      'waiting',
+      'delayed',
+      'active',
+      'completed',
+      'failed',
+    ]);
+    expect(jobs.filter((j) => j.data.callId === id).map((j) => j.id)).toEqual([id]);
+
+    // Once the dust settles, both processes replay the same call.
+    for (const api of apis) {
+      const again = await fetch(`${api.baseUrl}${PATH}`, { method: 'POST', headers, body });
+      expect(again.status).toBe(202);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await again.json()) as { id: string }).id).toBe(id);
+    }
+  });
+});
+
+describe('with Redis unreachable', () => {
+  let down: TestContext;
+  let downAuth: string;
+  let downRcp: string;
+  beforeAll(async () => {
+    down = await createTestContext({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const t = await down.tenant(['write']);
+    downAuth = t.auth;
+    downRcp = (
+      await down.deps.stores.receptionists.create({
+        tenantId: t.tenantId,
+        name: 'Front Desk',
+        status: 'ready',
+        phoneNumber: '+14155550100',
+      })
+    ).id;
+  });
+  afterAll(() => down.close());
+
+  it('a request with an Idempotency-Key is a 503 with Retry-After, fast, and makes no call', async () => {
+    const started = Date.now();
+    const res = await request(down.app)
+      .post(PATH)
+      .set('Authorization', downAuth)
+      .set('Idempotency-Key', `down-${uid()}`)
+      .send({ receptionist_id: downRcp, to: '+14155550123' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.error).toMatchObject({ type: 'service_unavailable' });
+    expect(await down.deps.knex('calls')).toHaveLength(0);
+  });
+
+  it('without a key the call is still accepted; its dial is left to the reconciler', async () => {
+    const started = Date.now();
+    const res = await request(down.app)
+      .post(PATH)
+      .set('Authorization', downAuth)
+      .send({ receptionist_id: downRcp, to: '+14155550123' });
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(res.status).toBe(202);
+    expect(await down.deps.knex('calls').where({ id: res.body.id, status: 'queued' })).toHaveLength(
+      1,
+    );
+  });
+});
