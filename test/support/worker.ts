@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import type { Knex } from '@switchboard/db';
+import { emit } from '@switchboard/events';
 import { createLogger } from '@switchboard/logger';
 import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import { startRunner, type Runner, type RunnerOptions } from '../../apps/worker/src/runner';
@@ -56,4 +60,49 @@ export async function waitFor<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A committed `call.started` for the receptionist (what ingestion would emit). */
+export function emitCallStarted(
+  ctx: TestContext,
+  tenantId: string,
+  receptionistId: string,
+  trx: Knex = ctx.deps.knex,
+): Promise<string> {
+  const write = (t: Knex) =>
+    emit(t, {
+      tenantId,
+      receptionistId,
+      type: 'call.started',
+      data: {
+        call_id: `call_${randomBytes(8).toString('hex')}`,
+        direction: 'inbound',
+        from: '+14155550100',
+        to: '+14155550199',
+        started_at: new Date().toISOString(),
+      },
+    });
+  return trx.isTransaction ? write(trx) : trx.transaction(write);
+}
+
+/** A tenant with an admin key, one ready receptionist, and a subscription to `url`. */
+export async function subscriber(ctx: TestContext, url: string, events?: string[]) {
+  const tenant = await ctx.tenant(['admin']);
+  const receptionist = await ctx.deps.stores.receptionists.create({
+    tenantId: tenant.tenantId,
+    name: 'Front Desk',
+    status: 'ready',
+    phoneNumber: '+14155550199',
+  });
+  const res = await request(ctx.app)
+    .post('/api/v1/webhooks')
+    .set('Authorization', tenant.auth)
+    .send({ url, ...(events ? { events } : {}) });
+  if (res.status !== 201)
+    throw new Error(`subscription refused: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    tenant,
+    receptionistId: receptionist.id,
+    subscription: res.body as { id: string; signing_secret: string },
+  };
 }

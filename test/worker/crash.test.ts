@@ -2,8 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
-import { emit } from '@switchboard/events';
 import {
   generateCertificate,
   startReceiver,
@@ -11,8 +9,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { testEnv } from '../support/env';
-import { uid } from '../support/fixtures';
-import { waitFor } from '../support/worker';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // At-least-once under crashes: 500 events are delivered while the worker process is
 // SIGKILLed and restarted three times. Every event must reach the receiver, every delivery
@@ -77,38 +74,15 @@ afterAll(async () => {
 });
 
 it('delivers every event at least once across three SIGKILLs', async () => {
-  const t = await ctx.tenant(['admin']);
-  const rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: t.tenantId,
-      name: 'Desk',
-      status: 'ready',
-    })
-  ).id;
-  const sub = await request(ctx.app)
-    .post('/api/v1/webhooks')
-    .set('Authorization', t.auth)
-    .send({ url: `https://127.0.0.1:${receiver.port}/hook` });
-  expect(sub.status).toBe(201);
-
+  const { tenant, receptionistId, subscription } = await subscriber(
+    ctx,
+    `https://127.0.0.1:${receiver.port}/hook`,
+  );
   const eventIds: string[] = [];
   for (let batch = 0; batch < EVENTS / 50; batch++) {
     await ctx.deps.knex.transaction(async (trx) => {
       for (let i = 0; i < 50; i++) {
-        eventIds.push(
-          await emit(trx, {
-            tenantId: t.tenantId,
-            receptionistId: rcp,
-            type: 'call.started',
-            data: {
-              call_id: `call_${uid()}`,
-              direction: 'inbound',
-              from: '+14155550100',
-              to: '+14155550199',
-              started_at: new Date().toISOString(),
-            },
-          }),
-        );
+        eventIds.push(await emitCallStarted(ctx, tenant.tenantId, receptionistId, trx));
       }
     });
   }
@@ -137,7 +111,9 @@ it('delivers every event at least once across three SIGKILLs', async () => {
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );
-  const rows = await ctx.deps.knex('webhook_deliveries').where({ subscription_id: sub.body.id });
+  const rows = await ctx.deps
+    .knex('webhook_deliveries')
+    .where({ subscription_id: subscription.id });
   expect(rows).toHaveLength(EVENTS);
   expect(rows.every((r: { status: string }) => r.status === 'succeeded')).toBe(true);
   // Duplicates are allowed (at-least-once) but always name the same event.

@@ -1,4 +1,3 @@
-import { emit } from '@switchboard/events';
 import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
 import request from 'supertest';
 import {
@@ -8,8 +7,7 @@ import {
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext } from '../support/context';
-import { uid } from '../support/fixtures';
-import { startTestWorker, waitFor } from '../support/worker';
+import { emitCallStarted, startTestWorker, waitFor } from '../support/worker';
 
 // Delivery policies that need their own configuration: one attempt per delivery and a high
 // disable threshold (counting under concurrency), the real 1 s / 5 s schedule, and the
@@ -48,21 +46,7 @@ async function world(env: Record<string, string>) {
         .set('Authorization', t.auth)
         .send({ url: `${base}${p}` })
     ).body as { id: string; signing_secret: string };
-  const emitOne = () =>
-    ctx.deps.knex.transaction((trx) =>
-      emit(trx, {
-        tenantId: t.tenantId,
-        receptionistId: rcp,
-        type: 'call.missed',
-        data: {
-          call_id: `call_${uid()}`,
-          from: '+14155550100',
-          to: '+14155550199',
-          missed_at: new Date().toISOString(),
-          recovery_scheduled: false,
-        },
-      }),
-    );
+  const emitOne = () => emitCallStarted(ctx, t.tenantId, rcp);
   return {
     ctx,
     worker,
@@ -143,7 +127,7 @@ it('delivers to the legacy webhook_url, signed with a per-receptionist secret th
     verifyServiceSignature({ secret, body: req.body, headers: req.headers });
     verifyStandardWebhook({ secret, body: req.body, headers: req.headers });
     const body = JSON.parse(req.body);
-    expect(body).toMatchObject({ id: eventId, event: 'call.missed', receptionist_id: w.rcp });
+    expect(body).toMatchObject({ id: eventId, event: 'call.started', receptionist_id: w.rcp });
     // The secret appears in no API response.
     const shown = await request(w.ctx.app)
       .get(`/api/v1/receptionists/${w.rcp}`)

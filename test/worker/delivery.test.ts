@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { emit, validateEventData } from '@switchboard/events';
+import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import {
   generateCertificate,
@@ -10,7 +10,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
 
 // The whole path over real Postgres, Redis and HTTPS: ingest → outbox → relay → fan-out →
 // signed delivery to a receiver on 127.0.0.1, with retries on a short schedule.
@@ -78,22 +78,8 @@ async function receptionist(tenantId: string) {
   ).id;
 }
 
-/** Emits a call.started for the receptionist, committed like any state change. */
 const emitStarted = (tenantId: string, receptionistId: string) =>
-  ctx.deps.knex.transaction((trx) =>
-    emit(trx, {
-      tenantId,
-      receptionistId,
-      type: 'call.started',
-      data: {
-        call_id: `call_${uid()}`,
-        direction: 'inbound',
-        from: '+14155550100',
-        to: '+14155550199',
-        started_at: new Date().toISOString(),
-      },
-    }),
-  );
+  emitCallStarted(ctx, tenantId, receptionistId);
 
 const deliveriesOf = (subscriptionId: string) =>
   ctx.deps

@@ -1,6 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import request from 'supertest';
-import { emit } from '@switchboard/events';
 import {
   closedPort,
   generateCertificate,
@@ -8,8 +6,13 @@ import {
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
-import { uid } from '../support/fixtures';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import {
+  emitCallStarted,
+  startTestWorker,
+  subscriber,
+  waitFor,
+  type TestWorker,
+} from '../support/worker';
 
 // A Redis outage longer than BullMQ's drainDelay (5 s) must not leave the worker idle once
 // Redis is back: a class of BullMQ bugs did exactly that. This test runs a Redis server of
@@ -62,34 +65,11 @@ afterAll(async () => {
 });
 
 it('consumes new jobs again after Redis was away longer than drainDelay', async () => {
-  const t = await ctx.tenant(['admin']);
-  const rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: t.tenantId,
-      name: 'Desk',
-      status: 'ready',
-    })
-  ).id;
-  const sub = await request(ctx.app)
-    .post('/api/v1/webhooks')
-    .set('Authorization', t.auth)
-    .send({ url: `https://127.0.0.1:${receiver.port}/hook` });
-  expect(sub.status).toBe(201);
-  const emitOne = () =>
-    ctx.deps.knex.transaction((trx) =>
-      emit(trx, {
-        tenantId: t.tenantId,
-        receptionistId: rcp,
-        type: 'call.started',
-        data: {
-          call_id: `call_${uid()}`,
-          direction: 'inbound',
-          from: '+14155550100',
-          to: '+14155550199',
-          started_at: new Date().toISOString(),
-        },
-      }),
-    );
+  const { tenant, receptionistId } = await subscriber(
+    ctx,
+    `https://127.0.0.1:${receiver.port}/hook`,
+  );
+  const emitOne = () => emitCallStarted(ctx, tenant.tenantId, receptionistId);
   const seen = (id: string) =>
     receiver.requests.some((r) => r.headers['x-service-event-id'] === id);
 
