@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { answeredCall, fictionalCustomerPhone } from '@switchboard/telephony';
+import { answeredCall, fictionalPhoneNumber } from '@switchboard/telephony';
 
 // Plays one inbound call through the telephony ingestion endpoint, as the voice platform
 // would: call.started, then call.ended with a transcript, recording, booking and cost.
@@ -26,7 +26,7 @@ async function main(receptionistId: string, ingestToken: string): Promise<void> 
     receptionistName: 'Demo',
     direction: 'inbound',
     businessPhone: '+14155550100',
-    customerPhone: fictionalCustomerPhone(),
+    customerPhone: fictionalPhoneNumber(),
     startedAt: new Date(Date.now() - 120_000),
   });
   for (const message of [call.started, call.ended]) {

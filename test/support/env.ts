@@ -38,6 +38,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'silent',
+    // Small pools: several test files, workers and API processes share one Postgres.
+    WORKER_CONCURRENCY: '8',
     ...overrides,
   };
 }

@@ -226,4 +226,29 @@ describe('the dialler', () => {
     expect(claims.filter(Boolean)).toHaveLength(1);
     expect((await detail(call.id)).status).toBe('ringing');
   });
+
+  it('fails a claimed call that stopped progressing (its worker died mid-call)', async () => {
+    const created = await ctx.deps.stores.calls.createOutbound({
+      tenantId,
+      receptionistId: rcp,
+      to: '+14155550128',
+      customerName: null,
+      purpose: null,
+      metadata: {},
+      idempotency: null,
+      at: new Date(),
+    });
+    const id = (created?.call as { id: string }).id;
+    // Claimed by a worker that then vanished, ten minutes ago.
+    await ctx.deps.stores.calls.claimForDialling(id, `sim_${id}`);
+    await ctx.deps
+      .knex('calls')
+      .where({ id })
+      .update({ updated_at: new Date(Date.now() - 600_000) });
+    const call = await finished(id);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'error', outcome: 'no_outcome' });
+    const events = await eventsOf(id);
+    expect(events.map((e) => e.type)).toEqual(['call.completed']);
+    expect(validateEventData('call.completed', events[0]?.data)).toBeNull();
+  });
 });

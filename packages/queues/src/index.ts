@@ -3,3 +3,4 @@ export * from './connection';
 export * from './names';
 export * from './jobs';
 export * from './queues';
+export * from './enqueue';

@@ -217,6 +217,9 @@ export function missedCall(input: ScenarioInput): {
   };
 }
 
-/** A fictional customer number in the 555-01xx block reserved for fiction. */
-export const fictionalCustomerPhone = (): string =>
-  `+1${randomInt(201, 990)}55501${pad(randomInt(100))}`;
+/** Real US area codes, so generated numbers pass E.164 validation (libphonenumber). */
+const AREA_CODES = ['212', '305', '312', '415', '503', '512', '617', '702', '720', '808'];
+
+/** A fictional number: a real area code and the 555-01xx block reserved for fiction. */
+export const fictionalPhoneNumber = (): string =>
+  `+1${pick(AREA_CODES)}55501${pad(randomInt(100))}`;

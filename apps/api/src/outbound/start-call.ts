@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { AcceptedOutboundCall, Receptionist } from '@switchboard/db';
-import { jobIds } from '@switchboard/queues';
+import { addWithin, jobIds } from '@switchboard/queues';
 import type { Deps } from '../deps';
 import { ApiError, notFound } from '../errors';
 import { idempotencyKeyReused, type IdempotentResponse } from '../idempotency';
@@ -96,24 +96,18 @@ const accepted = (
 
 /** Adds the dial job (jobId = call id, so a second add is a no-op); never fails the request. */
 async function enqueueDial(deps: Deps, callId: string): Promise<void> {
-  const add = deps.queues.outboundCalls.add(
-    'dial',
-    { v: 1, callId },
-    { jobId: jobIds.outboundCall(callId) },
-  );
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error('timed out adding the dial job')),
+  try {
+    await addWithin(
+      deps.queues.outboundCalls,
+      deps.redis,
+      {
+        name: 'dial',
+        data: { v: 1 as const, callId },
+        opts: { jobId: jobIds.outboundCall(callId) },
+      },
       ENQUEUE_TIMEOUT_MS,
     );
-  });
-  try {
-    await Promise.race([add, timeout]);
   } catch (err) {
-    add.catch(() => undefined);
     deps.logger.warn({ err, callId }, 'dial job not added; the dialler reconciler will enqueue it');
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Delivery, DeliveryAttempt, WebhookSubscription } from '@switchboard/db';
-import { jobIds, type DeliveryJob } from '@switchboard/queues';
+import { addWithin, jobIds, type DeliveryJob } from '@switchboard/queues';
 import type { Deps } from '../deps';
 import { conflict, notFound } from '../errors';
 import { defineRoute, type RouteDef } from '../openapi/route';
@@ -44,16 +44,6 @@ const TAG = 'Webhooks';
 /** Longer than the producer connection's command timeout (2 s), so that one answers first. */
 const ENQUEUE_TIMEOUT_MS = 2500;
 
-/** Rejects after `ms`. A late outcome of `p` is dropped: re-adding the same job id is a no-op. */
-function within<T>(ms: number, p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref();
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * The delivery log of a subscription and manual retries (admin, like every /webhooks route).
  * The subscription is looked up with the caller's tenant first, so another tenant's
@@ -80,12 +70,12 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
   const enqueueFirstAttempt = async (d: Delivery, requestId: string): Promise<void> => {
     const data: DeliveryJob = { v: 1, deliveryId: d.id, round: d.round, attempt: 1 };
     try {
-      // BullMQ waits for a connection that is not ready (it does not fail fast like the
-      // connection's own commands), so an outage is recognised here and the wait bounded.
-      if (deps.redis.status !== 'ready')
-        throw new Error(`redis connection is ${deps.redis.status}`);
-      const job = deps.queues.deliveries.add('delivery', data, { jobId: jobIds.delivery(data) });
-      await within(ENQUEUE_TIMEOUT_MS, job);
+      await addWithin(
+        deps.queues.deliveries,
+        deps.redis,
+        { name: 'delivery', data, opts: { jobId: jobIds.delivery(data) } },
+        ENQUEUE_TIMEOUT_MS,
+      );
     } catch (err) {
       deps.logger.warn(
         { err, deliveryId: d.id, round: d.round, requestId },

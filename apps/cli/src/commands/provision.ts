@@ -1,11 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { emit } from '@switchboard/events';
+import { fictionalPhoneNumber } from '@switchboard/telephony';
 import type { Receptionist } from '@switchboard/db';
 import type { CliContext } from '../context';
-
-/** A fictional North American number in the 555-01xx block reserved for fiction. */
-export const fictionalNumber = (): string =>
-  `+1${randomInt(201, 990)}55501${randomInt(0, 100).toString().padStart(2, '0')}`;
 
 /**
  * Creates a receptionist that is already provisioned (`ready`, with a number and an
@@ -24,7 +21,7 @@ export async function createReadyReceptionist(
         tenantId,
         name,
         status: 'ready',
-        phoneNumber: fictionalNumber(),
+        phoneNumber: fictionalPhoneNumber(),
         assistantId: `asst_${randomInt(1e9, 1e10 - 1)}`,
         plan: 'standard',
         greeting: greeting ?? `Thanks for calling ${name}, how can I help?`,

@@ -3,7 +3,7 @@ import type { Receptionist } from '@switchboard/db';
 import {
   answeredCall,
   applyTelephonyMessage,
-  fictionalCustomerPhone,
+  fictionalPhoneNumber,
   missedCall,
 } from '@switchboard/telephony';
 import type { CliContext } from '../context';
@@ -27,7 +27,7 @@ async function seedCalls(ctx: CliContext, r: Receptionist): Promise<number> {
       receptionistName: r.name,
       direction: randomInt(10) < 3 ? ('outbound' as const) : ('inbound' as const),
       businessPhone: r.phoneNumber as string,
-      customerPhone: fictionalCustomerPhone(),
+      customerPhone: fictionalPhoneNumber(),
       startedAt: new Date(now - randomInt(WEEK_MS)),
     };
     if (input.direction === 'inbound' && randomInt(100) < 15) {

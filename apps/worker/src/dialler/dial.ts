@@ -6,7 +6,7 @@ import type { WorkerDeps } from '../deps';
 import { notConnectedMessage } from './messages';
 import type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 
-const requestOf = (call: Call, providerCallId: string): DialRequest => ({
+export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
   callId: call.id,
   providerCallId,
   receptionistId: call.receptionistId,

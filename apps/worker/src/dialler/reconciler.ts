@@ -1,11 +1,17 @@
 import { jobIds } from '@switchboard/queues';
+import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { requestOf } from './dial';
+import { notConnectedMessage } from './messages';
 
 export interface DialReconcilerOptions {
   intervalMs: number;
   /** How long a call may stay queued before its job is presumed lost. */
   graceMs: number;
+  /** How long a claimed call may stay `ringing` / `in_progress` before it is failed. */
+  staleRingingMs?: number;
+  staleInProgressMs?: number;
 }
 
 const BATCH = 500;
@@ -21,7 +27,33 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
   let stopped = false;
   let running: Promise<void> | null = null;
 
+  /**
+   * A claimed call is never dialled again (at most once), so one whose worker died mid-call
+   * would stay ringing or in progress for ever: it is ended as failed instead, through the
+   * ingestion path (status, call.completed event). The message id is derived from the call,
+   * so two workers sweeping the same call apply it once.
+   */
+  async function sweepStale(): Promise<void> {
+    const stale = await stores.calls.staleOutbound(
+      opts.staleRingingMs ?? 120_000,
+      opts.staleInProgressMs ?? 4 * 3_600_000,
+      BATCH,
+    );
+    for (const id of stale) {
+      const call = await stores.calls.findById(id);
+      if (!call?.providerCallId) continue;
+      const message = notConnectedMessage(
+        requestOf(call, call.providerCallId),
+        'error',
+        new Date(),
+      );
+      await applyTelephonyMessage(deps.knex, { ...message, id: `sweep_${call.id}_${call.status}` });
+      logger.warn({ callId: id, status: call.status }, 'outbound call stopped progressing; failed');
+    }
+  }
+
   async function tick(): Promise<void> {
+    await sweepStale();
     const ids = await stores.calls.queuedOutbound(opts.graceMs, BATCH);
     if (ids.length === 0) return;
     const states = await Promise.all(ids.map((id) => queues.outboundCalls.getJobState(id)));

@@ -332,6 +332,28 @@ export class CallsStore {
     return claimed.length ? this.findById(id) : undefined;
   }
 
+  /**
+   * Outbound calls the dialler claimed but that stopped progressing: `ringing` for longer
+   * than `ringingMs` or `in_progress` for longer than `inProgressMs` since their last change
+   * (a worker died mid-call, or the provider never reported the end).
+   */
+  async staleOutbound(ringingMs: number, inProgressMs: number, limit: number): Promise<string[]> {
+    const ago = (ms: number) => this.db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
+    const rows = (await this.db(TABLE)
+      .select('id')
+      .where({ direction: 'outbound' })
+      .andWhere((q) =>
+        q
+          .where((r) => r.where('status', 'ringing').andWhere('updated_at', '<', ago(ringingMs)))
+          .orWhere((r) =>
+            r.where('status', 'in_progress').andWhere('updated_at', '<', ago(inProgressMs)),
+          ),
+      )
+      .orderBy('updated_at')
+      .limit(limit)) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
   /** Outbound calls still queued `graceMs` after they were accepted, oldest first. */
   async queuedOutbound(graceMs: number, limit: number): Promise<string[]> {
     const rows = (await this.db(TABLE)
