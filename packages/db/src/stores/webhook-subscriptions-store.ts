@@ -220,21 +220,39 @@ export class WebhookSubscriptionsStore {
     );
   }
 
-  /** A successful delivery: the failure streak is over. One atomic statement. */
+  /**
+   * A successful delivery: the failure streak is over. One atomic statement, skipped when
+   * it would change nothing but timestamps written less than a second ago: under load every
+   * delivery of a subscription would otherwise queue on this one row's lock. The streak is
+   * always reset (the WHERE is re-checked under the row lock).
+   */
   async recordSuccess(trx: Knex, id: string): Promise<void> {
-    await trx(TABLE).where({ id }).update({
-      consecutive_failures: 0,
-      last_delivery_at: trx.fn.now(),
-      last_success_at: trx.fn.now(),
-    });
+    await trx(TABLE)
+      .where({ id })
+      .andWhere((q) =>
+        q
+          .where('consecutive_failures', '<>', 0)
+          .orWhereNull('last_success_at')
+          .orWhereRaw("last_success_at < now() - interval '1 second'"),
+      )
+      .update({
+        consecutive_failures: 0,
+        last_delivery_at: trx.fn.now(),
+        last_success_at: trx.fn.now(),
+      });
   }
 
-  /** A failed attempt that will be retried: timestamps only, the streak is unchanged. */
+  /** A failed attempt that will be retried: timestamps only (to the second), streak unchanged. */
   async recordAttemptFailure(trx: Knex, id: string): Promise<void> {
-    await trx(TABLE).where({ id }).update({
-      last_delivery_at: trx.fn.now(),
-      last_failure_at: trx.fn.now(),
-    });
+    await trx(TABLE)
+      .where({ id })
+      .andWhere((q) =>
+        q.whereNull('last_failure_at').orWhereRaw("last_failure_at < now() - interval '1 second'"),
+      )
+      .update({
+        last_delivery_at: trx.fn.now(),
+        last_failure_at: trx.fn.now(),
+      });
   }
 
   /**
