@@ -16,18 +16,23 @@
  *      per transaction, commit time taken in this process right after COMMIT returns, receipt
  *      time taken by the receiver on the same clock), 1 subscription; then the same at 50/s
  *      (below the worker's 1-subscription capacity) to separate queueing from the pipeline;
- *  (e) 1 event → 100 subscriptions, commit → all 100 received, repeated.
- * While (a) runs it samples pg_stat_activity and the CPU of every process involved; after
- * each worker phase it reads the worker's /metrics. With BENCH_CPU_PROF=1 each worker also
- * runs under `--cpu-prof` and its profile is summarised (the profiler slows it down: use the
- * rates of a run without it).
+ *  (e) 1 event → 100 subscriptions, commit → all 100 received, repeated;
+ *  (w) what-if, not product behaviour: (a) with 1 subscription and (d) again, with a rule in
+ *      the bench database that skips the redundant per-delivery UPDATE of the subscription
+ *      row, to measure the fix recommended in docs/BENCHMARKS.md.
+ * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
+ * process involved (/proc); after each worker phase it reads the worker's /metrics. With
+ * BENCH_CPU_PROF=1 each worker also runs under `--cpu-prof` and its profile is summarised
+ * (the profiler slows it down: use the rates of a run without it).
  *
- * Knobs (env): BENCH_EVENTS_1SUB (20000), BENCH_EVENTS_10SUB (20000), BENCH_CONCURRENCY
- * (50), BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (200/s),
+ * Knobs (env): BENCH_EVENTS_1SUB (20000), BENCH_EVENTS_10SUB (2000), BENCH_CONCURRENCY (50),
+ * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (200/s),
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
- * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5),
- * BENCH_PHASE_TIMEOUT (900 s per phase), BENCH_PHASES (a,b,c,d,e), BENCH_CPU_PROF,
- * BENCH_KEEP_DB=1 (keep switchboard_bench_delivery; dropped by default), REDIS_URL.
+ * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
+ * BENCH_PHASES (a,b,c,d,e,w), BENCH_CPU_PROF=1, BENCH_KEEP_DB=1 (keep
+ * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
+ * Redis keys: everything under `{sbbd-<run id>` is deleted at the end.
+ * Result: stdout table, bench/.results/delivery-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -210,7 +215,6 @@ interface Ctx {
   benchUrl: string;
   dbName: string;
   receiver: ReceiverClient;
-  certFile: string;
   certPem: string;
   workerEnv: NodeJS.ProcessEnv;
   profDir: string;
@@ -928,9 +932,13 @@ async function whatIfPhases(
 }
 
 let cleanup: () => Promise<void> = async () => undefined;
+let interrupted = false;
 
 async function main(): Promise<number> {
-  installChildCleanup(() => cleanup());
+  installChildCleanup(() => {
+    interrupted = true;
+    return cleanup();
+  });
   if (new URL(REDIS_URL).hostname !== '127.0.0.1') {
     throw new Error('the benchmark only talks to Redis on 127.0.0.1');
   }
@@ -957,10 +965,10 @@ async function main(): Promise<number> {
   const redis: Redis = createRedis(REDIS_URL, 'worker');
   let knex: Knex | null = null;
   let dbCreated = false;
-  let cleaned = false;
-  cleanup = async () => {
-    if (cleaned) return;
-    cleaned = true;
+  let cleaning: Promise<void> | null = null;
+  // One cleanup, however many paths ask for it (normal end, failure, signal): all wait for it.
+  cleanup = () => (cleaning ??= cleanUp());
+  const cleanUp = async (): Promise<void> => {
     const deleted = await deleteRedisKeys(redis, `{sbbd-${RUN}*`).catch(() => -1);
     log(`  removed ${deleted} Redis keys of this run (${PREFIX}, ${NOOP_PREFIX})`);
     await closeRedis(redis);
@@ -1017,7 +1025,6 @@ async function main(): Promise<number> {
       benchUrl,
       dbName,
       receiver,
-      certFile,
       certPem: cert.cert,
       profDir,
       workerEnv: {
@@ -1229,11 +1236,14 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   async (err: unknown) => {
-    log(
-      `\ndelivery benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-    );
+    // After Ctrl-C the signal handler cleans up and exits; the phase it cut off fails here.
+    if (!interrupted) {
+      log(
+        `\ndelivery benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
+    }
     await stopAllChildren();
     await cleanup().catch(() => undefined);
-    process.exit(1);
+    process.exit(interrupted ? 130 : 1);
   },
 );

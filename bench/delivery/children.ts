@@ -108,8 +108,13 @@ export function installChildCleanup(onSignal: () => Promise<void>): void {
   process.on('exit', () => {
     for (const c of running) signalGroup(c.pid, 'SIGKILL');
   });
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and relayed by
+    // the tsx CLI), and a second, unhandled SIGINT would kill it in the middle of cleaning up.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       log(`\n${signal}: stopping child processes and cleaning up`);
       void stopAllChildren()
         .then(onSignal)

@@ -42,6 +42,8 @@ export class PgSampler {
 
   async start(): Promise<void> {
     this.client = new Client({ connectionString: this.url });
+    // The connection may be cut (the database dropped after Ctrl-C): never an unhandled error.
+    this.client.on('error', () => undefined);
     await this.client.connect();
     this.timer = setInterval(() => void this.sample(), this.intervalMs);
   }
