@@ -12,3 +12,4 @@ export * from './stores/calls-store';
 export * from './stores/webhook-subscriptions-store';
 export * from './stores/deliveries-store';
 export * from './stores/delivery-attempts-store';
+export * from './stores/delivery-hot-path';

@@ -1,6 +1,11 @@
 import type { Job } from 'bullmq';
 import { buildEnvelope } from '@switchboard/events';
-import type { AttemptOutcome, Delivery } from '@switchboard/db';
+import {
+  claimDelivery,
+  recordAttemptFast,
+  type AttemptOutcome,
+  type Delivery,
+} from '@switchboard/db';
 import { parseDeliveryJob, type DeliveryJob } from '@switchboard/queues';
 import { signPayload, type SendResult } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
@@ -29,14 +34,18 @@ export function deliveryProcessor(deps: WorkerDeps) {
       logger.error({ jobId: job.id }, 'delivery: malformed job data; dropped');
       return;
     }
-    const d = await stores.deliveries.claim(data.deliveryId, data.round, data.attempt, lockMs);
-    if (!d) return; // gone, final, already past this attempt, or held by another worker
+    const claimed = await claimDelivery(
+      deps.knex,
+      data.deliveryId,
+      data.round,
+      data.attempt,
+      lockMs,
+    );
+    if (!claimed) return; // gone, final, already past this attempt, or held by another worker
+    const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
-    const [target, event] = await Promise.all([
-      resolveTarget(deps, d),
-      stores.events.get(d.eventId),
-    ]);
-    if (!target || !event) {
+    const target = await resolveTarget(deps, d, claimed.subscription);
+    if (!target) {
       await stores.deliveries.cancel(d.id);
       metrics.deliveries.inc({ outcome: 'canceled' });
       log.info('delivery canceled: target gone or disabled');
@@ -94,7 +103,9 @@ function decide(
 /** The attempt row, the delivery row and the subscription's counters, atomically. */
 /**
  * The attempt row, the delivery row and the subscription's counters, atomically. False when
- * a manual retry superseded this attempt: its outcome then changes nothing else.
+ * a manual retry superseded this attempt: its outcome then changes nothing else. The common
+ * outcomes take one statement; a delivery that spent its attempts (which may disable the
+ * subscription and cancel its other deliveries) takes a transaction.
  */
 async function record(
   deps: WorkerDeps,
@@ -103,25 +114,18 @@ async function record(
   outcome: AttemptOutcome,
 ): Promise<boolean> {
   const { knex, stores, config, logger } = deps;
+  const attempt = {
+    statusCode: r.status_code,
+    error: r.error,
+    durationMs: Math.round(r.duration_ms),
+    excerpt: r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null,
+  };
+  if (outcome.kind !== 'failed') return recordAttemptFast(knex, d, attempt, outcome);
   return knex.transaction(async (trx) => {
-    const moved = await stores.deliveries.recordAttempt(
-      trx,
-      d,
-      {
-        statusCode: r.status_code,
-        error: r.error,
-        durationMs: Math.round(r.duration_ms),
-        excerpt: r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null,
-      },
-      outcome,
-    );
+    const moved = await stores.deliveries.recordAttempt(trx, d, attempt, outcome);
     if (!moved) return false;
     if (!d.subscriptionId) return true;
-    if (outcome.kind === 'succeeded')
-      await stores.subscriptions.recordSuccess(trx, d.subscriptionId);
-    else if (outcome.kind === 'retry')
-      await stores.subscriptions.recordAttemptFailure(trx, d.subscriptionId);
-    else {
+    {
       const counted = await stores.subscriptions.recordDeliveryFailure(
         trx,
         d.subscriptionId,

@@ -1,4 +1,4 @@
-import { webhookSecretContext, type Delivery } from '@switchboard/db';
+import { webhookSecretContext, type ClaimedDelivery, type Delivery } from '@switchboard/db';
 import { generateSigningSecret } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
 
@@ -16,16 +16,20 @@ const receptionistSecretContext = (tenantId: string, receptionistId: string) =>
  * receptionist whose webhook_url was cleared, gets nothing more. The legacy secret is
  * generated on first use and stored encrypted; it is never returned by any endpoint.
  */
-export async function resolveTarget(deps: WorkerDeps, d: Delivery): Promise<DeliveryTarget | null> {
+export async function resolveTarget(
+  deps: WorkerDeps,
+  d: Delivery,
+  subscription: ClaimedDelivery['subscription'],
+): Promise<DeliveryTarget | null> {
   const { stores, secretBox, knex } = deps;
   if (d.subscriptionId) {
-    const s = await stores.subscriptions.getDeliveryTarget(d.subscriptionId);
-    if (!s || !s.isActive) return null;
+    // Read by the claim itself, in the same statement: the state at send time.
+    if (!subscription || !subscription.isActive) return null;
     return {
-      url: s.url,
+      url: subscription.url,
       secret: secretBox.decrypt(
-        s.secret.ciphertext,
-        webhookSecretContext(s.tenantId, d.subscriptionId),
+        subscription.ciphertext,
+        webhookSecretContext(subscription.tenantId, d.subscriptionId),
       ),
     };
   }

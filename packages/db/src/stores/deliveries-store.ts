@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { newId } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
 
 const TABLE = 'webhook_deliveries';
@@ -74,72 +73,9 @@ export type AttemptOutcome =
 export class DeliveriesStore {
   constructor(private readonly db: Knex) {}
 
-  /** Creates the deliveries of one event; existing (event, target) pairs are left alone. */
-  async insertMany(
-    trx: Knex,
-    rows: Array<{
-      tenantId: string;
-      eventId: string;
-      subscriptionId?: string;
-      receptionistId?: string;
-    }>,
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    await trx(TABLE)
-      .insert(
-        rows.map((r) => ({
-          id: newId('dlv'),
-          tenant_id: r.tenantId,
-          event_id: r.eventId,
-          subscription_id: r.subscriptionId ?? null,
-          receptionist_id: r.receptionistId ?? null,
-          next_attempt_at: trx.fn.now(),
-        })),
-      )
-      .onConflict()
-      .ignore();
-  }
-
   async get(id: string, db: Knex = this.db): Promise<Delivery | undefined> {
     const row = await db<DeliveryRow>(TABLE).where({ id }).first();
     return row && toDelivery(row);
-  }
-
-  /** Open (pending or delivering) deliveries of one event. */
-  async openForEvent(eventId: string): Promise<Delivery[]> {
-    const rows = await this.db<DeliveryRow>(TABLE)
-      .where({ event_id: eventId })
-      .whereIn('status', ['pending', 'delivering']);
-    return rows.map(toDelivery);
-  }
-
-  /**
-   * Claims attempt `attempt` of round `round`: only one worker can hold a delivery at a
-   * time, and only when the row is still at the attempt the job was made for. A claim left
-   * by a crashed worker lapses at `locked_until`.
-   */
-  async claim(
-    id: string,
-    round: number,
-    attempt: number,
-    lockMs: number,
-  ): Promise<Delivery | undefined> {
-    const [row] = await this.db<DeliveryRow>(TABLE)
-      .where({ id, round, attempts: attempt - 1 })
-      .andWhere((q) =>
-        q
-          .where('status', 'pending')
-          .orWhere((d) =>
-            d.where('status', 'delivering').andWhere('locked_until', '<', this.db.fn.now()),
-          ),
-      )
-      .update({
-        status: 'delivering',
-        locked_until: this.db.raw(`now() + make_interval(secs => ?)`, [lockMs / 1000]),
-        updated_at: this.db.fn.now(),
-      })
-      .returning('*');
-    return row && toDelivery(row as DeliveryRow);
   }
 
   /**

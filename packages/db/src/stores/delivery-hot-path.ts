@@ -1,0 +1,224 @@
+import type { Knex } from 'knex';
+import type { AttemptOutcome, Delivery, DeliveryStatus } from './deliveries-store';
+
+/**
+ * The two statements of a delivery attempt's hot path, each one round trip. They read or
+ * write several tables at once on purpose: a claim that also returns the event and the
+ * subscription's target, and an attempt record that moves the delivery and the subscription
+ * counters in one atomic statement (data-modifying CTEs), instead of a transaction of five.
+ * Rare paths (exhaustion, auto-disable) keep using the per-table stores in a transaction.
+ */
+
+interface ClaimRow {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  subscription_id: string | null;
+  receptionist_id: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  round: number;
+  next_attempt_at: Date | null;
+  locked_until: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+  first_success_at: Date | null;
+  event_type: string;
+  event_data: Record<string, unknown>;
+  event_created_at: Date;
+  event_receptionist_id: string | null;
+  subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
+}
+
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  event: {
+    id: string;
+    type: string;
+    data: Record<string, unknown>;
+    receptionistId: string | null;
+    createdAt: Date;
+  };
+  /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
+  subscription: { url: string; isActive: boolean; tenantId: string; ciphertext: string } | null;
+}
+
+/**
+ * Claims attempt `attempt` of round `round` and returns what the attempt needs, in one
+ * statement. Only the job made for this exact round and attempt can claim the row, and only
+ * one worker at a time; a claim left by a crashed worker lapses at `locked_until`.
+ */
+export async function claimDelivery(
+  db: Knex,
+  id: string,
+  round: number,
+  attempt: number,
+  lockMs: number,
+): Promise<ClaimedDelivery | undefined> {
+  const { rows } = (await db.raw(
+    `UPDATE webhook_deliveries d
+        SET status = 'delivering', locked_until = now() + make_interval(secs => :lock),
+            updated_at = now()
+       FROM events e
+      WHERE d.id = :id AND d.round = :round AND d.attempts = :prior AND e.id = d.event_id
+        AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
+  RETURNING d.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+            e.receptionist_id AS event_receptionist_id,
+            (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
+                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
+               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`,
+    { id, round, prior: attempt - 1, lock: lockMs / 1000 },
+  )) as { rows: ClaimRow[] };
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    delivery: {
+      id: r.id,
+      tenantId: r.tenant_id,
+      eventId: r.event_id,
+      subscriptionId: r.subscription_id,
+      receptionistId: r.receptionist_id,
+      status: r.status,
+      attempts: r.attempts,
+      round: r.round,
+      nextAttemptAt: r.next_attempt_at,
+      lockedUntil: r.locked_until,
+      lastStatusCode: r.last_status_code,
+      lastError: r.last_error,
+      createdAt: r.created_at,
+      completedAt: r.completed_at,
+      firstSuccessAt: r.first_success_at,
+    },
+    event: {
+      id: r.event_id,
+      type: r.event_type,
+      data: r.event_data,
+      receptionistId: r.event_receptionist_id,
+      createdAt: r.event_created_at,
+    },
+    subscription: r.subscription && {
+      url: r.subscription.url,
+      isActive: r.subscription.is_active,
+      tenantId: r.subscription.tenant_id,
+      ciphertext: r.subscription.ciphertext,
+    },
+  };
+}
+
+export interface AttemptRecord {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  excerpt: string | null;
+}
+
+/**
+ * Records a succeeded attempt, or a failed one that will be retried, in one statement: the
+ * attempt row; the delivery row, only if it is still at the claimed round and attempt (a
+ * manual retry may have started a new round); and the subscription's timestamps and streak,
+ * only if the delivery moved, and only when that changes more than sub-second timestamps
+ * (so concurrent deliveries do not queue on the subscription row). Returns whether the
+ * delivery moved.
+ */
+export async function recordAttemptFast(
+  db: Knex,
+  d: Delivery,
+  a: AttemptRecord,
+  outcome: Extract<AttemptOutcome, { kind: 'succeeded' } | { kind: 'retry' }>,
+): Promise<boolean> {
+  const success = outcome.kind === 'succeeded';
+  const { rows } = (await db.raw(
+    `WITH attempt AS (
+       INSERT INTO webhook_delivery_attempts
+              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
+       VALUES (:id, :round, :attempt, :code, :error, :ms, :excerpt)
+     ), moved AS (
+       UPDATE webhook_deliveries
+          SET status = :status, attempts = :attempt, next_attempt_at = :next,
+              locked_until = NULL, last_status_code = :code, last_error = :error,
+              updated_at = now(),
+              completed_at = CASE WHEN :success THEN now() ELSE NULL END,
+              first_success_at = CASE WHEN :success THEN coalesce(first_success_at, now())
+                                      ELSE first_success_at END
+        WHERE id = :id AND round = :round AND attempts = :prior AND status = 'delivering'
+    RETURNING id
+     ), counters AS (
+       UPDATE webhook_subscriptions s
+          SET consecutive_failures = CASE WHEN :success THEN 0 ELSE s.consecutive_failures END,
+              last_delivery_at = now(),
+              last_success_at = CASE WHEN :success THEN now() ELSE s.last_success_at END,
+              last_failure_at = CASE WHEN :success THEN s.last_failure_at ELSE now() END
+        WHERE s.id = :subscription AND EXISTS (SELECT 1 FROM moved)
+          AND CASE WHEN :success
+                   THEN s.consecutive_failures <> 0 OR s.last_success_at IS NULL
+                        OR s.last_success_at < now() - interval '1 second'
+                   ELSE s.last_failure_at IS NULL
+                        OR s.last_failure_at < now() - interval '1 second' END
+     )
+     SELECT CAST(count(*) AS int) AS moved FROM moved`,
+    {
+      id: d.id,
+      round: d.round,
+      attempt: d.attempts + 1,
+      prior: d.attempts,
+      code: a.statusCode,
+      error: a.error,
+      ms: a.durationMs,
+      excerpt: a.excerpt,
+      status: success ? 'succeeded' : 'pending',
+      next: outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
+      success,
+      subscription: d.subscriptionId,
+    },
+  )) as { rows: Array<{ moved: number }> };
+  return (rows[0]?.moved ?? 0) > 0;
+}
+
+/**
+ * Fans one event out in one statement: marks it fanned out (only the first caller does),
+ * creates a delivery per active subscription of its tenant whose filter matches (empty
+ * filter = all) and one for its receptionist's legacy webhook_url, and returns every open
+ * delivery of the event: the new ones, or on a re-run the ones still open. Unique indexes
+ * on (target, event) make a re-run create nothing new.
+ */
+export async function fanOutEvent(
+  db: Knex,
+  eventId: string,
+): Promise<Array<Pick<Delivery, 'id' | 'round' | 'attempts' | 'nextAttemptAt'>>> {
+  const { rows } = (await db.raw(
+    `WITH ev AS (
+       UPDATE events SET fanned_out_at = now()
+        WHERE id = :event AND fanned_out_at IS NULL
+    RETURNING id, tenant_id, receptionist_id, type
+     ), to_subscriptions AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
+       SELECT 'dlv_' || replace(CAST(gen_random_uuid() AS text), '-', ''), ev.tenant_id, ev.id, s.id, now()
+         FROM ev JOIN webhook_subscriptions s
+           ON s.tenant_id = ev.tenant_id AND s.is_active
+          AND (s.events = '{}' OR ev.type = ANY (s.events))
+       ON CONFLICT DO NOTHING
+    RETURNING id, round, attempts, next_attempt_at
+     ), to_legacy AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
+       SELECT 'dlv_' || replace(CAST(gen_random_uuid() AS text), '-', ''), ev.tenant_id, ev.id, r.id, now()
+         FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
+       ON CONFLICT DO NOTHING
+    RETURNING id, round, attempts, next_attempt_at
+     )
+     SELECT * FROM to_subscriptions
+     UNION ALL SELECT * FROM to_legacy
+     UNION ALL SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
+                WHERE event_id = :event AND status IN ('pending', 'delivering')`,
+    { event: eventId },
+  )) as {
+    rows: Array<{ id: string; round: number; attempts: number; next_attempt_at: Date | null }>;
+  };
+  return rows.map((r) => ({
+    id: r.id,
+    round: r.round,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+  }));
+}
