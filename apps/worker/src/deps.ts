@@ -49,8 +49,11 @@ export interface WorkerOverrides {
 }
 
 export function createWorkerDeps(config: Config, overrides: WorkerOverrides = {}): WorkerDeps {
+  // Every worker write is recoverable (see createKnex), so its commits need not wait for
+  // the WAL flush: that wait was most of a delivery's cost.
   const knex = createKnex(config.databaseUrl, {
     poolMax: Math.min(config.workerConcurrency + 4, 40),
+    synchronousCommit: 'off',
   });
   const redis = createRedis(config.redisUrl, 'worker');
   const queues = createQueues(redis, config.queuePrefix);

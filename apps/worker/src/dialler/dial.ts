@@ -1,9 +1,9 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Call } from '@switchboard/db';
 import { parseOutboundCallJob } from '@switchboard/queues';
-import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
 import { notConnectedMessage } from './messages';
+import { reportDurably } from './report';
 import type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 
 export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
@@ -27,7 +27,7 @@ export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
  */
 export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
   const report: TelephonyReport = async (message) => {
-    await applyTelephonyMessage(deps.knex, message);
+    await reportDurably(deps, message);
   };
   return async (job: Job<unknown>): Promise<void> => {
     const data = parseOutboundCallJob(job.data);

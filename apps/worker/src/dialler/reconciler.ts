@@ -1,9 +1,9 @@
 import { jobIds } from '@switchboard/queues';
-import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { requestOf } from './dial';
 import { notConnectedMessage } from './messages';
+import { reportDurably } from './report';
 
 export interface DialReconcilerOptions {
   intervalMs: number;
@@ -47,7 +47,7 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
         'error',
         new Date(),
       );
-      await applyTelephonyMessage(deps.knex, { ...message, id: `sweep_${call.id}_${call.status}` });
+      await reportDurably(deps, { ...message, id: `sweep_${call.id}_${call.status}` });
       logger.warn({ callId: id, status: call.status }, 'outbound call stopped progressing; failed');
     }
   }
