@@ -32,8 +32,9 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-npx tsx apps/api/src/server.ts & pids+=($!)
-npx tsx apps/worker/src/main.ts & pids+=($!)
+# `node --import tsx` keeps each app in one process, so the pid we signal is the app itself.
+node --import tsx apps/api/src/server.ts & pids+=($!)
+node --import tsx apps/worker/src/main.ts & pids+=($!)
 
 port=${PORT:-3000}
 base="http://127.0.0.1:${port}"
