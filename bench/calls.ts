@@ -32,18 +32,12 @@ import {
   waitForHttp,
 } from './lib/children';
 import { closeHttpAgent, freePort, httpGet } from './lib/http';
+import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, seconds, step } from './lib/progress';
 import { median, summarize, table, timeSequential, type LatencySummary } from './lib/stats';
 import { databaseUrls, ensureSeed, type SeedResult, type SeedSpec } from './calls/seed';
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
 
 const TOTAL = envInt('BENCH_CALLS_TOTAL', 2_000_000);
 const SPEC: SeedSpec = {

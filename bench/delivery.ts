@@ -62,16 +62,10 @@ import {
   type BenchTenant,
 } from './delivery/setup';
 import { closeHttpAgent, freePort, httpGet } from './lib/http';
+import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { log, progressBar, sleep, step } from './lib/progress';
 import { summarize, table, type LatencySummary } from './lib/stats';
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
 
 const EVENTS_1 = envInt('BENCH_EVENTS_1SUB', 20_000);
 const EVENTS_10 = envInt('BENCH_EVENTS_10SUB', 2_000);

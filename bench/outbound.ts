@@ -31,18 +31,12 @@ import {
   waitForHttp,
 } from './lib/children';
 import { freePort } from './lib/http';
+import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, step } from './lib/progress';
 import { median, table } from './lib/stats';
 import { deleteRedisPrefix, setupDatabase } from './outbound/setup';
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
 
 const DURATION_S = envInt('BENCH_DURATION', 10);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 10);

@@ -10,6 +10,12 @@ export * from './stores/events-store';
 export * from './stores/call-types';
 export * from './stores/calls-store';
 export * from './stores/webhook-subscriptions-store';
-export * from './stores/deliveries-store';
+export {
+  DeliveriesStore,
+  FINAL_DELIVERY_STATUSES,
+  type AttemptOutcome,
+  type Delivery,
+  type DeliveryStatus,
+} from './stores/deliveries-store';
 export * from './stores/delivery-attempts-store';
 export * from './stores/delivery-hot-path';

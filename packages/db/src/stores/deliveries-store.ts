@@ -29,7 +29,8 @@ export interface Delivery {
   firstSuccessAt: Date | null;
 }
 
-interface DeliveryRow {
+/** The row shape; exported for the package's multi-table hot-path statements only. */
+export interface DeliveryRow {
   id: string;
   tenant_id: string;
   event_id: string;
@@ -48,7 +49,7 @@ interface DeliveryRow {
   first_success_at: Date | null;
 }
 
-const toDelivery = (r: DeliveryRow): Delivery => ({
+export const toDelivery = (r: DeliveryRow): Delivery => ({
   id: r.id,
   tenantId: r.tenant_id,
   eventId: r.event_id,

@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
-import type { AttemptOutcome, Delivery, DeliveryStatus } from './deliveries-store';
+import {
+  toDelivery,
+  type AttemptOutcome,
+  type Delivery,
+  type DeliveryRow,
+} from './deliveries-store';
 
 /**
  * The two statements of a delivery attempt's hot path, each one round trip. They read or
@@ -9,22 +14,7 @@ import type { AttemptOutcome, Delivery, DeliveryStatus } from './deliveries-stor
  * Rare paths (exhaustion, auto-disable) keep using the per-table stores in a transaction.
  */
 
-interface ClaimRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  subscription_id: string | null;
-  receptionist_id: string | null;
-  status: DeliveryStatus;
-  attempts: number;
-  round: number;
-  next_attempt_at: Date | null;
-  locked_until: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: Date;
-  completed_at: Date | null;
-  first_success_at: Date | null;
+interface ClaimRow extends DeliveryRow {
   event_type: string;
   event_data: Record<string, unknown>;
   event_created_at: Date;
@@ -74,23 +64,7 @@ export async function claimDelivery(
   const r = rows[0];
   if (!r) return undefined;
   return {
-    delivery: {
-      id: r.id,
-      tenantId: r.tenant_id,
-      eventId: r.event_id,
-      subscriptionId: r.subscription_id,
-      receptionistId: r.receptionist_id,
-      status: r.status,
-      attempts: r.attempts,
-      round: r.round,
-      nextAttemptAt: r.next_attempt_at,
-      lockedUntil: r.locked_until,
-      lastStatusCode: r.last_status_code,
-      lastError: r.last_error,
-      createdAt: r.created_at,
-      completedAt: r.completed_at,
-      firstSuccessAt: r.first_success_at,
-    },
+    delivery: toDelivery(r),
     event: {
       id: r.event_id,
       type: r.event_type,
