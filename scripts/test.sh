@@ -18,4 +18,13 @@ if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|w
   say "a package imports an app"; exit 1
 fi
 say "jest"
-npx jest --ci "$@"
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+status=0
+npx jest --ci --json --outputFile="$results" "$@" || status=$?
+# One plain closing line with the counts, whatever the reporter printed above.
+node -e '
+  const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+' "$results" || true
+exit "$status"
