@@ -3,7 +3,6 @@ import { envSchema } from './schema';
 
 /** The typed, frozen configuration every process builds once at boot. */
 export interface Config {
-  readonly env: string;
   readonly databaseUrl: string;
   readonly redisUrl: string;
   readonly port: number;
@@ -70,7 +69,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const v = input as unknown as Record<EnvName, never>;
   const backoff = String(v.WEBHOOK_RETRY_BACKOFF_MS).split(',').map(Number);
   return deepFreeze<Config>({
-    env: v.NODE_ENV,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     port: v.PORT,

@@ -7,7 +7,6 @@ export const envSchema = {
   type: 'object',
   required: ['INGEST_TOKEN', 'CURSOR_SECRET', 'SECRET_ENCRYPTION_KEY'],
   properties: {
-    NODE_ENV: { type: 'string', default: 'development', description: 'a string' },
     DATABASE_URL: {
       type: 'string',
       pattern: '^postgres(ql)?://',
