@@ -74,6 +74,22 @@ describe('error classes', () => {
     expectError(res, 400, 'invalid_request_error', 'invalid_cursor');
   });
 
+  it('a path that is not valid percent-encoding → 400, not 500', async () => {
+    const res = await request(ctx.app)
+      .get('/api/v1/receptionists/%E0%A4%A')
+      .set('Authorization', auth);
+    expectError(res, 400, 'invalid_request_error', 'invalid_path');
+  });
+
+  it('a JSON body that is not an object → 400 naming the body', async () => {
+    const res = await request(ctx.app)
+      .patch('/api/v1/receptionists/rcp_0000000000')
+      .set('Authorization', auth)
+      .set('Content-Type', 'application/json')
+      .send('[]');
+    expectError(res, 400, 'invalid_request_error', 'invalid_parameter');
+  });
+
   it('unknown query parameters are ignored', async () => {
     const res = await request(ctx.app)
       .get('/api/v1/receptionists?foo=bar')

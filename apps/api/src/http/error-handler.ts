@@ -48,6 +48,15 @@ function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   const parser = err as ParserError;
   if (parser.type && PARSER_ERRORS[parser.type]) return PARSER_ERRORS[parser.type]?.();
+  // The router could not percent-decode a path parameter (e.g. /calls/%E0%A4%A).
+  if (err instanceof URIError) {
+    return new ApiError(
+      400,
+      'invalid_request_error',
+      'invalid_path',
+      'The request path is not valid percent-encoded UTF-8',
+    );
+  }
   if (isBackendUnavailable(err)) return serviceUnavailable();
   return undefined;
 }

@@ -11,7 +11,11 @@ const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 function bound(param: string, value: string, end: 'from' | 'to'): Date {
   const bare = BARE_DATE.test(value);
   const ms = Date.parse(bare ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(ms)) throw invalidParameter(param, `${param} is not a valid date`);
+  // Date.parse rolls 2026-02-30 over into March: the calendar date must survive the trip.
+  const day = Date.parse(`${value.slice(0, 10)}T00:00:00.000Z`);
+  const realDay =
+    !Number.isNaN(day) && new Date(day).toISOString().slice(0, 10) === value.slice(0, 10);
+  if (Number.isNaN(ms) || !realDay) throw invalidParameter(param, `${param} is not a valid date`);
   if (end === 'from') return new Date(ms);
   return new Date(bare ? ms + DAY_MS : ms + 1);
 }
