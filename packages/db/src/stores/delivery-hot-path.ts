@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { runPrepared } from '../prepared';
 import {
   toDelivery,
   type AttemptOutcome,
@@ -47,20 +48,25 @@ export async function claimDelivery(
   attempt: number,
   lockMs: number,
 ): Promise<ClaimedDelivery | undefined> {
-  const { rows } = (await db.raw(
+  const rows = await runPrepared<ClaimRow>(
+    db,
+    'sb_claim_delivery',
     `UPDATE webhook_deliveries d
-        SET status = 'delivering', locked_until = now() + make_interval(secs => :lock),
+        SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
             updated_at = now()
        FROM events e
-      WHERE d.id = :id AND d.round = :round AND d.attempts = :prior AND e.id = d.event_id
+      WHERE d.id = $1 AND d.round = $2::int AND d.attempts = $3::int AND e.id = d.event_id
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
-  RETURNING d.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+  RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
+            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
+            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
+            e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
             e.receptionist_id AS event_receptionist_id,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`,
-    { id, round, prior: attempt - 1, lock: lockMs / 1000 },
-  )) as { rows: ClaimRow[] };
+    [id, round, attempt - 1, lockMs / 1000],
+  );
   const r = rows[0];
   if (!r) return undefined;
   return {
@@ -103,50 +109,51 @@ export async function recordAttemptFast(
   outcome: Extract<AttemptOutcome, { kind: 'succeeded' } | { kind: 'retry' }>,
 ): Promise<boolean> {
   const success = outcome.kind === 'succeeded';
-  const { rows } = (await db.raw(
+  const rows = await runPrepared<{ moved: number }>(
+    db,
+    'sb_record_attempt',
     `WITH attempt AS (
        INSERT INTO webhook_delivery_attempts
               (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
-       VALUES (:id, :round, :attempt, :code, :error, :ms, :excerpt)
+       VALUES ($1, $2::int, $3::int, $4::int, $5, $6::int, $7)
      ), moved AS (
        UPDATE webhook_deliveries
-          SET status = :status, attempts = :attempt, next_attempt_at = :next,
-              locked_until = NULL, last_status_code = :code, last_error = :error,
+          SET status = $8, attempts = $3::int, next_attempt_at = $9::timestamptz,
+              locked_until = NULL, last_status_code = $4::int, last_error = $5,
               updated_at = now(),
-              completed_at = CASE WHEN :success THEN now() ELSE NULL END,
-              first_success_at = CASE WHEN :success THEN coalesce(first_success_at, now())
+              completed_at = CASE WHEN $10::bool THEN now() ELSE NULL END,
+              first_success_at = CASE WHEN $10::bool THEN coalesce(first_success_at, now())
                                       ELSE first_success_at END
-        WHERE id = :id AND round = :round AND attempts = :prior AND status = 'delivering'
+        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'delivering'
     RETURNING id
      ), counters AS (
        UPDATE webhook_subscriptions s
-          SET consecutive_failures = CASE WHEN :success THEN 0 ELSE s.consecutive_failures END,
+          SET consecutive_failures = CASE WHEN $10::bool THEN 0 ELSE s.consecutive_failures END,
               last_delivery_at = now(),
-              last_success_at = CASE WHEN :success THEN now() ELSE s.last_success_at END,
-              last_failure_at = CASE WHEN :success THEN s.last_failure_at ELSE now() END
-        WHERE s.id = :subscription AND EXISTS (SELECT 1 FROM moved)
-          AND CASE WHEN :success
+              last_success_at = CASE WHEN $10::bool THEN now() ELSE s.last_success_at END,
+              last_failure_at = CASE WHEN $10::bool THEN s.last_failure_at ELSE now() END
+        WHERE s.id = $11::uuid AND EXISTS (SELECT 1 FROM moved)
+          AND CASE WHEN $10::bool
                    THEN s.consecutive_failures <> 0 OR s.last_success_at IS NULL
                         OR s.last_success_at < now() - interval '1 second'
                    ELSE s.last_failure_at IS NULL
                         OR s.last_failure_at < now() - interval '1 second' END
      )
-     SELECT CAST(count(*) AS int) AS moved FROM moved`,
-    {
-      id: d.id,
-      round: d.round,
-      attempt: d.attempts + 1,
-      prior: d.attempts,
-      code: a.statusCode,
-      error: a.error,
-      ms: a.durationMs,
-      excerpt: a.excerpt,
-      status: success ? 'succeeded' : 'pending',
-      next: outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
+     SELECT count(*)::int AS moved FROM moved`,
+    [
+      d.id,
+      d.round,
+      d.attempts + 1,
+      a.statusCode,
+      a.error,
+      a.durationMs,
+      a.excerpt,
+      success ? 'succeeded' : 'pending',
+      outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
       success,
-      subscription: d.subscriptionId,
-    },
-  )) as { rows: Array<{ moved: number }> };
+      d.subscriptionId,
+    ],
+  );
   return (rows[0]?.moved ?? 0) > 0;
 }
 
@@ -161,14 +168,21 @@ export async function fanOutEvent(
   db: Knex,
   eventId: string,
 ): Promise<Array<Pick<Delivery, 'id' | 'round' | 'attempts' | 'nextAttemptAt'>>> {
-  const { rows } = (await db.raw(
+  const rows = await runPrepared<{
+    id: string;
+    round: number;
+    attempts: number;
+    next_attempt_at: Date | null;
+  }>(
+    db,
+    'sb_fan_out_event',
     `WITH ev AS (
        UPDATE events SET fanned_out_at = now()
-        WHERE id = :event AND fanned_out_at IS NULL
+        WHERE id = $1 AND fanned_out_at IS NULL
     RETURNING id, tenant_id, receptionist_id, type
      ), to_subscriptions AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-       SELECT 'dlv_' || replace(CAST(gen_random_uuid() AS text), '-', ''), ev.tenant_id, ev.id, s.id, now()
+       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND s.is_active
           AND (s.events = '{}' OR ev.type = ANY (s.events))
@@ -176,19 +190,17 @@ export async function fanOutEvent(
     RETURNING id, round, attempts, next_attempt_at
      ), to_legacy AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
-       SELECT 'dlv_' || replace(CAST(gen_random_uuid() AS text), '-', ''), ev.tenant_id, ev.id, r.id, now()
+       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, r.id, now()
          FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
        ON CONFLICT DO NOTHING
     RETURNING id, round, attempts, next_attempt_at
      )
-     SELECT * FROM to_subscriptions
-     UNION ALL SELECT * FROM to_legacy
+     SELECT id, round, attempts, next_attempt_at FROM to_subscriptions
+     UNION ALL SELECT id, round, attempts, next_attempt_at FROM to_legacy
      UNION ALL SELECT id, round, attempts, next_attempt_at FROM webhook_deliveries
-                WHERE event_id = :event AND status IN ('pending', 'delivering')`,
-    { event: eventId },
-  )) as {
-    rows: Array<{ id: string; round: number; attempts: number; next_attempt_at: Date | null }>;
-  };
+                WHERE event_id = $1 AND status IN ('pending', 'delivering')`,
+    [eventId],
+  );
   return rows.map((r) => ({
     id: r.id,
     round: r.round,
