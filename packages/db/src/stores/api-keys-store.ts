@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../ids';
+import { runPrepared } from '../prepared';
 
 const TABLE = 'api_keys';
 
@@ -85,12 +86,19 @@ export class ApiKeysStore {
     return { apiKey: toApiKey(row as ApiKeyRow), key };
   }
 
-  /** The active (not revoked) key with this plaintext, read fresh on every call: no cache. */
+  /**
+   * The active (not revoked) key with this plaintext, read fresh on every call: no cache.
+   * It runs on every authenticated request, so it is a prepared statement.
+   */
   async findActiveByKey(key: string): Promise<ApiKey | undefined> {
-    const row = await this.db<ApiKeyRow>(TABLE)
-      .where({ key_hash: hashApiKey(key) })
-      .whereNull('revoked_at')
-      .first();
+    const [row] = await runPrepared<ApiKeyRow>(
+      this.db,
+      'sb_api_key_by_hash',
+      `SELECT id, tenant_id, name, key_hash, display_prefix, scopes, created_at, last_used_at,
+              revoked_at
+         FROM ${TABLE} WHERE key_hash = $1 AND revoked_at IS NULL`,
+      [hashApiKey(key)],
+    );
     return row && toApiKey(row);
   }
 
