@@ -1,58 +1,25 @@
-import { Worker, type Job } from 'bullmq';
 import type { Server } from 'node:http';
-import { closeRedis, QUEUES } from '@switchboard/queues';
+import { QUEUES } from '@switchboard/queues';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
 import { serveMetrics } from './metrics';
+import { startQueueWorker, type QueueTimings } from './queue-worker';
 import { deliveryProcessor } from './processors/deliver';
 import { fanOutProcessor } from './processors/fan-out';
 import { startReconciler } from './processors/reconciler';
 import { startRelay } from './processors/relay';
 
-export interface RunnerOptions {
+export interface RunnerOptions extends QueueTimings {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
-  /** BullMQ lock and stalled-check timings; short values make crash recovery fast in tests. */
-  lockDurationMs?: number;
-  stalledIntervalMs?: number;
 }
 
 export interface Runner {
   metricsPort: number | null;
   close(deadlineMs: number): Promise<'drained' | 'deadline'>;
-}
-
-function bullWorker<T>(
-  deps: WorkerDeps,
-  queue: string,
-  concurrency: number,
-  opts: RunnerOptions,
-  fn: (job: Job<T>) => Promise<void>,
-): Component {
-  const connection = deps.redis.duplicate();
-  const worker = new Worker<T>(queue, fn, {
-    connection,
-    prefix: deps.config.queuePrefix,
-    concurrency,
-    lockDuration: opts.lockDurationMs ?? 30_000,
-    stalledInterval: opts.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 10,
-  });
-  worker.on('error', (err) => deps.logger.warn({ err, queue }, 'queue worker error'));
-  worker.on('failed', (job, err) =>
-    deps.logger.warn({ err, queue, jobId: job?.id }, 'job failed; BullMQ will retry'),
-  );
-  return {
-    name: queue,
-    async close() {
-      await worker.close();
-      // BullMQ leaves a connection it was handed open; this one is the worker's own.
-      await closeRedis(connection);
-    },
-  };
 }
 
 /**
@@ -64,14 +31,14 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   await deps.redis.ping();
   const concurrency = deps.config.workerConcurrency;
   const components: Component[] = [
-    bullWorker(
+    startQueueWorker(
       deps,
       QUEUES.events,
       Math.max(2, Math.ceil(concurrency / 2)),
       opts,
       fanOutProcessor(deps),
     ),
-    bullWorker(deps, QUEUES.deliveries, concurrency, opts, deliveryProcessor(deps)),
+    startQueueWorker(deps, QUEUES.deliveries, concurrency, opts, deliveryProcessor(deps)),
     startRelay(deps),
     startReconciler(deps, {
       intervalMs: opts.reconcileIntervalMs ?? 5_000,

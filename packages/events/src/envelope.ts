@@ -26,22 +26,14 @@ export function buildEnvelope(event: {
   data: Record<string, unknown>;
   createdAt: Date;
 }): EventEnvelope {
-  const envelope: EventEnvelope = {
+  // Key order is part of what subscribers see (and sign over): id, event, receptionist_id?, data, timestamp.
+  return {
     id: event.id,
     event: event.type,
+    ...(event.receptionistId ? { receptionist_id: event.receptionistId } : {}),
     data: event.data,
     timestamp: event.createdAt.toISOString(),
   };
-  if (event.receptionistId) {
-    return {
-      id: envelope.id,
-      event: envelope.event,
-      receptionist_id: event.receptionistId,
-      data: envelope.data,
-      timestamp: envelope.timestamp,
-    };
-  }
-  return envelope;
 }
 
 /** The synthetic event sent by POST /webhooks/{id}/test. */

@@ -79,18 +79,12 @@ const common = {
   occurred_at: ts,
 } as const;
 
+/** Fields every message carries. */
+const COMMON_REQUIRED = ['id', 'type', 'receptionist_id', 'from', 'to', 'occurred_at'] as const;
+
 export const callStartedMessage = {
   type: 'object',
-  required: [
-    'id',
-    'type',
-    'receptionist_id',
-    'provider_call_id',
-    'direction',
-    'from',
-    'to',
-    'occurred_at',
-  ],
+  required: [...COMMON_REQUIRED, 'provider_call_id', 'direction'],
   additionalProperties: false,
   properties: {
     ...common,
@@ -104,15 +98,10 @@ export const callStartedMessage = {
 export const callEndedMessage = {
   type: 'object',
   required: [
-    'id',
-    'type',
-    'receptionist_id',
+    ...COMMON_REQUIRED,
     'provider_call_id',
     'direction',
-    'from',
-    'to',
     'started_at',
-    'occurred_at',
     'duration_seconds',
     'outcome',
     'end_reason',
@@ -161,18 +150,7 @@ export const callEndedMessage = {
 
 export const callMissedMessage = {
   type: 'object',
-  required: [
-    'id',
-    'type',
-    'receptionist_id',
-    'provider_call_id',
-    'from',
-    'to',
-    'started_at',
-    'occurred_at',
-    'reason',
-    'recovery_scheduled',
-  ],
+  required: [...COMMON_REQUIRED, 'provider_call_id', 'started_at', 'reason', 'recovery_scheduled'],
   additionalProperties: false,
   properties: {
     ...common,
@@ -186,16 +164,7 @@ export const callMissedMessage = {
 
 export const smsInboundMessage = {
   type: 'object',
-  required: [
-    'id',
-    'type',
-    'receptionist_id',
-    'provider_message_id',
-    'from',
-    'to',
-    'message',
-    'occurred_at',
-  ],
+  required: [...COMMON_REQUIRED, 'provider_message_id', 'message'],
   additionalProperties: false,
   properties: {
     ...common,

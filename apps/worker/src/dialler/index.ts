@@ -1,7 +1,7 @@
-import { Worker } from 'bullmq';
-import { closeRedis, QUEUES } from '@switchboard/queues';
+import { QUEUES } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { dialProcessor } from './dial';
 import type { TelephonyProvider } from './provider';
 import { startDialReconciler } from './reconciler';
@@ -10,11 +10,9 @@ import { SimulatorProvider } from './simulator';
 export type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 export { SimulatorProvider } from './simulator';
 
-export interface DiallerOptions {
+export interface DiallerOptions extends QueueTimings {
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
-  lockDurationMs?: number;
-  stalledIntervalMs?: number;
   /** Defaults to the simulator at SIMULATOR_SPEED. */
   provider?: TelephonyProvider;
 }
@@ -26,18 +24,12 @@ export interface DiallerOptions {
  */
 export function startDialler(deps: WorkerDeps, opts: DiallerOptions = {}): Component {
   const provider = opts.provider ?? new SimulatorProvider(deps.config.simulatorSpeed);
-  const connection = deps.redis.duplicate();
-  const worker = new Worker(QUEUES.outboundCalls, dialProcessor(deps, provider), {
-    connection,
-    prefix: deps.config.queuePrefix,
-    concurrency: deps.config.workerConcurrency,
-    lockDuration: opts.lockDurationMs ?? 30_000,
-    stalledInterval: opts.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 10,
-  });
-  worker.on('error', (err) => deps.logger.warn({ err }, 'dialler worker error'));
-  worker.on('failed', (job, err) =>
-    deps.logger.warn({ err, jobId: job?.id }, 'dial job failed; BullMQ will retry'),
+  const worker = startQueueWorker(
+    deps,
+    QUEUES.outboundCalls,
+    deps.config.workerConcurrency,
+    opts,
+    dialProcessor(deps, provider),
   );
   const reconciler = startDialReconciler(deps, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
@@ -47,8 +39,6 @@ export function startDialler(deps: WorkerDeps, opts: DiallerOptions = {}): Compo
     name: 'dialler',
     async close() {
       await Promise.all([worker.close(), reconciler.close()]);
-      // BullMQ leaves a connection it was handed open; this one is the dialler's own.
-      await closeRedis(connection);
       await provider.close();
     },
   };

@@ -1,6 +1,7 @@
 import { jobIds } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { startTicker } from '../ticker';
 import { requestOf } from './dial';
 import { notConnectedMessage } from './messages';
 import { reportDurably } from './report';
@@ -24,9 +25,6 @@ const BATCH = 500;
  */
 export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOptions): Component {
   const { queues, stores, logger } = deps;
-  let stopped = false;
-  let running: Promise<void> | null = null;
-
   /**
    * A claimed call is never dialled again (at most once), so one whose worker died mid-call
    * would stay ringing or in progress for ever: it is ended as failed instead, through the
@@ -69,21 +67,5 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
     logger.info({ calls: missing.length }, 'dial reconciler re-enqueued queued calls');
   }
 
-  const timer = setInterval(() => {
-    if (stopped || running) return;
-    running = tick()
-      .catch((err: unknown) => logger.warn({ err }, 'dial reconciler tick failed'))
-      .finally(() => {
-        running = null;
-      });
-  }, opts.intervalMs);
-
-  return {
-    name: 'dial-reconciler',
-    async close() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startTicker('dial-reconciler', opts.intervalMs, logger, tick);
 }

@@ -1,5 +1,6 @@
 import { jobIds } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
+import { startTicker } from '../ticker';
 import type { Component } from '../component';
 import { enqueueDeliveries } from './fan-out';
 
@@ -21,27 +22,15 @@ const BATCH = 500;
  * the delivery claim makes a duplicate job for the same attempt do nothing.
  */
 export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Component {
-  const { knex, queues, stores, logger } = deps;
-  let stopped = false;
-  let running: Promise<void> | null = null;
-
+  const { queues, stores, logger } = deps;
   async function tick(): Promise<void> {
-    const events = (await knex('events')
-      .select('id')
-      .whereNull('fanned_out_at')
-      .andWhere(
-        'created_at',
-        '<',
-        knex.raw('now() - make_interval(secs => ?)', [opts.graceMs / 1000]),
-      )
-      .orderBy('created_at')
-      .limit(BATCH)) as Array<{ id: string }>;
+    const events = await stores.events.notFannedOut(opts.graceMs, BATCH);
     if (events.length) {
       await queues.events.addBulk(
-        events.map((e) => ({
+        events.map((eventId) => ({
           name: 'event',
-          data: { v: 1 as const, eventId: e.id },
-          opts: { jobId: jobIds.event(e.id) },
+          data: { v: 1 as const, eventId },
+          opts: { jobId: jobIds.event(eventId) },
         })),
       );
     }
@@ -55,21 +44,5 @@ export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Comp
     }
   }
 
-  const timer = setInterval(() => {
-    if (stopped || running) return;
-    running = tick()
-      .catch((err: unknown) => logger.warn({ err }, 'reconciler tick failed'))
-      .finally(() => {
-        running = null;
-      });
-  }, opts.intervalMs);
-
-  return {
-    name: 'reconciler',
-    async close() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startTicker('reconciler', opts.intervalMs, logger, tick);
 }

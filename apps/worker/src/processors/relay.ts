@@ -16,36 +16,25 @@ const POLL_MS = 1000;
  * `published_at` only after the jobs are in Redis.
  */
 export function startRelay(deps: WorkerDeps): Component {
-  const { knex, queues, logger, metrics } = deps;
+  const { knex, queues, logger, metrics, stores } = deps;
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
 
   async function drainOnce(): Promise<number> {
     return knex.transaction(async (trx) => {
-      const rows = (await trx('events')
-        .select('id')
-        .whereNull('published_at')
-        .orderBy('created_at')
-        .limit(BATCH)
-        .forUpdate()
-        .skipLocked()) as Array<{ id: string }>;
-      if (rows.length === 0) return 0;
+      const ids = await stores.events.claimUnpublished(trx, BATCH);
+      if (ids.length === 0) return 0;
       await queues.events.addBulk(
-        rows.map((r) => ({
+        ids.map((eventId) => ({
           name: 'event',
-          data: { v: 1 as const, eventId: r.id },
-          opts: { jobId: jobIds.event(r.id) },
+          data: { v: 1 as const, eventId },
+          opts: { jobId: jobIds.event(eventId) },
         })),
       );
-      await trx('events')
-        .whereIn(
-          'id',
-          rows.map((r) => r.id),
-        )
-        .update({ published_at: trx.fn.now() });
-      metrics.eventsRelayed.inc(rows.length);
-      return rows.length;
+      await stores.events.markPublished(trx, ids);
+      metrics.eventsRelayed.inc(ids.length);
+      return ids.length;
     });
   }
 

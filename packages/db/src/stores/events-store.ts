@@ -73,4 +73,38 @@ export class EventsStore {
     const rows = await q.orderBy([{ column: 'created_at' }, { column: 'id' }]);
     return rows.map(toEvent);
   }
+
+  /**
+   * Claims up to `limit` unpublished events, oldest first, for the relay's transaction.
+   * SKIP LOCKED lets several relays work side by side without waiting on each other.
+   */
+  async claimUnpublished(trx: Knex, limit: number): Promise<string[]> {
+    const rows = (await trx(TABLE)
+      .select('id')
+      .whereNull('published_at')
+      .orderBy('created_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  async markPublished(trx: Knex, ids: string[]): Promise<void> {
+    await trx(TABLE).whereIn('id', ids).update({ published_at: trx.fn.now() });
+  }
+
+  /** Events still not fanned out `graceMs` after they were committed: the reconciler's list. */
+  async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
+    const rows = (await this.db(TABLE)
+      .select('id')
+      .whereNull('fanned_out_at')
+      .andWhere(
+        'created_at',
+        '<',
+        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
+      )
+      .orderBy('created_at')
+      .limit(limit)) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
 }
