@@ -1,5 +1,7 @@
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
+import { secretBoxForKey } from '@switchboard/crypto';
+import { webhookSecretContext } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import {
@@ -379,5 +381,32 @@ describe('metrics', () => {
     expect(text).toMatch(/switchboard_delivery_attempt_seconds_count\{result="success"\} [1-9]/);
     expect(text).toMatch(/switchboard_delivery_lag_seconds_count [1-9]/);
     expect(text).toMatch(/switchboard_queue_jobs\{queue="deliveries",state="waiting"\} \d+/);
+  });
+});
+
+describe('a secret that cannot be decrypted (wrong SECRET_ENCRYPTION_KEY)', () => {
+  it('sends nothing, counts nothing, and keeps the delivery pending for a later try', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const p = path([200]);
+    const sub = await subscribe(t.auth, p);
+    const otherKey = secretBoxForKey(Buffer.alloc(32, 9));
+    await ctx.deps
+      .knex('webhook_subscriptions')
+      .where({ id: sub.id })
+      .update({
+        secret_ciphertext: otherKey.encrypt('whsec_x', webhookSecretContext(t.tenantId, sub.id)),
+      });
+    await emitStarted(t.tenantId, rcp);
+    const [delivery] = await waitFor('the delivery to be released', async () => {
+      const rows = await deliveriesOf(sub.id);
+      return rows[0]?.status === 'pending' &&
+        rows[0].next_attempt_at > new Date(Date.now() + 30_000)
+        ? rows
+        : undefined;
+    });
+    expect(delivery).toMatchObject({ attempts: 0, status: 'pending' });
+    expect(received(p)).toHaveLength(0);
+    expect((await subscriptionRow(sub.id)).consecutive_failures).toBe(0);
   });
 });

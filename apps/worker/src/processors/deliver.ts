@@ -6,11 +6,15 @@ import {
   type AttemptOutcome,
   type Delivery,
 } from '@switchboard/db';
+import { SecretBoxError } from '@switchboard/crypto';
 import { parseDeliveryJob, type DeliveryJob } from '@switchboard/queues';
 import { signPayload, type SendResult } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
 import { resolveTarget } from './delivery-target';
 import { enqueueDeliveries } from './fan-out';
+
+/** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
+const SECRET_RETRY_MS = 60_000;
 
 /** The wait after the n-th failed attempt (1-based); the last value repeats. */
 export function backoffAfter(schedule: readonly number[], failedAttempt: number): number {
@@ -44,7 +48,20 @@ export function deliveryProcessor(deps: WorkerDeps) {
     if (!claimed) return; // gone, final, already past this attempt, or held by another worker
     const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
-    const target = await resolveTarget(deps, d, claimed.subscription);
+    let target: Awaited<ReturnType<typeof resolveTarget>>;
+    try {
+      target = await resolveTarget(deps, d, claimed.subscription);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      // An operator problem, not the subscriber's: the secret was encrypted under another
+      // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
+      // (the reconciler tries again) until the key is put right.
+      await stores.deliveries.release(d.id, SECRET_RETRY_MS);
+      log.error(
+        'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
+      );
+      return;
+    }
     if (!target) {
       await stores.deliveries.cancel(d.id);
       metrics.deliveries.inc({ outcome: 'canceled' });

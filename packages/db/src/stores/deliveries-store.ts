@@ -125,6 +125,18 @@ export class DeliveriesStore {
     return moved > 0;
   }
 
+  /** Gives a claimed delivery back, unattempted, to be tried again in `delayMs`. */
+  async release(id: string, delayMs: number): Promise<void> {
+    await this.db(TABLE)
+      .where({ id, status: 'delivering' })
+      .update({
+        status: 'pending',
+        locked_until: null,
+        next_attempt_at: this.db.raw('now() + make_interval(secs => ?)', [delayMs / 1000]),
+        updated_at: this.db.fn.now(),
+      });
+  }
+
   /** Marks a delivery canceled (its target is gone or disabled). */
   async cancel(id: string): Promise<void> {
     await this.db(TABLE).where({ id }).whereIn('status', ['pending', 'delivering']).update({
