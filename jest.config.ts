@@ -13,9 +13,6 @@ const config: Config = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   maxWorkers: 2,
   testTimeout: 30_000,
-  // Some client libraries keep a reconnect timer alive for a while after close(); tests
-  // close every resource they open, so a lingering timer must not hold the run open.
-  forceExit: true,
 };
 
 export default config;

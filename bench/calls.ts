@@ -32,7 +32,7 @@ import {
   waitForHttp,
 } from './lib/children';
 import { closeHttpAgent, freePort, httpGet } from './lib/http';
-import { envInt } from './lib/env';
+import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, seconds, step } from './lib/progress';
@@ -162,6 +162,7 @@ async function main(): Promise<number> {
       INGEST_TOKEN: randomBytes(24).toString('hex'),
       CURSOR_SECRET: cursorSecret,
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ...UNLIMITED_API_RATE,
     });
     const apiBase = `http://127.0.0.1:${apiPort}`;
     await step(`starting the API on port ${apiPort}`, () => waitForHttp(api, `${apiBase}/healthz`));

@@ -31,7 +31,7 @@ import {
   waitForHttp,
 } from './lib/children';
 import { freePort } from './lib/http';
-import { envInt } from './lib/env';
+import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, step } from './lib/progress';
@@ -140,6 +140,7 @@ async function main(): Promise<number> {
       INGEST_TOKEN: randomBytes(24).toString('hex'),
       CURSOR_SECRET: randomBytes(24).toString('hex'),
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ...UNLIMITED_API_RATE,
     });
     const bare = startTsChild('bare-server', 'bench/outbound/bare-server.ts', {
       ...process.env,

@@ -34,6 +34,30 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       'webhook deliveries/s of one worker vs a raw axios loop and a BullMQ no-op worker, ingest → receipt latency, 100-way fan-out (issue 5)',
   },
+  {
+    name: 'usage',
+    file: 'bench/usage.ts',
+    description:
+      'GET /usage p50 at 1M vs 1k calls in the month, call.ended ingestion req/s with metering vs without (issue 11)',
+  },
+  {
+    name: 'sms',
+    file: 'bench/sms.ts',
+    description:
+      'POST /sms/send vs POST /calls/outbound req/s (unique keys); SMS history page latency at depth 1M vs 0 (issue 12)',
+  },
+  {
+    name: 'leads',
+    file: 'bench/leads.ts',
+    description:
+      'lead search p50 at 1,000,000 vs 10,000 leads; 100k-row CSV import vs an INSERT … ON CONFLICT loop; API memory while uploading (issue 13)',
+  },
+  {
+    name: 'campaigns',
+    file: 'bench/campaigns.ts',
+    description:
+      'a 10,000-recipient campaign at 600/min on two workers: achieved vs configured rate; CPU per campaign message vs per POST /sms/send (issue 14)',
+  },
 ];
 
 const ROOT = resolve(__dirname, '..');

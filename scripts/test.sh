@@ -7,6 +7,8 @@ source scripts/lib.sh
 
 ensure_deps
 bash scripts/ensure-services.sh
+# Headless Chromium for the API reference test (test/api/docs-page.test.ts).
+bash scripts/ensure-chromium.sh >/dev/null
 say "lint and format check"
 npx eslint . --max-warnings 0
 npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }
@@ -16,6 +18,10 @@ say "dependency direction (no cycles, packages never import apps)"
 npx madge --circular --extensions ts --ts-config tsconfig.json apps packages >/dev/null
 if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|worker|cli)'" packages; then
   say "a package imports an app"; exit 1
+fi
+say "self-contained docs (nothing cites a file outside the repository)"
+if git grep -n -I -E "CONTRACT\.md|shared/(spec|STYLE)" -- ':!package-lock.json' ':!scripts/test.sh'; then
+  say "cite docs/API.md or the OpenAPI document instead"; exit 1
 fi
 say "jest"
 results=$(mktemp)

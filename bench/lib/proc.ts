@@ -75,3 +75,15 @@ export function cpuSnapshot(pgid: number | undefined): CpuSnapshot | null {
   }
   return { group: group / hz, postgres: postgres / hz };
 }
+
+/** CPU seconds so far of each of `pids` that still exists (e.g. one database's backends). */
+export function cpuSecondsOf(pids: readonly number[]): Map<number, number> {
+  const hz = clockTicks();
+  const wanted = new Set(pids);
+  const out = new Map<number, number>();
+  if (!hz) return out;
+  for (const s of readStats() ?? []) {
+    if (wanted.has(s.pid)) out.set(s.pid, s.cpuTicks / hz);
+  }
+  return out;
+}

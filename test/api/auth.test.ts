@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
+import { waitFor } from '../support/worker';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -47,11 +48,16 @@ describe('authentication', () => {
   it('records last use of a key', async () => {
     const { tenantId } = await ctx.tenant();
     const key = await ctx.keyFor(tenantId, ['read']);
+    const unused = await ctx.deps.knex('api_keys').where({ id: key.id }).first();
+    expect(unused.last_used_at).toBeNull();
     await request(ctx.app).get('/api/v1/receptionists').set('Authorization', key.auth).expect(200);
-    // touch() is fire-and-forget; give it a moment to commit.
-    await new Promise((r) => setTimeout(r, 100));
-    const row = await ctx.deps.knex('api_keys').where({ id: key.id }).first();
+    // touch() is fire-and-forget, off the request path: wait for its commit (bounded).
+    const row = await waitFor('last_used_at to be written', async () => {
+      const r = await ctx.deps.knex('api_keys').where({ id: key.id }).first();
+      return r.last_used_at ? r : undefined;
+    });
     expect(row.last_used_at).toBeInstanceOf(Date);
+    expect(Date.now() - row.last_used_at.getTime()).toBeLessThan(60_000);
   });
 });
 

@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
 import { waitFor } from '../support/worker';
 
-// Idempotency-Key on POST /api/v1/calls/outbound (CONTRACT.md section 5): Redis replays,
+// Idempotency-Key on POST /api/v1/calls/outbound (docs/API.md, Outbound calls): Redis replays,
 // Postgres backstop, and never a second call for one key.
 const PATH = '/api/v1/calls/outbound';
 const MARKER_TTL_MS = 1500;
@@ -133,7 +133,7 @@ describe('Idempotency-Key', () => {
 
   it('a failed request is not stored: the key works for the corrected retry', async () => {
     const key = `fix-${uid()}`;
-    const invalid = await post({ ...body(), to: '+15551234567' }, key);
+    const invalid = await post({ ...body(), to: '+1415555012' }, key);
     expect(invalid.status).toBe(400);
     const tooEarly = await post({ ...body(), receptionist_id: notReady }, key);
     expect(tooEarly.status).toBe(409);

@@ -2,8 +2,8 @@ import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { ISO_MS } from '../support/webhooks';
 
-// POST /api/v1/calls/outbound: validation, ownership, readiness, and the 202 (CONTRACT.md
-// section 5). No worker runs in this file, so accepted calls stay queued.
+// POST /api/v1/calls/outbound: validation, ownership, readiness, and the 202 (docs/API.md,
+// Outbound calls, Idempotency). No worker runs in this file, so accepted calls stay queued.
 const PATH = '/api/v1/calls/outbound';
 const TO = '+14155550123';
 const RCP_PHONE = '+14155550100';
@@ -47,8 +47,11 @@ describe('POST /api/v1/calls/outbound: validation', () => {
   it.each([
     ['no plus sign', { to: '14155550123' }, 'to'],
     ['spaces', { to: '+1 415 555 0123' }, 'to'],
-    ['not a dialable number (555 area code)', { to: '+15551234567' }, 'to'],
-    ['too short', { to: '+1415555012' }, 'to'],
+    ['too short for its country code (+1)', { to: '+1415555012' }, 'to'],
+    ['too long for its country code (+1)', { to: '+141555501234' }, 'to'],
+    ['too long for its country code (+44)', { to: '+4420718387501234' }, 'to'],
+    ['an unassigned country code', { to: '+999123456789' }, 'to'],
+    ['a leading zero after the plus', { to: '+0123456789' }, 'to'],
     ['not a string', { to: 14155550123 }, 'to'],
     ['missing to', { to: undefined }, 'to'],
     ['missing receptionist_id', { receptionist_id: undefined }, 'receptionist_id'],
@@ -72,6 +75,17 @@ describe('POST /api/v1/calls/outbound: validation', () => {
       code: 'invalid_parameter',
       param,
     });
+  });
+
+  it.each([
+    ['the contract example, in a fictional 555 range', '+15551234567'],
+    ['a fictional 555-01XX number', '+14155550123'],
+    ['a UK number', '+442071838750'],
+    ['a German number', '+4930123456'],
+  ])('%s (%s) is accepted: E.164 with a possible length', async (_name, to) => {
+    const res = await post({ receptionist_id: ready, to });
+    expect(res.status).toBe(202);
+    expect(res.body.to).toBe(to);
   });
 
   it.each([

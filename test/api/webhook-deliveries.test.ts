@@ -2,9 +2,10 @@ import { createServer } from 'node:net';
 import request from 'supertest';
 import { emit } from '@switchboard/events';
 import { newId } from '@switchboard/db';
-import { jobIds } from '@switchboard/queues';
+import { catalog } from '@switchboard/queues';
 import { createTestContext, type TestContext } from '../support/context';
 import { captureLogger, ISO_MS } from '../support/webhooks';
+import { dereferenced } from '../support/openapi-doc';
 
 // The delivery log and manual retries. The worker does not run here: deliveries and attempts
 // are written straight into Postgres, and a retry's job is looked up in the real queue.
@@ -278,7 +279,7 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     const row = await ctx.deps.knex('webhook_deliveries').where({ id: d.id }).first();
     expect(row).toMatchObject({ status: 'pending', round: 2, attempts: 0, completed_at: null });
     const job = await ctx.deps.queues.deliveries.getJob(
-      jobIds.delivery({ deliveryId: d.id, round: 2, attempt: 1 }),
+      catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 2, attempt: 1 }),
     );
     expect(job?.data).toEqual({ v: 1, deliveryId: d.id, round: 2, attempt: 1 });
 
@@ -286,7 +287,7 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     expect(again.status).toBe(202);
     expect(again.body.round).toBe(3);
     const next = await ctx.deps.queues.deliveries.getJob(
-      jobIds.delivery({ deliveryId: d.id, round: 3, attempt: 1 }),
+      catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 3, attempt: 1 }),
     );
     expect(next?.data).toEqual({ v: 1, deliveryId: d.id, round: 3, attempt: 1 });
   });
@@ -425,7 +426,7 @@ describe('access', () => {
 
 describe('OpenAPI', () => {
   it('documents both routes with scope admin and their response schemas', async () => {
-    const doc = (await request(ctx.app).get('/api/v1/openapi.json')).body;
+    const doc = dereferenced((await request(ctx.app).get('/api/v1/openapi.json')).body);
     const get = doc.paths['/webhooks/{id}/deliveries'].get;
     const post = doc.paths['/webhooks/{id}/deliveries/{delivery_id}/retry'].post;
     expect(get['x-required-scope']).toBe('admin');

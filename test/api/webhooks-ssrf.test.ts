@@ -105,11 +105,14 @@ describe('creation refuses non-public targets', () => {
     expect(res.body.error.message).toMatch(/public address/);
   });
 
-  it('an unresolvable name → 400 naming url', async () => {
-    const res = await create('https://nowhere.example.test/hook');
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_parameter', param: 'url' });
-    expect(res.body.error.message).toMatch(/could not be resolved/);
+  it('an unresolvable name → 400 naming url, with the very message of a blocked one', async () => {
+    // Two messages would tell a caller which internal names exist (an oracle); one does not.
+    const unresolvable = await create('https://nowhere.example.test/hook');
+    const blocked = await create('https://internal.example.test/hook');
+    expect(unresolvable.status).toBe(400);
+    expect(unresolvable.body.error).toMatchObject({ code: 'invalid_parameter', param: 'url' });
+    expect(unresolvable.body.error.message).toBe(blocked.body.error.message);
+    expect(unresolvable.body.error.message).not.toMatch(/nowhere|resolved/);
   });
 
   it('https is still required', async () => {

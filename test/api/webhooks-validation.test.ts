@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 
-// Request validation of POST /api/v1/webhooks (CONTRACT.md sections 1 and 6). Private
+// Request validation of POST /api/v1/webhooks (docs/API.md, Basics and Webhooks). Private
 // targets are allowed in this file, so only the syntax and limits are under test here.
 let ctx: TestContext;
 let auth: string;

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { webhookSecretContext } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
 import { captureLogger, ISO_MS, READ_SHAPE_KEYS, SIGNING_SECRET, UUID } from '../support/webhooks';
+import { dereferenced } from '../support/openapi-doc';
 
 // CRUD, the read shape, and the signing secret: shown once, encrypted at rest, never logged.
 const logs = captureLogger();
@@ -199,7 +200,7 @@ describe('the signing secret at rest', () => {
 
 describe('OpenAPI', () => {
   it('documents every webhook route with scope admin and the response schemas', async () => {
-    const doc = (await request(ctx.app).get('/api/v1/openapi.json')).body;
+    const doc = dereferenced((await request(ctx.app).get('/api/v1/openapi.json')).body);
     const ops = [
       doc.paths['/webhooks'].post,
       doc.paths['/webhooks'].get,

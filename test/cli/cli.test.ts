@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { billingPeriodOf, createKnex, UsageStore } from '@switchboard/db';
 import { createTestDatabase, dropTestDatabase } from '../support/database';
 import { testEnv } from '../support/env';
 
@@ -52,22 +53,41 @@ describe('operator CLI', () => {
     expect(revoked.stdout).not.toContain(key.key);
   });
 
-  it('receptionist create prints a ready receptionist with a phone number', () => {
+  it('receptionist create prints a ready receptionist with a phone number', async () => {
     const r = cli('receptionist', 'create', '--tenant', tenantId, '--name', 'Front Desk');
     expect(r.code).toBe(0);
     const rcp = JSON.parse(r.stdout);
     expect(rcp).toMatchObject({ name: 'Front Desk', status: 'ready', tenant_id: tenantId });
     expect(rcp.id).toMatch(/^rcp_/);
     expect(rcp.phone_number).toMatch(/^\+1\d{10}$/);
+    // receptionist.ready went through the outbox with it.
+    const knex = createKnex(db.url, { poolMax: 1 });
+    try {
+      const events = await knex('events').where({ receptionist_id: rcp.id });
+      expect(events.map((e: { type: string }) => e.type)).toEqual(['receptionist.ready']);
+      expect(events[0].data).toMatchObject({ phone_number: rcp.phone_number, plan: 'standard' });
+    } finally {
+      await knex.destroy();
+    }
   });
 
-  it('seed-demo prints the tenant, an admin key and receptionists; a rerun reuses the tenant', () => {
+  it('seed-demo prints the tenant, an admin key and receptionists; a rerun reuses the tenant', async () => {
     const first = cli('seed-demo');
     expect(first.code).toBe(0);
     const out = JSON.parse(first.stdout);
     expect(out.api_key.key).toMatch(/^sk_live_/);
     expect(out.api_key.scopes).toEqual(['admin']);
     expect(out.receptionists.length).toBeGreaterThanOrEqual(3);
+    // The plan sits just over this month's seeded minutes: one more minute reaches 80 %.
+    const knex = createKnex(db.url, { poolMax: 1 });
+    try {
+      const used = (await new UsageStore(knex).get(out.tenant.id, billingPeriodOf(new Date())))
+        ?.minutesUsed as number;
+      expect(used * 100).toBeLessThan(80 * out.tenant.plan_minutes);
+      expect((used + 1) * 100).toBeGreaterThanOrEqual(80 * out.tenant.plan_minutes);
+    } finally {
+      await knex.destroy();
+    }
     const again = JSON.parse(cli('seed-demo').stdout);
     expect(again.tenant.id).toBe(out.tenant.id);
     expect(again.created).toBe(false);

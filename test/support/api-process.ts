@@ -2,10 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import type { Config } from '@switchboard/config';
-import { testEnv } from './env';
+import { killOnExit } from './children';
+import { redisEnv, testEnv } from './env';
 
-const ROOT = resolve(__dirname, '..', '..');
-const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+export const ROOT = resolve(__dirname, '..', '..');
+export const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+/** tsx's loader, for `node --import` (how `npm run start:api` runs the API). */
+export const TSX_LOADER = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 /** A TCP port free on 127.0.0.1 right now (bind an ephemeral port, then close it). */
 export async function freePort(): Promise<number> {
@@ -16,44 +19,77 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * The process environment without any Switchboard setting: what an operator's shell looks
+ * like before anything is exported (a child then sees only what the test gives it).
+ */
+export function bareEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^(DATABASE_URL|REDIS_URL|PORT|METRICS_|INGEST_|CURSOR_|SECRET_|WEBHOOK_)/.test(name))
+      continue;
+    if (/^(WORKER_|QUEUE_|SIMULATOR_|SHUTDOWN_|LOG_LEVEL)/.test(name)) continue;
+    env[name] = value;
+  }
+  return env;
+}
+
 export interface ApiProcess {
   baseUrl: string;
+  pid: number;
+  /** Sends a signal to the API process itself (not tsx's wrapper): e.g. SIGTERM. */
+  signal(s: NodeJS.Signals): void;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  stderr(): string;
   stop(): Promise<void>;
 }
 
+export interface ApiProcessOptions {
+  /** Extra variables over the test environment (e.g. SHUTDOWN_GRACE_MS). */
+  env?: Record<string, string>;
+  /** Run from this directory with exactly `env` (no test environment): a fresh checkout. */
+  cwd?: string;
+}
+
 /**
- * A real API process (`apps/api/src/server.ts` under tsx) on the test file's database and
- * Redis prefix, in its own process group so that stopping it also stops tsx's child.
+ * A real API process (`apps/api/src/server.ts`) on the test file's database and Redis
+ * prefix. Started as `node --import tsx`, like `npm run start:api`, so the pid is the API
+ * itself and signals reach it directly.
  */
-export async function startApiProcess(config: Config): Promise<ApiProcess> {
+export async function startApiProcess(
+  config: Pick<Config, 'databaseUrl' | 'redis' | 'queuePrefix'> | null,
+  opts: ApiProcessOptions = {},
+): Promise<ApiProcess> {
   const port = await freePort();
-  const env = {
-    ...process.env,
-    ...testEnv({
-      DATABASE_URL: config.databaseUrl,
-      REDIS_URL: config.redisUrl,
-      QUEUE_PREFIX: config.queuePrefix,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-    }),
-  };
-  const proc: ChildProcess = spawn(process.execPath, [TSX_CLI, 'apps/api/src/server.ts'], {
-    cwd: ROOT,
-    env,
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const env = opts.cwd
+    ? { ...bareEnv(), ...opts.env, PORT: String(port) }
+    : {
+        ...process.env,
+        ...testEnv({
+          DATABASE_URL: config?.databaseUrl ?? '',
+          ...(config ? redisEnv(config.redis) : {}),
+          QUEUE_PREFIX: config?.queuePrefix ?? '',
+          PORT: String(port),
+          LOG_LEVEL: 'warn',
+          SHUTDOWN_GRACE_MS: '200',
+          ...opts.env,
+        }),
+      };
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')],
+    { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const undo = killOnExit(proc);
   let stderr = '';
   proc.stderr?.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-4000);
   });
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const signal = (s: NodeJS.Signals) => {
-    try {
-      if (proc.pid) process.kill(-proc.pid, s);
-    } catch {
-      // Already gone.
-    }
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill(s);
   };
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -72,12 +108,16 @@ export async function startApiProcess(config: Config): Promise<ApiProcess> {
   }
   return {
     baseUrl,
+    pid: proc.pid as number,
+    signal,
+    exited,
+    stderr: () => stderr,
     async stop() {
       signal('SIGTERM');
-      const timer = setTimeout(() => signal('SIGKILL'), 5000);
+      const timer = setTimeout(() => signal('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
-      signal('SIGKILL'); // whatever tsx left of the group
+      undo();
     },
   };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import { loadConfig, type Config } from '@switchboard/config';
 import type { Scope } from '@switchboard/db';
+import { eachMaster } from '@switchboard/queues';
 import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
 import type { DepsOverrides } from '../../apps/api/src/deps';
 import { createTestDatabase, dropTestDatabase } from './database';
@@ -21,15 +22,18 @@ export interface TestContext {
  * One test file's world: its own database (a clone of the migrated template), its own Redis
  * key prefix, and the real API app built by the same composition root as production.
  * `overrides` are createDeps' test seams (a logger to capture, a resolver, trusted CAs).
+ * A test that brings its own `DATABASE_URL` (e.g. a private cluster for fault tests, see
+ * private-postgres.ts) gets no database on the shared server.
  */
 export async function createTestContext(
   env: Record<string, string> = {},
   overrides: DepsOverrides = {},
 ): Promise<TestContext> {
-  const db = await createTestDatabase();
+  const db = env.DATABASE_URL ? null : await createTestDatabase();
   const prefix = `{sbt${randomBytes(4).toString('hex')}}`;
-  const config = loadConfig(testEnv({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ...env }));
+  const config = loadConfig(testEnv({ DATABASE_URL: db?.url ?? '', QUEUE_PREFIX: prefix, ...env }));
   const deps = createDeps(config, overrides);
+  await redisSettled(deps);
   const app = createApp(deps);
   const keyFor = async (tenantId: string, scopes: Scope[]) => {
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });
@@ -48,22 +52,47 @@ export async function createTestContext(
       return { tenantId: t.id, key: auth.slice('Bearer '.length), auth };
     },
     async close() {
-      await deleteRedisKeys(deps, prefix);
+      await deleteRedisKeys(deps, config.queuePrefix);
       await deps.close();
-      await dropTestDatabase(db.name);
+      if (db) await dropTestDatabase(db.name);
     },
   };
 }
 
+/**
+ * SCAN carries no key, so on a cluster it runs on each master (each lists only its own
+ * keys) and the keys are deleted on the master that listed them.
+ */
 async function deleteRedisKeys(deps: Deps, prefix: string): Promise<void> {
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await deps.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await deps.redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    for (const node of eachMaster(deps.redis)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+        if (keys.length) await node.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
   } catch {
     // Redis may be deliberately unreachable in a test; nothing to clean then.
   }
+}
+
+/**
+ * Waits (at most 5 s) until the API's Redis connection is up or has failed once. The
+ * producer connection fails fast while it is connecting, so without this the first keyed
+ * request of a file could get a 503 on a loaded machine; a test that points at an
+ * unreachable Redis goes on at its first refused connection.
+ */
+async function redisSettled(deps: Deps): Promise<void> {
+  if (deps.redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      deps.redis.off('ready', done).off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, 5000);
+    deps.redis.once('ready', done).once('error', done);
+  });
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RedisTarget } from '@switchboard/config';
 
 /**
  * The server every test talks to. Tests never touch the service's own database: each test
@@ -42,4 +43,11 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     WORKER_CONCURRENCY: '8',
     ...overrides,
   };
+}
+
+/** The variables that name `target`, for a child process on the same Redis (or cluster). */
+export function redisEnv(target: RedisTarget): Record<string, string> {
+  return target.mode === 'cluster'
+    ? { REDIS_URL: '', REDIS_CLUSTER_NODES: target.nodes.join(',') }
+    : { REDIS_URL: target.url, REDIS_CLUSTER_NODES: '' };
 }

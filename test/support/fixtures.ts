@@ -58,7 +58,7 @@ export const cost = {
   breakdown: { telephony: 0.12, ai: 0.3, sms: 0 },
 };
 
-/** Telephony messages as the voice platform sends them (CONTRACT.md section 9). */
+/** Telephony messages as the voice platform sends them (docs/API.md, Telephony ingestion). */
 export const messages = {
   started: (receptionistId: string, providerCallId: string, at: string) => ({
     id: `msg_${uid()}`,
@@ -103,5 +103,20 @@ export const messages = {
     occurred_at: at,
     reason: 'abandoned',
     recovery_scheduled: true,
+  }),
+  smsInbound: (
+    receptionistId: string,
+    to: string,
+    message: string,
+    opts: { from?: string; at?: string; providerMessageId?: string } = {},
+  ) => ({
+    id: `msg_${uid()}`,
+    type: 'sms.inbound',
+    receptionist_id: receptionistId,
+    provider_message_id: opts.providerMessageId ?? `SM${uid()}`,
+    from: opts.from ?? '+14155550100',
+    to,
+    message,
+    occurred_at: opts.at ?? new Date().toISOString(),
   }),
 };

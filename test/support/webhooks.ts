@@ -29,7 +29,7 @@ export function captureLogger(): { logger: Logger; text(): string } {
   return { logger, text: () => out };
 }
 
-/** The read shape's keys (CONTRACT.md section 6), sorted. */
+/** The read shape's keys (docs/API.md, Webhooks), sorted. */
 export const READ_SHAPE_KEYS = [
   'consecutive_failures',
   'created_at',

@@ -5,13 +5,19 @@ import { startRunner } from '../../apps/worker/src/runner';
 // The production worker (same deps, same processors) as a separate process for crash tests,
 // with recovery timings shortened so that a SIGKILLed worker's jobs come back in seconds.
 async function main(): Promise<void> {
-  const deps = createWorkerDeps(loadConfigOrExit());
+  const deps = createWorkerDeps(loadConfigOrExit('worker'));
   const runner = await startRunner(deps, {
     metricsPort: null,
     reconcileIntervalMs: 500,
     reconcileGraceMs: 2000,
     lockDurationMs: 3000,
     stalledIntervalMs: 1000,
+    // Longer than a slowed-down simulated provisioning (SIMULATOR_SPEED < 1 in crash tests).
+    provisioning: { leaseMs: 8_000 },
+    smsStaleSendingMs: 5000,
+    campaignPollMs: 250,
+    // Small import batches let a crash test kill the worker in the middle of a file.
+    leadImportBatchSize: Number(process.env.TEST_IMPORT_BATCH_SIZE) || undefined,
   });
   process.stdout.write('worker ready\n');
   process.on('SIGTERM', () => {

@@ -16,13 +16,15 @@ export interface TestWorker {
 /**
  * The real worker (relay, fan-out, delivery, reconciler) in this process, on the test
  * file's database and Redis prefix. Timings are shortened so recovery paths run in seconds.
+ * `TEST_WORKER_LOG_LEVEL` (e.g. `warn`) prints the worker's log; silent by default.
  */
 export async function startTestWorker(
   ctx: TestContext,
   opts: { webhookCa?: string; runner?: RunnerOptions; config?: TestContext['config'] } = {},
 ): Promise<TestWorker> {
   const deps = createWorkerDeps(opts.config ?? ctx.config, {
-    logger: createLogger('worker', 'silent'),
+    // TEST_WORKER_LOG_LEVEL=warn shows the worker's own log when a test needs explaining.
+    logger: createLogger('worker', process.env.TEST_WORKER_LOG_LEVEL ?? 'silent'),
     webhookCa: opts.webhookCa,
   });
   const runner = await startRunner(deps, {

@@ -91,6 +91,29 @@ const deliveriesOf = (subscriptionId: string) =>
 const subscriptionRow = (id: string) =>
   ctx.deps.knex('webhook_subscriptions').where({ id }).first();
 
+/**
+ * Resolves once the deliveries queue holds no job of the delivery any more: every attempt
+ * job was processed (or found nothing to claim). Only then can "no further request" be
+ * asserted: nothing is left that could send one.
+ */
+const jobsSettled = (deliveryId: string) =>
+  waitFor(`no queued job left for ${deliveryId}`, async () => {
+    const jobs = await ctx.deps.queues.deliveries.getJobs([
+      'active',
+      'waiting',
+      'delayed',
+      'prioritized',
+      'paused',
+    ]);
+    return !jobs.some((j) => j?.id?.startsWith(`${deliveryId}-`));
+  });
+const fannedOut = (eventId: string) =>
+  waitFor(`event ${eventId} to be fanned out`, async () => {
+    const row = await ctx.deps.knex('events').where({ id: eventId }).first();
+    return row?.fanned_out_at ? true : undefined;
+  });
+const eventIdsAt = (p: string) => received(p).map((r) => r.headers['x-service-event-id']);
+
 describe('fan-out and signed delivery', () => {
   it('delivers an ingested call to matching subscriptions only, never across tenants', async () => {
     const a = await ctx.tenant(['admin']);
@@ -100,8 +123,8 @@ describe('fan-out and signed delivery', () => {
     const [pAll, pCompleted, pSms, pOther] = [path(), path(), path(), path()] as string[];
     const all = await subscribe(a.auth, pAll as string);
     await subscribe(a.auth, pCompleted as string, ['call.completed']);
-    await subscribe(a.auth, pSms as string, ['sms.received', 'not.yet_emitted']);
-    await subscribe(b.auth, pOther as string);
+    const sms = await subscribe(a.auth, pSms as string, ['sms.received', 'not.yet_emitted']);
+    const other = await subscribe(b.auth, pOther as string);
 
     const p = uid();
     const ingest = (m: object) =>
@@ -147,10 +170,18 @@ describe('fan-out and signed delivery', () => {
       });
       expect(verified).toEqual(body);
     }
-    // Give stray deliveries a moment to show up before asserting their absence.
-    await new Promise((r) => setTimeout(r, 300));
+    // Both events are fanned out, and fan-out made no delivery for the non-matching and the
+    // other tenant's subscriptions: with no delivery row, nothing can ever be sent to them.
+    const ingested = await ctx.deps.knex('events').where({ tenant_id: a.tenantId }).pluck('id');
+    expect(ingested).toHaveLength(2);
+    for (const id of ingested) await fannedOut(id);
+    expect(await deliveriesOf(sms.id)).toHaveLength(0);
+    expect(await deliveriesOf(other.id)).toHaveLength(0);
+    // The other tenant's own event reaches it, and it is the only thing that ever did.
+    const theirs = await emitStarted(b.tenantId, await receptionist(b.tenantId));
+    await waitFor("the other tenant's own event", () => received(pOther as string).length > 0);
+    expect(eventIdsAt(pOther as string)).toEqual([theirs]);
     expect(received(pSms as string)).toHaveLength(0);
-    expect(received(pOther as string)).toHaveLength(0);
     const rows = await deliveriesOf(all.id);
     expect(
       rows.every(
@@ -206,12 +237,13 @@ describe('retries', () => {
     const p = path([500]);
     const sub = await subscribe(t.auth, p);
     await emitStarted(t.tenantId, rcp);
-    await waitFor(
-      'the delivery to fail',
-      async () => (await deliveriesOf(sub.id))[0]?.status === 'failed',
-    );
-    await new Promise((r) => setTimeout(r, 600));
+    const [failed] = await waitFor('the delivery to fail', async () => {
+      const rows = await deliveriesOf(sub.id);
+      return rows[0]?.status === 'failed' ? rows : undefined;
+    });
+    await jobsSettled(failed.id);
     expect(received(p)).toHaveLength(3);
+    expect(failed.attempts).toBe(3);
     const row = await subscriptionRow(sub.id);
     expect(row).toMatchObject({ consecutive_failures: 1, is_active: true });
     expect(row.last_failure_at).toBeInstanceOf(Date);
@@ -256,13 +288,7 @@ describe('auto-disable', () => {
     // No deliveries after disable: a new event creates none and the receiver hears nothing.
     const before = received(p).length;
     const eventId = await emitStarted(t.tenantId, rcp);
-    await waitFor('the event to be fanned out', async () =>
-      (await ctx.deps.knex('events').where({ id: eventId }).first()).fanned_out_at !== null
-        ? true
-        : undefined,
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    expect(received(p)).toHaveLength(before);
+    await fannedOut(eventId);
     expect(await ctx.deps.knex('webhook_deliveries').where({ event_id: eventId })).toHaveLength(0);
 
     // enable: active again, counter zeroed, deliveries resume.
@@ -276,8 +302,11 @@ describe('auto-disable', () => {
       disabled_at: null,
       disabled_reason: null,
     });
-    await emitStarted(t.tenantId, rcp);
+    const afterEnable = await emitStarted(t.tenantId, rcp);
     await waitFor('a delivery after enable', () => received(p).length === before + 1);
+    // The one request since the disable is the new event's: the disabled-time one never went.
+    expect(eventIdsAt(p).slice(before)).toEqual([afterEnable]);
+    expect(eventIdsAt(p)).not.toContain(eventId);
   });
 
   it('cancels pending deliveries when the subscription is disabled', async () => {
@@ -305,7 +334,7 @@ describe('auto-disable', () => {
     const rows = await deliveriesOf(sub.id);
     expect(rows.map((d: { status: string }) => d.status)).toEqual(['failed', 'canceled']);
     expect(rows[1].attempts).toBeLessThan(3);
-    await new Promise((r) => setTimeout(r, 500));
+    for (const row of rows) await jobsSettled(row.id);
     expect(received(p)).toHaveLength(3 + rows[1].attempts);
     expect((await subscriptionRow(sub.id)).is_active).toBe(false);
   });
@@ -319,12 +348,13 @@ describe('deleting a subscription', () => {
     const sub = await subscribe(t.auth, p);
     await emitStarted(t.tenantId, rcp);
     await waitFor('a first failed attempt', () => received(p).length >= 1);
+    const [delivery] = await deliveriesOf(sub.id);
     const del = await request(ctx.app)
       .delete(`/api/v1/webhooks/${sub.id}`)
       .set('Authorization', t.auth);
     expect(del.status).toBe(204);
     const count = received(p).length;
-    await new Promise((r) => setTimeout(r, 800));
+    await jobsSettled(delivery.id);
     expect(received(p).length).toBeLessThanOrEqual(count + 1); // at most the attempt in flight
     expect(await deliveriesOf(sub.id)).toHaveLength(0);
   });

@@ -4,6 +4,7 @@ import type { Deps } from './deps';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi/document';
+import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
 import { mountHealth } from './routes/health';
 import { publicRoutes } from './routes';
@@ -13,6 +14,8 @@ export type { Deps } from './deps';
 export { createDeps } from './deps';
 
 const API_VERSION = '1.0.0';
+/** Every public route answers under both prefixes (/v1 is the shorthand). */
+export const API_PREFIXES = ['/api/v1', '/v1'] as const;
 
 /**
  * Builds the Express app from its dependencies. Express 5 forwards rejected promises from
@@ -22,6 +25,7 @@ export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(deps.lifecycle.middleware);
   app.use(requestId);
   app.use(
     pinoHttp({
@@ -38,10 +42,17 @@ export function createApp(deps: Deps): Express {
 
   const routes = publicRoutes(deps);
   const openapi = buildOpenApi(routes, API_VERSION);
-  app.get(['/api/v1/openapi.json', '/v1/openapi.json'], (_req, res) => {
-    res.json(openapi);
-  });
-  app.use(['/api/v1', '/v1'], buildRouter(routes, deps.stores.apiKeys));
+  app.get(
+    API_PREFIXES.map((p) => `${p}/openapi.json`),
+    (_req, res) => {
+      res.json(openapi);
+    },
+  );
+  mountApiReference(app, API_PREFIXES);
+  app.use(
+    [...API_PREFIXES],
+    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle),
+  );
   app.use('/internal/v1', telephonyRouter(deps));
 
   app.use(notFoundRoute);

@@ -1,19 +1,26 @@
-import type { Config } from '@switchboard/config';
+import type { ApiConfig } from '@switchboard/config';
 import {
   ApiKeysStore,
   CallsStore,
+  CampaignLifecycle,
+  CampaignsStore,
   createKnex,
   DeliveriesStore,
   DeliveryAttemptsStore,
   EventsStore,
+  ReceptionistProvisioning,
+  LeadImportsStore,
+  LeadsStore,
   ReceptionistsStore,
+  SmsStore,
   TenantsStore,
+  UsageStore,
   WebhookSubscriptionsStore,
   type Knex,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import {
-  closeRedis,
+  closeQueues,
   createQueues,
   createRedis,
   type Queues,
@@ -26,12 +33,14 @@ import {
   type LookupFn,
   type WebhookSender,
 } from '@switchboard/webhooks';
+import { KeyRateLimits } from './http/key-rate-limit';
+import { Lifecycle } from './http/lifecycle';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
 import { CursorCodec } from './pagination/cursor';
 
 /** Everything the API's routes use, built in one place (the composition root). */
 export interface Deps {
-  config: Config;
+  config: ApiConfig;
   logger: Logger;
   knex: Knex;
   redis: Redis;
@@ -44,20 +53,34 @@ export interface Deps {
   webhookSender: WebhookSender;
   /** Resolver used by the subscription URL check (the sender is built with the same one). */
   webhookLookup: LookupFn;
-  /** Idempotency-Key handling on the fail-fast Redis connection (outbound calls). */
+  /** Idempotency-Key handling on the fail-fast Redis connection (every creating POST). */
   idempotency: Idempotency;
+  /** The per-key rate limit of every authenticated request (token buckets in Redis). */
+  keyRateLimits: KeyRateLimits;
+  /** Stopping state and the work in flight (requests, handlers) that shutdown waits for. */
+  lifecycle: Lifecycle;
   stores: {
     tenants: TenantsStore;
     apiKeys: ApiKeysStore;
     receptionists: ReceptionistsStore;
+    /** The provisioning lifecycle's statements (each takes the transaction first). */
+    provisioning: ReceptionistProvisioning;
+    /** Usage counters per tenant and month (read side of metering). */
+    usage: UsageStore;
     calls: CallsStore;
+    sms: SmsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
     /** The delivery log (read) and manual retries (a new round of attempts). */
     deliveries: DeliveriesStore;
     deliveryAttempts: DeliveryAttemptsStore;
+    leads: LeadsStore;
+    leadImports: LeadImportsStore;
+    campaigns: CampaignsStore;
+    /** The campaign lifecycle's statements (each takes the transaction first). */
+    campaignLifecycle: CampaignLifecycle;
   };
-  /** Closes pools and connections; call after the HTTP server stopped accepting. */
+  /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
 }
 
@@ -71,10 +94,10 @@ export interface DepsOverrides {
   idempotency?: Partial<IdempotencyOptions>;
 }
 
-export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger('api', config.logLevel);
   const knex = createKnex(config.databaseUrl);
-  const redis = createRedis(config.redisUrl, 'producer');
+  const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
@@ -99,20 +122,28 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       { ...DEFAULT_IDEMPOTENCY_OPTIONS, ...overrides.idempotency },
       logger,
     ),
+    keyRateLimits: new KeyRateLimits(redis, config.queuePrefix, config.rateLimit, logger),
+    lifecycle: new Lifecycle(),
     stores: {
       tenants: new TenantsStore(knex),
       apiKeys: new ApiKeysStore(knex),
       receptionists: new ReceptionistsStore(knex),
+      provisioning: new ReceptionistProvisioning(),
+      usage: new UsageStore(knex),
       calls: new CallsStore(knex),
+      sms: new SmsStore(knex),
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
       deliveries: new DeliveriesStore(knex),
       deliveryAttempts: new DeliveryAttemptsStore(knex),
+      leads: new LeadsStore(knex),
+      leadImports: new LeadImportsStore(knex),
+      campaigns: new CampaignsStore(knex),
+      campaignLifecycle: new CampaignLifecycle(),
     },
     async close() {
       webhookSender.close();
-      await queues.close();
-      await Promise.allSettled([knex.destroy(), closeRedis(redis)]);
+      await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },
   };
 }

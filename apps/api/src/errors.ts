@@ -1,4 +1,4 @@
-/** Error types of CONTRACT.md section 3, keyed by the HTTP status family they go with. */
+/** Error types (docs/API.md, Errors), keyed by the HTTP status family they go with. */
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'

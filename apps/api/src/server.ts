@@ -3,7 +3,7 @@ import { createApp } from './app';
 import { createDeps } from './deps';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
-const config = loadConfigOrExit();
+const config = loadConfigOrExit('api');
 const deps = createDeps(config);
 const app = createApp(deps);
 const server = app.listen(config.port, () => {
@@ -14,21 +14,49 @@ server.on('error', (err) => {
   process.exit(1);
 });
 
-let stopping = false;
-function shutdown(signal: string): void {
-  if (stopping) return;
-  stopping = true;
-  deps.logger.info({ signal }, 'api stopping: finishing in-flight requests');
-  // Stop accepting, let in-flight requests finish, then close pools. Past the deadline,
-  // remaining connections are cut so the process always exits.
-  const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-  deadline.unref();
-  server.close(async () => {
-    await deps.close();
-    deps.logger.info('api stopped');
-    process.exit(0);
-  });
-  server.closeIdleConnections();
+/** Handlers still running when the connections were cut get this long to end. */
+const HANDLER_DEADLINE_MS = 5_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Stops without dropping a request the process has received:
+ * 1. /readyz fails and every response says `Connection: close`; the server keeps accepting
+ *    for SHUTDOWN_GRACE_MS, so requests already on their way (also those not read yet) are
+ *    served and load balancers take the process out of rotation;
+ * 2. it stops accepting (idle connections are closed) and waits for in-flight requests, up
+ *    to SHUTDOWN_TIMEOUT_MS, after which the remaining connections are cut;
+ * 3. it waits for every handler to end (they hold pool connections, whether or not their
+ *    client is still there), then closes the pools.
+ */
+async function shutdown(signal: string): Promise<void> {
+  deps.lifecycle.beginStop();
+  deps.logger.info({ signal }, 'api stopping: not ready, finishing in-flight requests');
+  await sleep(config.shutdownGraceMs);
+  const deadline = setTimeout(() => {
+    deps.logger.warn('api shutdown deadline: cutting the remaining connections');
+    server.closeAllConnections();
+  }, config.shutdownTimeoutMs);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  clearTimeout(deadline);
+  const ended = await Promise.race([
+    deps.lifecycle.idle().then(() => true),
+    sleep(HANDLER_DEADLINE_MS).then(() => false),
+  ]);
+  if (!ended) deps.logger.warn('api stopping with handlers still running');
+  await deps.close();
+  deps.logger.info('api stopped');
+  process.exit(0);
 }
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    shutdown(signal).catch((err: unknown) => {
+      deps.logger.fatal({ err }, 'api shutdown failed');
+      process.exit(1);
+    });
+  });
+}

@@ -3,9 +3,11 @@ import { parseArgs } from 'node:util';
 export const USAGE = [
   'usage: npm run --silent cli -- <command>',
   '  tenant create --name NAME [--plan-minutes N]',
+  '  tenant limits --id TENANT_ID (--rate PER_SECOND --burst N | --default)',
   '  key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
   '  key revoke --id KEY_ID',
   '  receptionist create --tenant TENANT_ID --name NAME',
+  '  lead import --tenant TENANT_ID --file leads.csv',
   '  seed-demo',
 ].join('\n');
 
@@ -14,16 +16,26 @@ export class UsageError extends Error {}
 
 export type Options = Record<string, string | undefined>;
 
-/** Parses `--flag value` options, refusing unknown flags and positionals. */
-export function parseOptions(argv: string[], allowed: string[]): Options {
+/**
+ * Parses `--flag value` options (and the value-less `switches`, read as "" when given),
+ * refusing unknown flags and positionals.
+ */
+export function parseOptions(argv: string[], allowed: string[], switches: string[] = []): Options {
   try {
     const { values } = parseArgs({
       args: argv,
-      options: Object.fromEntries(allowed.map((name) => [name, { type: 'string' as const }])),
+      options: Object.fromEntries(
+        allowed.map((name) => [
+          name,
+          { type: switches.includes(name) ? ('boolean' as const) : ('string' as const) },
+        ]),
+      ),
       strict: true,
       allowPositionals: false,
     });
-    return values as Options;
+    return Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, typeof v === 'boolean' ? '' : v]),
+    ) as Options;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

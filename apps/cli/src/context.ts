@@ -1,22 +1,24 @@
-import type { Config } from '@switchboard/config';
+import type { OperatorConfig } from '@switchboard/config';
 import {
   ApiKeysStore,
   createKnex,
   ReceptionistsStore,
   TenantsStore,
+  UsageStore,
   type Knex,
 } from '@switchboard/db';
 
 /** What the operator commands use: one knex and its stores. */
 export interface CliContext {
-  config: Config;
+  config: OperatorConfig;
   knex: Knex;
   tenants: TenantsStore;
   apiKeys: ApiKeysStore;
   receptionists: ReceptionistsStore;
+  usage: UsageStore;
 }
 
-export function createCliContext(config: Config): CliContext {
+export function createCliContext(config: OperatorConfig): CliContext {
   const knex = createKnex(config.databaseUrl, { poolMax: 4 });
   return {
     config,
@@ -24,5 +26,6 @@ export function createCliContext(config: Config): CliContext {
     tenants: new TenantsStore(knex),
     apiKeys: new ApiKeysStore(knex),
     receptionists: new ReceptionistsStore(knex),
+    usage: new UsageStore(knex),
   };
 }

@@ -1,6 +1,13 @@
 import { loadConfigOrExit } from '@switchboard/config';
 import { USAGE, UsageError } from './args';
-import { keyCreate, keyRevoke, receptionistCreate, tenantCreate } from './commands/basic';
+import {
+  keyCreate,
+  keyRevoke,
+  receptionistCreate,
+  tenantCreate,
+  tenantLimits,
+} from './commands/basic';
+import { leadImport } from './commands/lead-import';
 import { seedDemo } from './commands/seed-demo';
 import { createCliContext, type CliContext } from './context';
 
@@ -8,9 +15,11 @@ type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
 const COMMANDS: Record<string, Command> = {
   'tenant create': tenantCreate,
+  'tenant limits': tenantLimits,
   'key create': keyCreate,
   'key revoke': keyRevoke,
   'receptionist create': receptionistCreate,
+  'lead import': leadImport,
   'seed-demo': (ctx, argv) => {
     if (argv.length) throw new UsageError('seed-demo takes no options');
     return seedDemo(ctx, (line) => process.stderr.write(`switchboard: ${line}\n`));
@@ -35,7 +44,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
   }
-  const ctx = createCliContext(loadConfigOrExit());
+  const ctx = createCliContext(loadConfigOrExit('operator'));
   try {
     const out = await command(ctx, rest);
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -1,10 +1,12 @@
-import type { ApiKey, Receptionist, Tenant } from '@switchboard/db';
+import type { ApiKey, LeadImport, Receptionist, Tenant } from '@switchboard/db';
 
-/** JSON shapes printed by the CLI (CONTRACT.md section 10); snake_case like the API. */
+/** JSON shapes printed by the CLI (README, Operator CLI); snake_case like the API. */
 export const renderTenant = (t: Tenant) => ({
   id: t.id,
   name: t.name,
   plan_minutes: t.planMinutes,
+  // null: the deployment's RATE_LIMIT_PER_SECOND and RATE_LIMIT_BURST apply.
+  rate_limit: t.rateLimit && { per_second: t.rateLimit.perSecond, burst: t.rateLimit.burst },
   created_at: t.createdAt.toISOString(),
 });
 
@@ -28,4 +30,19 @@ export const renderReceptionist = (r: Receptionist) => ({
   plan: r.plan,
   created_at: r.createdAt.toISOString(),
   provisioned_at: r.provisionedAt?.toISOString() ?? null,
+});
+
+export const renderImport = (i: LeadImport) => ({
+  id: i.id,
+  status: i.status,
+  total_rows: i.totalRows,
+  processed_rows: i.processedRows,
+  created: i.created,
+  updated: i.updated,
+  skipped: i.skipped,
+  duplicates: i.duplicates,
+  errors: i.errors,
+  failure_reason: i.failureReason,
+  created_at: i.createdAt.toISOString(),
+  completed_at: i.completedAt?.toISOString() ?? null,
 });

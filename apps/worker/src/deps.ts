@@ -1,17 +1,23 @@
-import type { Config } from '@switchboard/config';
+import type { WorkerConfig } from '@switchboard/config';
 import { secretBoxForKey, type SecretBox } from '@switchboard/crypto';
 import {
   CallsStore,
+  CampaignLifecycle,
+  CampaignsStore,
   createKnex,
   DeliveriesStore,
   EventsStore,
+  ReceptionistProvisioning,
+  LeadImportsStore,
   ReceptionistsStore,
+  SmsStore,
+  UsageStore,
   WebhookSubscriptionsStore,
   type Knex,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import {
-  closeRedis,
+  closeQueues,
   createQueues,
   createRedis,
   type Queues,
@@ -22,7 +28,7 @@ import { createMetrics, type Metrics } from './metrics';
 
 /** The worker's composition root: its own pools, never shared with an API process. */
 export interface WorkerDeps {
-  config: Config;
+  config: WorkerConfig;
   logger: Logger;
   knex: Knex;
   /** Blocking connection settings (maxRetriesPerRequest: null) as BullMQ workers require. */
@@ -37,6 +43,15 @@ export interface WorkerDeps {
     subscriptions: WebhookSubscriptionsStore;
     receptionists: ReceptionistsStore;
     calls: CallsStore;
+    /** The provisioning lifecycle's statements (each takes the transaction first). */
+    provisioning: ReceptionistProvisioning;
+    sms: SmsStore;
+    /** Usage counters (SMS sent), written in the transaction that marks a message sent. */
+    usage: UsageStore;
+    leadImports: LeadImportsStore;
+    campaigns: CampaignsStore;
+    /** The campaign lifecycle's statements (each takes the transaction first). */
+    campaignLifecycle: CampaignLifecycle;
   };
   close(): Promise<void>;
 }
@@ -48,14 +63,17 @@ export interface WorkerOverrides {
   webhookCa?: string;
 }
 
-export function createWorkerDeps(config: Config, overrides: WorkerOverrides = {}): WorkerDeps {
-  // Every worker write is recoverable (see createKnex), so its commits need not wait for
-  // the WAL flush: that wait was most of a delivery's cost.
+export function createWorkerDeps(
+  config: WorkerConfig,
+  overrides: WorkerOverrides = {},
+): WorkerDeps {
+  // Commits are durable by default; the delivery hot path (claim, attempt record, fan-out)
+  // and the relay opt into asynchronous commits per transaction, because the reconciler
+  // redoes them harmlessly (docs/DECISIONS.md lists every write).
   const knex = createKnex(config.databaseUrl, {
     poolMax: Math.min(config.workerConcurrency + 4, 40),
-    synchronousCommit: 'off',
   });
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config.redis, 'worker');
   const queues = createQueues(redis, config.queuePrefix);
   const sender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
@@ -78,11 +96,16 @@ export function createWorkerDeps(config: Config, overrides: WorkerOverrides = {}
       subscriptions: new WebhookSubscriptionsStore(knex),
       receptionists: new ReceptionistsStore(knex),
       calls: new CallsStore(knex),
+      provisioning: new ReceptionistProvisioning(),
+      sms: new SmsStore(knex),
+      usage: new UsageStore(knex),
+      leadImports: new LeadImportsStore(knex),
+      campaigns: new CampaignsStore(knex),
+      campaignLifecycle: new CampaignLifecycle(),
     },
     async close() {
       sender.close();
-      await queues.close();
-      await Promise.allSettled([knex.destroy(), closeRedis(redis)]);
+      await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },
   };
 }

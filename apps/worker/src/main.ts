@@ -4,7 +4,7 @@ import { startRunner } from './runner';
 
 // The worker process: config → deps → processors; drains on SIGTERM/SIGINT with a deadline.
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit('worker');
   const deps = createWorkerDeps(config);
   const runner = await startRunner(deps);
   let stopping = false;

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { catalog, type CatalogKey, type Queues } from '@switchboard/queues';
 
 /** The worker's Prometheus metrics, on a registry of its own (no global state). */
 export interface Metrics {
@@ -9,6 +10,7 @@ export interface Metrics {
   deliveryLag: Histogram;
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
+  deliveryWaits: Counter<'lane'>;
 }
 
 export function createMetrics(): Metrics {
@@ -46,18 +48,50 @@ export function createMetrics(): Metrics {
       help: 'Outbox events published to the events queue',
       registers: [registry],
     }),
+    deliveryWaits: new Counter({
+      name: 'switchboard_delivery_waits_total',
+      help: 'Delivery jobs parked because a lane (target or tenant) had no free in-flight slot',
+      labelNames: ['lane'],
+      registers: [registry],
+    }),
   };
 }
 
-/** Serves GET /metrics on its own port (0 = any free port; the bound port is returned). */
+/** The job states `switchboard_queue_jobs` reports. */
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+/**
+ * Sets `switchboard_queue_jobs{queue, state}` for every queue of the job catalog (labelled
+ * with the queue's name in Redis), so a queue added to the catalog is measured without
+ * touching this. One queue failing to answer does not hide the others.
+ */
+export async function collectQueueDepths(metrics: Metrics, queues: Queues): Promise<void> {
+  await Promise.allSettled(
+    (Object.keys(catalog) as CatalogKey[]).map(async (key) => {
+      const counts = await queues[key].getJobCounts(...QUEUE_STATES);
+      for (const state of QUEUE_STATES) {
+        metrics.queueDepth.set({ queue: catalog[key].queue, state }, counts[state] ?? 0);
+      }
+    }),
+  );
+}
+
+/**
+ * Serves GET /metrics on its own port (0 = any free port; the bound port is returned), on
+ * `host` only: loopback by default (METRICS_HOST), so the metrics are not exposed to every
+ * network the machine is on. Any other path goes to `others` (the queue dashboard, when
+ * enabled), else 404.
+ */
 export async function serveMetrics(
   metrics: Metrics,
-  port: number,
+  listen: { host: string; port: number },
   beforeScrape: () => Promise<void>,
+  others?: RequestListener,
 ): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') {
-      res.writeHead(404).end();
+      if (others) others(req, res);
+      else res.writeHead(404).end();
       return;
     }
     beforeScrape()
@@ -70,7 +104,7 @@ export async function serveMetrics(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '0.0.0.0', resolve);
+    server.listen(listen.port, listen.host, resolve);
   });
   return server;
 }

@@ -1,5 +1,11 @@
-import { Worker, type Job } from 'bullmq';
-import { closeRedis } from '@switchboard/queues';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import {
+  catalog,
+  closeRedis,
+  type Catalog,
+  type CatalogKey,
+  type JobData,
+} from '@switchboard/queues';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
 
@@ -9,33 +15,60 @@ export interface QueueTimings {
   stalledIntervalMs?: number;
 }
 
+export interface QueueWorkerOptions extends QueueTimings {
+  concurrency: number;
+}
+
 /**
- * A BullMQ worker on its own duplicated connection (blocking commands must not share one),
- * with the production settings: error listeners attached, stalled jobs recovered, and the
- * connection closed with the worker (BullMQ leaves a connection it was handed open).
+ * A processor receives the validated payload; the job (and the worker's lock token) are
+ * there for its id and for moving it, e.g. back to delayed.
  */
-export function startQueueWorker<T>(
+export type JobHandler<K extends CatalogKey> = (
+  data: JobData<Catalog[K]>,
+  job: Job<JobData<Catalog[K]>>,
+  token?: string,
+) => Promise<void>;
+
+/**
+ * A BullMQ worker for one queue of the catalog, on its own duplicated connection (blocking
+ * commands must not share one), with the production settings: error listeners attached,
+ * stalled jobs recovered, the connection closed with the worker. One policy for a malformed
+ * payload everywhere: logged and failed as unrecoverable (never retried, never processed).
+ */
+export function startQueueWorker<K extends CatalogKey>(
   deps: WorkerDeps,
-  queue: string,
-  concurrency: number,
-  timings: QueueTimings,
-  fn: (job: Job<T>) => Promise<void>,
+  key: K,
+  handler: JobHandler<K>,
+  opts: QueueWorkerOptions,
 ): Component {
+  const def = catalog[key];
   const connection = deps.redis.duplicate();
-  const worker = new Worker<T>(queue, fn, {
-    connection,
-    prefix: deps.config.queuePrefix,
-    concurrency,
-    lockDuration: timings.lockDurationMs ?? 30_000,
-    stalledInterval: timings.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 10,
-  });
-  worker.on('error', (err) => deps.logger.warn({ err, queue }, 'queue worker error'));
-  worker.on('failed', (job, err) =>
-    deps.logger.warn({ err, queue, jobId: job?.id }, 'job failed; BullMQ will retry'),
+  const worker = new Worker(
+    def.queue,
+    async (job: Job, token?: string) => {
+      const data = (def.parse as (d: unknown) => JobData<Catalog[K]> | null)(job.data);
+      if (data === null) {
+        deps.logger.error({ queue: def.queue, jobId: job.id }, 'malformed job data; dropped');
+        throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
+      }
+      await handler(data, job as Job<JobData<Catalog[K]>>, token);
+    },
+    {
+      connection,
+      prefix: deps.config.queuePrefix,
+      concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs ?? 30_000,
+      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      maxStalledCount: 10,
+    },
   );
+  worker.on('error', (err) => deps.logger.warn({ err, queue: def.queue }, 'queue worker error'));
+  worker.on('failed', (job, err) => {
+    if (err instanceof UnrecoverableError) return; // logged where it was thrown
+    deps.logger.warn({ err, queue: def.queue, jobId: job?.id }, 'job failed; BullMQ will retry');
+  });
   return {
-    name: queue,
+    name: def.queue,
     async close() {
       await worker.close();
       await closeRedis(connection);

@@ -1,21 +1,49 @@
 import type { Server } from 'node:http';
-import { QUEUES } from '@switchboard/queues';
+import { catalog, probeRedis } from '@switchboard/queues';
+import { startCampaigns } from './campaigns';
 import type { Component } from './component';
+import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
-import { serveMetrics } from './metrics';
+import { startLeadImports } from './lead-imports';
+import { collectQueueDepths, serveMetrics } from './metrics';
+import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import { startQueueWorker, type QueueTimings } from './queue-worker';
-import { deliveryProcessor } from './processors/deliver';
+import { CLAIM_MARGIN_MS, deliveryProcessor } from './processors/deliver';
+import { InFlightLanes } from './processors/in-flight';
 import { fanOutProcessor } from './processors/fan-out';
 import { startReconciler } from './processors/reconciler';
 import { startRelay } from './processors/relay';
+import { startSmsSender } from './sms';
+import { startTicker } from './ticker';
 
 export interface RunnerOptions extends QueueTimings {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
+  /** Provider, lease and retry timings of receptionist provisioning (tests). */
+  provisioning?: ProvisioningOptions;
+  /** How long an SMS may stay claimed before it is failed as `send_interrupted` (120 s). */
+  smsStaleSendingMs?: number;
+  /** Rows per import transaction (default 1000). */
+  leadImportBatchSize?: number;
+  laneWakeIntervalMs?: number;
+  /** How often a worker looks for running campaigns to join (default 1000 ms). */
+  campaignPollMs?: number;
 }
+
+/**
+ * BullMQ lock and stalled-check timings of the fan-out queue. A fan-out job takes
+ * milliseconds, so its lock can be short: the job of a worker that died mid-fan-out is seen
+ * stalled and run again within about 20 s (lock expiry, then up to two stalled checks),
+ * instead of a minute with BullMQ's 30 s defaults. (Deliveries need no such thing: their job
+ * ids follow claim generations, so the reconciler re-adds them as soon as a claim lapses.)
+ */
+export const FAN_OUT_TIMINGS: Required<QueueTimings> = {
+  lockDurationMs: 10_000,
+  stalledIntervalMs: 5_000,
+};
 
 export interface Runner {
   metricsPort: number | null;
@@ -28,43 +56,74 @@ export interface Runner {
  * stalled by another worker, so nothing is lost.
  */
 export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): Promise<Runner> {
-  await deps.redis.ping();
+  await probeRedis(deps.redis, deps.config.queuePrefix);
   const concurrency = deps.config.workerConcurrency;
+  const lanes = new InFlightLanes(
+    deps.redis,
+    deps.config.queuePrefix,
+    deps.queues.deliveries,
+    catalog.deliveries.name,
+    {
+      perTarget: deps.config.webhook.maxInFlightPerSubscription,
+      perTenant: deps.config.webhook.maxInFlightPerTenant,
+      slotTtlMs: deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
+    },
+  );
   const components: Component[] = [
-    startQueueWorker(
-      deps,
-      QUEUES.events,
-      Math.max(2, Math.ceil(concurrency / 2)),
-      opts,
-      fanOutProcessor(deps),
-    ),
-    startQueueWorker(deps, QUEUES.deliveries, concurrency, opts, deliveryProcessor(deps)),
+    startQueueWorker(deps, 'events', fanOutProcessor(deps), {
+      lockDurationMs: opts.lockDurationMs ?? FAN_OUT_TIMINGS.lockDurationMs,
+      stalledIntervalMs: opts.stalledIntervalMs ?? FAN_OUT_TIMINGS.stalledIntervalMs,
+      concurrency: Math.max(2, Math.ceil(concurrency / 2)),
+    }),
+    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes), {
+      ...opts,
+      concurrency,
+    }),
+    // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
+    // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
+    startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, () => lanes.wakeAll()),
     startRelay(deps),
     startReconciler(deps, {
       intervalMs: opts.reconcileIntervalMs ?? 5_000,
       graceMs: opts.reconcileGraceMs ?? 15_000,
     }),
     startDialler(deps, opts),
+    startProvisioning(deps, opts, {
+      reconcileIntervalMs: opts.reconcileIntervalMs,
+      reconcileGraceMs: opts.reconcileGraceMs,
+      ...opts.provisioning,
+    }),
+    startSmsSender(deps, { ...opts, staleSendingMs: opts.smsStaleSendingMs }),
+    startLeadImports(deps, {
+      ...opts,
+      batchSize: opts.leadImportBatchSize,
+      // Imports make progress every batch; one without any for this long lost its job.
+      reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
+    }),
+    startCampaigns(deps, { ...opts, pollMs: opts.campaignPollMs }),
   ];
   let server: Server | null = null;
+  let dashboard: QueueDashboard | null = null;
   const metricsPort = opts.metricsPort === undefined ? deps.config.metricsPort : opts.metricsPort;
   if (metricsPort !== null) {
-    server = await serveMetrics(deps.metrics, metricsPort, async () => {
-      for (const [name, queue] of Object.entries({
-        events: deps.queues.events,
-        deliveries: deps.queues.deliveries,
-      })) {
-        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-        for (const [state, n] of Object.entries(counts))
-          deps.metrics.queueDepth.set({ queue: name, state }, n);
-      }
-    });
+    // The queue dashboard shares the metrics port (README "Operator view of the queues").
+    const token = deps.config.queueDashboard?.token;
+    dashboard = token ? createQueueDashboard(deps.config, token) : null;
+    const listen = { host: deps.config.metricsHost, port: metricsPort };
+    server = await serveMetrics(
+      deps.metrics,
+      listen,
+      () => collectQueueDepths(deps.metrics, deps.queues),
+      dashboard?.handle,
+    );
   }
   deps.logger.info(
     {
       queuePrefix: deps.config.queuePrefix,
       concurrency,
+      metricsHost: server ? deps.config.metricsHost : null,
       metricsPort: server ? (server.address() as { port: number }).port : null,
+      queueDashboard: dashboard !== null,
     },
     'worker ready',
   );
@@ -72,7 +131,9 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     metricsPort: server ? (server.address() as { port: number }).port : null,
     async close(deadlineMs) {
       server?.close();
-      const drained = Promise.all(components.map((c) => c.close())).then(() => 'drained' as const);
+      const drained = Promise.all([...components.map((c) => c.close()), dashboard?.close()]).then(
+        () => 'drained' as const,
+      );
       const deadline = new Promise<'deadline'>((resolve) =>
         setTimeout(() => resolve('deadline'), deadlineMs).unref(),
       );

@@ -1,4 +1,7 @@
-import { ConfigError, loadConfig } from './index';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, loadConfigFor, withDotEnv } from './index';
 
 const valid = {
   INGEST_TOKEN: 'ingest-token-0123456789',
@@ -20,17 +23,39 @@ describe('loadConfig', () => {
   it('applies the contract defaults', () => {
     const c = loadConfig(valid);
     expect(c.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/switchboard');
-    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.redis).toEqual({ mode: 'standalone', url: 'redis://127.0.0.1:6379' });
     expect(c.port).toBe(3000);
     expect(c.queuePrefix).toBe('{sb}');
+    expect(c.queueDashboard).toBeNull();
     expect(c.webhook).toEqual({
       maxAttempts: 3,
       retryBackoffMs: [1000, 5000, 25000],
       disableAfterFailures: 20,
       timeoutMs: 10000,
       allowPrivateTargets: false,
+      maxSubscriptionsPerTenant: 100,
+      maxInFlightPerSubscription: 10,
+      maxInFlightPerTenant: 15,
     });
+    expect(c.metricsHost).toBe('127.0.0.1');
+    expect(c.shutdownGraceMs).toBe(2000);
     expect(c.secretEncryptionKey).toHaveLength(32);
+  });
+
+  it('derives the in-flight caps from WORKER_CONCURRENCY unless they are set', () => {
+    const derived = loadConfig({ ...valid, WORKER_CONCURRENCY: '50' }).webhook;
+    expect([derived.maxInFlightPerSubscription, derived.maxInFlightPerTenant]).toEqual([25, 37]);
+    const one = loadConfig({ ...valid, WORKER_CONCURRENCY: '1' }).webhook;
+    expect([one.maxInFlightPerSubscription, one.maxInFlightPerTenant]).toEqual([1, 1]);
+    const set = loadConfig({
+      ...valid,
+      WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: '7',
+      WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: '40',
+    }).webhook;
+    expect([set.maxInFlightPerSubscription, set.maxInFlightPerTenant]).toEqual([7, 40]);
+    expect(failure({ ...valid, WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: '0' }).variable).toBe(
+      'WEBHOOK_MAX_IN_FLIGHT_PER_TENANT',
+    );
   });
 
   it('is frozen, nested objects included', () => {
@@ -76,6 +101,35 @@ describe('loadConfig', () => {
       'expected true or false',
     ],
     [{ QUEUE_PREFIX: 'a:b' }, 'QUEUE_PREFIX', 'QUEUE_PREFIX is invalid'],
+    [{ REDIS_CLUSTER_NODES: '10.0.0.1:6379' }, 'REDIS_CLUSTER_NODES', 'redis://host:port'],
+    [
+      { REDIS_CLUSTER_NODES: 'redis://a:7000,redis://b:7000', REDIS_URL: 'redis://c:6379' },
+      'REDIS_CLUSTER_NODES',
+      'not both',
+    ],
+    [{ REDIS_CLUSTER_NODES: 'redis://a:7000/2' }, 'REDIS_CLUSTER_NODES', 'database 0 only'],
+    [
+      { REDIS_CLUSTER_NODES: 'redis://:pw@a:7000,redis://b:7000' },
+      'REDIS_CLUSTER_NODES',
+      'one user name and password',
+    ],
+    [
+      { REDIS_CLUSTER_NODES: 'redis://a:7000', QUEUE_PREFIX: 'sb' },
+      'QUEUE_PREFIX',
+      'a hash tag such as {sb}',
+    ],
+    [{ REDIS_CLUSTER_NODES: 'redis://a:7000', QUEUE_PREFIX: '{}sb' }, 'QUEUE_PREFIX', 'a hash tag'],
+    [
+      { QUEUE_DASHBOARD_ENABLED: 'true' },
+      'QUEUE_DASHBOARD_TOKEN',
+      'QUEUE_DASHBOARD_TOKEN is missing: expected a string of 16+ characters',
+    ],
+    [
+      { QUEUE_DASHBOARD_ENABLED: 'true', QUEUE_DASHBOARD_TOKEN: 'short' },
+      'QUEUE_DASHBOARD_TOKEN',
+      'QUEUE_DASHBOARD_TOKEN is invalid',
+    ],
+    [{ QUEUE_DASHBOARD_ENABLED: 'yes' }, 'QUEUE_DASHBOARD_ENABLED', 'expected true or false'],
   ])('names the bad variable %j', (patch, variable, message) => {
     const env = { ...valid, ...patch } as Record<string, string>;
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
@@ -85,7 +139,96 @@ describe('loadConfig', () => {
     expect(err.message).not.toContain('\n');
   });
 
+  it('reads a Redis Cluster from its seeds', () => {
+    const c = loadConfig({
+      ...valid,
+      REDIS_CLUSTER_NODES: 'redis://10.0.0.1:7000,redis://10.0.0.2:7000',
+      REDIS_URL: '',
+    });
+    expect(c.redis).toEqual({
+      mode: 'cluster',
+      nodes: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'],
+    });
+    expect(Object.isFrozen(c.redis)).toBe(true);
+  });
+
+  it('turns the queue dashboard on only with its token', () => {
+    const token = 'dashboard-token-0123456789';
+    expect(loadConfig({ ...valid, QUEUE_DASHBOARD_TOKEN: token }).queueDashboard).toBeNull();
+    expect(
+      loadConfig({ ...valid, QUEUE_DASHBOARD_ENABLED: 'true', QUEUE_DASHBOARD_TOKEN: token })
+        .queueDashboard,
+    ).toEqual({ token });
+  });
+
   it('treats an empty value as unset', () => {
     expect(loadConfig({ ...valid, PORT: '' }).port).toBe(3000);
+  });
+});
+
+const failureFor = (command: 'api' | 'worker' | 'operator', env: Record<string, string>) => {
+  try {
+    loadConfigFor(command, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfigFor: a command is asked only for the settings it uses', () => {
+  it('operator commands (migrate, CLI) need no secrets at all', () => {
+    const c = loadConfigFor('operator', {});
+    expect(c).toEqual({ databaseUrl: 'postgres://postgres@127.0.0.1:5432/switchboard' });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('operator commands ignore variables they do not use, even invalid ones', () => {
+    const c = loadConfigFor('operator', { PORT: 'eighty', DATABASE_URL: 'postgres://db/x' });
+    expect(c.databaseUrl).toBe('postgres://db/x');
+  });
+
+  it('operator commands still refuse a bad DATABASE_URL', () => {
+    expect(failureFor('operator', { DATABASE_URL: 'mysql://x' }).variable).toBe('DATABASE_URL');
+  });
+
+  it('the worker needs SECRET_ENCRYPTION_KEY but not INGEST_TOKEN or CURSOR_SECRET', () => {
+    const key = valid.SECRET_ENCRYPTION_KEY;
+    const c = loadConfigFor('worker', { SECRET_ENCRYPTION_KEY: key, METRICS_HOST: '0.0.0.0' });
+    expect(c.metricsHost).toBe('0.0.0.0');
+    expect(c.secretEncryptionKey).toHaveLength(32);
+    expect('ingestToken' in c).toBe(false);
+    expect(failureFor('worker', {}).variable).toBe('SECRET_ENCRYPTION_KEY');
+  });
+
+  it('the API needs its three secrets', () => {
+    expect(loadConfigFor('api', valid).ingestToken).toBe(valid.INGEST_TOKEN);
+    const { INGEST_TOKEN: _omitted, ...rest } = valid;
+    expect(failureFor('api', rest).message).toBe(
+      'INGEST_TOKEN is missing: expected a string of 16+ characters',
+    );
+  });
+});
+
+describe('withDotEnv', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sb-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads .env when present; the environment wins, an empty value included', () => {
+    writeFileSync(
+      join(dir, '.env'),
+      '# comment\nINGEST_TOKEN=from-dot-env-0123456789\nPORT=4000\nLOG_LEVEL="debug"\n',
+    );
+    const env = withDotEnv({ PORT: '5000', LOG_LEVEL: '' }, dir);
+    expect(env.INGEST_TOKEN).toBe('from-dot-env-0123456789');
+    expect(env.PORT).toBe('5000');
+    expect(env.LOG_LEVEL).toBe('');
+  });
+
+  it('is the environment alone when there is no .env', () => {
+    expect(withDotEnv({ PORT: '5000' }, dir)).toEqual({ PORT: '5000' });
   });
 });

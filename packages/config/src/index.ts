@@ -1,57 +1,76 @@
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
+import { withDotEnv } from './dotenv';
+import { ConfigError } from './errors';
 import { envSchema } from './schema';
+import {
+  COMMAND_SETTINGS,
+  SETTINGS,
+  type Command,
+  type Config,
+  type ConfigFor,
+  type EnvName,
+  type EnvValues,
+} from './settings';
 
-/** The typed, frozen configuration every process builds once at boot. */
-export interface Config {
-  readonly databaseUrl: string;
-  readonly redisUrl: string;
-  readonly port: number;
-  readonly metricsPort: number;
-  readonly ingestToken: string;
-  readonly cursorSecret: string;
-  /** 32 bytes; the AES-256-GCM key for secrets at rest. */
-  readonly secretEncryptionKey: Buffer;
-  readonly webhook: {
-    readonly maxAttempts: number;
-    /** The n-th value is the wait after the n-th failed attempt. */
-    readonly retryBackoffMs: readonly number[];
-    readonly disableAfterFailures: number;
-    readonly timeoutMs: number;
-    readonly allowPrivateTargets: boolean;
-  };
-  readonly workerConcurrency: number;
-  /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
-  readonly queuePrefix: string;
-  readonly simulatorSpeed: number;
-  readonly shutdownTimeoutMs: number;
-  readonly logLevel: string;
-}
+export type {
+  ApiConfig,
+  Command,
+  Config,
+  ConfigFor,
+  OperatorConfig,
+  WorkerConfig,
+} from './settings';
+export { COMMAND_SETTINGS } from './settings';
+export { readDotEnv, withDotEnv } from './dotenv';
 
-/** Thrown with a one-line message that names the first bad variable. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './errors';
+export type { RedisTarget } from './redis';
 
-type EnvName = keyof typeof envSchema.properties;
 const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
-const validate = ajv.compile<Record<EnvName, string | number>>(envSchema);
+const properties: Record<
+  string,
+  { default?: unknown; description?: string; 'x-optional'?: boolean }
+> = envSchema.properties;
+const validators = new Map<string, ValidateFunction>();
 
 /**
- * Parses the environment into a Config. Only the variables of the schema are read; empty
+ * The validator of some settings: their variables only, each required unless the schema
+ * gives it a default. Compiled once per set of settings.
+ */
+function validatorFor(settings: ReadonlyArray<keyof Config>): ValidateFunction {
+  const cacheKey = settings.join(',');
+  let validate = validators.get(cacheKey);
+  if (!validate) {
+    const names = settings.flatMap((s) => SETTINGS[s].variables);
+    validate = ajv.compile({
+      type: 'object',
+      required: names.filter(
+        (n) => properties[n]?.default === undefined && !properties[n]?.['x-optional'],
+      ),
+      properties: Object.fromEntries(names.map((n) => [n, properties[n]])),
+    });
+    validators.set(cacheKey, validate);
+  }
+  return validate;
+}
+
+/**
+ * Parses the given settings from the environment. Only their variables are read; empty
  * strings count as unset so `FOO= npm start` falls back to the default.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+function parse<K extends keyof Config>(
+  settings: ReadonlyArray<K>,
+  env: NodeJS.ProcessEnv,
+): Pick<Config, K> {
+  const validate = validatorFor(settings);
   const input: Record<string, string> = {};
-  for (const name of Object.keys(envSchema.properties)) {
+  for (const name of settings.flatMap((s) => SETTINGS[s].variables)) {
     const value = env[name];
     if (value !== undefined && value !== '') input[name] = value;
   }
+  // Which variables the operator set, before the validator fills in defaults.
+  const set = new Set(Object.keys(input));
+  const wasSet = (name: EnvName): boolean => set.has(name);
   if (!validate(input)) {
     const err = validate.errors?.[0];
     const name = (
@@ -59,44 +78,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? (err.params as { missingProperty: string }).missingProperty
         : (err?.instancePath.slice(1) ?? 'configuration')
     ) as EnvName;
-    const spec = envSchema.properties[name];
     const what = input[name] === undefined ? 'is missing' : 'is invalid';
-    throw new ConfigError(
-      name,
-      `${name} ${what}: expected ${spec?.description ?? 'a valid value'}`,
-    );
+    const expected = properties[name]?.description ?? 'a valid value';
+    throw new ConfigError(name, `${name} ${what}: expected ${expected}`);
   }
-  const v = input as unknown as Record<EnvName, never>;
-  const backoff = String(v.WEBHOOK_RETRY_BACKOFF_MS).split(',').map(Number);
-  return deepFreeze<Config>({
-    databaseUrl: v.DATABASE_URL,
-    redisUrl: v.REDIS_URL,
-    port: v.PORT,
-    metricsPort: v.METRICS_PORT,
-    ingestToken: v.INGEST_TOKEN,
-    cursorSecret: v.CURSOR_SECRET,
-    secretEncryptionKey: Buffer.from(v.SECRET_ENCRYPTION_KEY, 'base64'),
-    webhook: {
-      maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
-      retryBackoffMs: backoff,
-      disableAfterFailures: v.WEBHOOK_DISABLE_AFTER_FAILURES,
-      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
-      allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
-    },
-    workerConcurrency: v.WORKER_CONCURRENCY,
-    queuePrefix: v.QUEUE_PREFIX,
-    simulatorSpeed: v.SIMULATOR_SPEED,
-    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
-    logLevel: v.LOG_LEVEL,
-  });
+  const values = input as EnvValues;
+  const config = Object.fromEntries(settings.map((s) => [s, SETTINGS[s].build(values, wasSet)]));
+  return deepFreeze(config as Pick<Config, K>);
+}
+
+/** Every setting (tests, tools): each variable without a default must be present. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parse(Object.keys(SETTINGS) as Array<keyof Config>, env);
+}
+
+/** The settings one command uses, and only those (COMMAND_SETTINGS). */
+export function loadConfigFor<C extends Command>(
+  command: C,
+  env: NodeJS.ProcessEnv = process.env,
+): ConfigFor<C> {
+  return parse(COMMAND_SETTINGS[command], env) as ConfigFor<C>;
 }
 
 /**
- * Boot helper for processes: loads the config or prints the one-line reason and exits 1.
+ * Boot helper of every command: the environment over `.env` (when the working directory
+ * has one; the environment wins), parsed for `command`, or the one-line reason and exit 1.
  */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfigOrExit<C extends Command>(
+  command: C,
+  env: NodeJS.ProcessEnv = process.env,
+): ConfigFor<C> {
   try {
-    return loadConfig(env);
+    return loadConfigFor(command, withDotEnv(env));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`switchboard: configuration error: ${err.message}\n`);

@@ -1,11 +1,12 @@
 /**
- * The environment contract (CONTRACT.md section 11). Each property carries the one-line
- * `description` that is printed when the variable is missing or invalid, so the schema is
- * the only place that knows what a valid value looks like.
+ * The environment contract (the README's Configuration table). Each property carries the
+ * one-line `description` that is printed when the variable is missing or invalid, so the
+ * schema is the only place that knows what a valid value looks like. A variable without a
+ * `default` is required by every command that uses it (see settings.ts), unless it is marked
+ * `x-optional` (absent means off); no command needs them all.
  */
 export const envSchema = {
   type: 'object',
-  required: ['INGEST_TOKEN', 'CURSOR_SECRET', 'SECRET_ENCRYPTION_KEY'],
   properties: {
     DATABASE_URL: {
       type: 'string',
@@ -19,6 +20,13 @@ export const envSchema = {
       default: 'redis://127.0.0.1:6379',
       description: 'a redis:// URL',
     },
+    REDIS_CLUSTER_NODES: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^rediss?://[^,\\s]+(,rediss?://[^,\\s]+)*$',
+      description:
+        'a comma-separated list of redis://host:port seeds of one Redis Cluster (instead of REDIS_URL)',
+    },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port' },
     METRICS_PORT: {
       type: 'integer',
@@ -26,6 +34,12 @@ export const envSchema = {
       maximum: 65535,
       default: 9464,
       description: 'a TCP port for the worker /metrics endpoint',
+    },
+    METRICS_HOST: {
+      type: 'string',
+      pattern: '^[0-9A-Za-z.:_-]{1,253}$',
+      default: '127.0.0.1',
+      description: 'an address for the worker /metrics endpoint to listen on, e.g. 0.0.0.0',
     },
     INGEST_TOKEN: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
     CURSOR_SECRET: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
@@ -61,11 +75,48 @@ export const envSchema = {
       default: 10000,
       description: 'milliseconds from 100 to 120000',
     },
+    // No schema default: unset, they follow WORKER_CONCURRENCY (see loadConfig).
+    WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: {
+      type: 'integer',
+      'x-optional': true,
+      minimum: 1,
+      maximum: 100000,
+      description: 'a positive integer (deliveries in flight to one subscription, all workers)',
+    },
+    WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: {
+      type: 'integer',
+      'x-optional': true,
+      minimum: 1,
+      maximum: 100000,
+      description: 'a positive integer (deliveries in flight for one tenant, all workers)',
+    },
     WEBHOOK_ALLOW_PRIVATE_TARGETS: {
       type: 'string',
       enum: ['true', 'false'],
       default: 'false',
       description: 'true or false',
+    },
+    WEBHOOK_MAX_SUBSCRIPTIONS_PER_TENANT: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100000,
+      default: 100,
+      description: 'a positive integer',
+    },
+    RATE_LIMIT_PER_SECOND: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 100,
+      description:
+        'requests a second per API key, a positive integer (the default of every tenant)',
+    },
+    RATE_LIMIT_BURST: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 200,
+      description: 'the burst per API key: a positive integer, at least RATE_LIMIT_PER_SECOND',
     },
     WORKER_CONCURRENCY: {
       type: 'integer',
@@ -80,6 +131,18 @@ export const envSchema = {
       default: '{sb}',
       description: 'a short prefix without ":" or spaces, e.g. {sb}',
     },
+    QUEUE_DASHBOARD_ENABLED: {
+      type: 'string',
+      enum: ['true', 'false'],
+      default: 'false',
+      description: 'true or false',
+    },
+    QUEUE_DASHBOARD_TOKEN: {
+      type: 'string',
+      'x-optional': true,
+      minLength: 16,
+      description: 'a string of 16+ characters (the queue dashboard password)',
+    },
     SIMULATOR_SPEED: {
       type: 'number',
       exclusiveMinimum: 0,
@@ -92,6 +155,13 @@ export const envSchema = {
       minimum: 0,
       maximum: 600000,
       default: 10000,
+      description: 'milliseconds',
+    },
+    SHUTDOWN_GRACE_MS: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 600000,
+      default: 2000,
       description: 'milliseconds',
     },
     LOG_LEVEL: {

@@ -1,14 +1,22 @@
 /** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
 export { createKnex, type Knex } from './knex';
+export { commitAsynchronously } from './commit';
+export { isTransientDbError } from './errors';
+export { toPgText } from './text';
 export { migrateLatest } from './migrate';
 export { newId, type IdPrefix } from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
 export * from './stores/receptionists-store';
+export * from './stores/receptionist-provisioning';
+export * from './stores/usage-store';
 export * from './stores/events-store';
 export * from './stores/call-types';
 export * from './stores/calls-store';
+export * from './stores/sms-types';
+export * from './stores/sms-store';
+export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
 export {
   DeliveriesStore,
@@ -19,3 +27,7 @@ export {
 } from './stores/deliveries-store';
 export * from './stores/delivery-attempts-store';
 export * from './stores/delivery-hot-path';
+export * from './stores/leads-store';
+export * from './stores/lead-imports-store';
+export * from './stores/campaigns-store';
+export * from './stores/campaign-lifecycle';

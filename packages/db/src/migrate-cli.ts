@@ -4,7 +4,7 @@ import { migrateLatest } from './migrate';
 
 // `npm run migrate`: applies pending migrations to DATABASE_URL and reports what it did.
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit('operator');
   const knex = createKnex(config.databaseUrl, { poolMax: 1 });
   try {
     const applied = await migrateLatest(knex);

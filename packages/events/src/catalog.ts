@@ -1,7 +1,8 @@
 /**
- * Every event the service emits, with the JSON Schema of its `data` (spec section 6 and
- * CONTRACT.md section 8). Names are public: never rename one. Required fields are always
- * present; nullable ones are sent as null rather than omitted.
+ * Every event the service emits, with the JSON Schema of its `data` (docs/API.md, Webhooks;
+ * the OpenAPI document's `webhooks` section is generated from this). Names are public: never
+ * rename one. Required fields are always present; nullable ones are sent as null rather than
+ * omitted.
  */
 const ts = { type: 'string', format: 'date-time' } as const;
 const str = { type: 'string' } as const;
@@ -189,6 +190,15 @@ export const EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as EventType[];
 export const ACCOUNT_LEVEL_EVENTS: ReadonlySet<EventType> = new Set([
   'usage.threshold',
   'webhook.test',
+]);
+
+/**
+ * Events about something that may or may not belong to a receptionist (a lead made over the
+ * API has none): their envelope carries `receptionist_id` only when there is one.
+ */
+export const RECEPTIONIST_OPTIONAL_EVENTS: ReadonlySet<EventType> = new Set([
+  'lead.created',
+  'lead.updated',
 ]);
 
 export const isEventType = (name: string): name is EventType =>

@@ -2,7 +2,13 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { EventsStore, newId, type Knex } from '@switchboard/db';
 import type { FromSchema } from 'json-schema-to-ts';
-import { ACCOUNT_LEVEL_EVENTS, EVENT_DATA_SCHEMAS, isEventType, type EventType } from './catalog';
+import {
+  ACCOUNT_LEVEL_EVENTS,
+  EVENT_DATA_SCHEMAS,
+  isEventType,
+  RECEPTIONIST_OPTIONAL_EVENTS,
+  type EventType,
+} from './catalog';
 
 type Schemas = typeof EVENT_DATA_SCHEMAS;
 /** The typed `data` of each event, derived once from its schema. */
@@ -46,27 +52,33 @@ export interface EmitInput<T extends EventType> {
   data: EventData<T>;
 }
 
-/**
- * Writes an event into the outbox inside the caller's transaction, so the event exists if and
- * only if the state change it reports commits. Returns the new event id.
- */
-// The envelope timestamp is the commit-side emission time; `data` carries when things happened.
-export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>): Promise<string> {
+/** Checks one event against the catalog; returns the receptionist id its row carries. */
+function checked<T extends EventType>(input: EmitInput<T>): string | null {
   if (!isEventType(input.type)) throw new EventSchemaError(input.type, 'unknown event type');
   const validate = validators.get(input.type) as ValidateFunction;
   if (!validate(input.data)) {
     const e = validate.errors?.[0];
     throw new EventSchemaError(input.type, `${e?.instancePath || '/'} ${e?.message ?? ''}`.trim());
   }
-  const accountLevel = ACCOUNT_LEVEL_EVENTS.has(input.type);
-  if (!accountLevel && !input.receptionistId) {
+  if (ACCOUNT_LEVEL_EVENTS.has(input.type)) return null;
+  if (!input.receptionistId && !RECEPTIONIST_OPTIONAL_EVENTS.has(input.type)) {
     throw new EventSchemaError(input.type, 'receptionist_id is required for this event');
   }
+  return input.receptionistId ?? null;
+}
+
+/**
+ * Writes an event into the outbox inside the caller's transaction, so the event exists if and
+ * only if the state change it reports commits. Returns the new event id.
+ */
+// The envelope timestamp is the commit-side emission time; `data` carries when things happened.
+export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>): Promise<string> {
+  const receptionistId = checked(input);
   const id = newId('evt');
   await new EventsStore(trx).insert(trx, {
     id,
     tenantId: input.tenantId,
-    receptionistId: accountLevel ? null : (input.receptionistId ?? null),
+    receptionistId,
     type: input.type,
     data: input.data as Record<string, unknown>,
     createdAt: new Date(),
@@ -74,6 +86,30 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
   // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
   await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   return id;
+}
+
+/**
+ * `emit` for many events in one statement (a batch of an import): same checks, same
+ * transaction rule, one outbox insert and one notification. Returns the ids in order.
+ */
+export async function emitMany<T extends EventType>(
+  trx: Knex,
+  inputs: ReadonlyArray<EmitInput<T>>,
+): Promise<string[]> {
+  if (inputs.length === 0) return [];
+  const createdAt = new Date();
+  const rows = inputs.map((input) => ({
+    id: newId('evt'),
+    tenantId: input.tenantId,
+    receptionistId: checked(input),
+    type: input.type,
+    data: input.data as Record<string, unknown>,
+    createdAt,
+  }));
+  await new EventsStore(trx).insertMany(trx, rows);
+  // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
+  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
+  return rows.map((r) => r.id);
 }
 
 /** Validates data against the catalog without writing (for tests and tools). */

@@ -1,6 +1,6 @@
 import type { EventType } from './catalog';
 
-/** The JSON body POSTed to subscribers (CONTRACT.md section 7). */
+/** The JSON body POSTed to subscribers (docs/API.md, Deliveries). */
 export interface EventEnvelope {
   id: string;
   event: string;
@@ -10,14 +10,14 @@ export interface EventEnvelope {
   timestamp: string;
 }
 
-/** The webhook.test payload adds `type`, as the spec shows it. */
+/** The webhook.test payload adds `type` (docs/API.md, Deliveries). */
 export interface TestEnvelope extends EventEnvelope {
   type: 'webhook.test';
 }
 
 /**
  * Builds the envelope. `receptionist_id` is omitted (not null) for account-level events, as
- * the spec says it is absent there.
+ * it is documented as absent there.
  */
 export function buildEnvelope(event: {
   id: string;

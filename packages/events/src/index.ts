@@ -2,3 +2,4 @@
 export * from './catalog';
 export * from './envelope';
 export * from './emit';
+export * from './docs';

@@ -1,36 +1,104 @@
-import IORedis, { type Redis, type RedisOptions } from 'ioredis';
-
-export type { Redis };
+import IORedis, {
+  Cluster,
+  type ClusterOptions,
+  type Redis as RedisServer,
+  type RedisOptions,
+} from 'ioredis';
+import type { RedisTarget } from '@switchboard/config';
 
 /**
- * Redis connections with the BullMQ production settings:
+ * A connection to this deployment's Redis: one server, or a Redis Cluster. Everything the
+ * product runs on it (BullMQ, idempotency entries) uses keys under the hash-tagged
+ * QUEUE_PREFIX, so on a cluster every key and every multi-key script lands on one slot.
+ * Commands that carry no key (PING, INFO, SCAN) go to an arbitrary node of a cluster: use
+ * `probeRedis` for a readiness check and `eachMaster` to scan.
+ */
+export type Redis = RedisServer | Cluster;
+
+type Role = 'worker' | 'producer';
+
+/** Reconnect forever with a capped backoff; the role decides what callers see meanwhile. */
+const retry = (times: number): number => Math.min(times * 200, 2000);
+
+/**
+ * Per-connection settings of each role, the BullMQ production settings:
  * - `worker`: blocking commands must wait out an outage, so `maxRetriesPerRequest: null` and
  *   an offline queue (BullMQ requires both for workers);
  * - `producer`: used on request paths (the API), fails fast when Redis is down
  *   (`enableOfflineQueue: false`, one retry, short command timeout) so a request becomes a
  *   503 instead of a hang.
  */
-export function createRedis(url: string, role: 'worker' | 'producer'): Redis {
-  const base: RedisOptions = {
-    connectionName: `switchboard-${role}`,
-    // Reconnect forever with a capped backoff; the role decides what callers see meanwhile.
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  };
-  const options: RedisOptions =
-    role === 'worker'
-      ? { ...base, maxRetriesPerRequest: null, enableReadyCheck: false }
-      : {
-          ...base,
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 1,
-          commandTimeout: 2000,
-          connectTimeout: 2000,
-        };
-  const redis = new IORedis(url, options);
+const roleOptions = (role: Role): RedisOptions =>
+  role === 'worker'
+    ? { connectionName: 'switchboard-worker', maxRetriesPerRequest: null }
+    : {
+        connectionName: 'switchboard-producer',
+        maxRetriesPerRequest: 1,
+        commandTimeout: 2000,
+        connectTimeout: 2000,
+      };
+
+/**
+ * Opens a connection for `role` to a Redis URL or to the configured target. On a cluster the
+ * same role semantics hold: the per-node options carry the timeouts and BullMQ's
+ * `maxRetriesPerRequest: null` (BullMQ checks it there), while the offline queue is a
+ * cluster-level option (ioredis always queues inside a node connection while the cluster
+ * routes, so the cluster-level switch is the one that makes a producer fail fast).
+ */
+export function createRedis(target: RedisTarget | string, role: Role): Redis {
+  const t: RedisTarget = typeof target === 'string' ? { mode: 'standalone', url: target } : target;
+  const redis = t.mode === 'cluster' ? createCluster(t.nodes, role) : createServer(t.url, role);
   // An 'error' listener is mandatory: without it ioredis would crash the process on an outage.
   redis.on('error', () => undefined);
   return redis;
 }
+
+function createServer(url: string, role: Role): RedisServer {
+  return new IORedis(url, {
+    ...roleOptions(role),
+    retryStrategy: retry,
+    ...(role === 'worker' ? { enableReadyCheck: false } : { enableOfflineQueue: false }),
+  });
+}
+
+function createCluster(seeds: readonly string[], role: Role): Cluster {
+  // Config guarantees every seed shares scheme and credentials; discovered nodes get them
+  // through redisOptions (ioredis would not carry a seed URL's password over to them).
+  const first = new URL(seeds[0] ?? 'redis://127.0.0.1:6379');
+  const auth: RedisOptions = {
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  const startupNodes = seeds.map((seed) => {
+    const u = new URL(seed);
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 6379) };
+  });
+  const options: ClusterOptions = {
+    redisOptions: { ...roleOptions(role), ...auth },
+    clusterRetryStrategy: retry,
+    // The ready check waits for `cluster_state:ok`, so 'ready' means slots are served.
+    enableReadyCheck: true,
+    enableOfflineQueue: role === 'worker',
+    slotsRefreshTimeout: 2000,
+  };
+  return new Cluster(startupNodes, options);
+}
+
+export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cluster;
+
+/**
+ * One keyed round trip under the deployment's prefix: on a cluster it reaches the master
+ * that owns the deployment's slot, which is the node that matters (a PING may be answered by
+ * any node, also while that slot is down). On one server it is as cheap as a PING.
+ */
+export async function probeRedis(redis: Redis, prefix: string): Promise<void> {
+  await redis.exists(`${prefix}:probe`);
+}
+
+/** The servers to run a keyless command on: every master of a cluster, or the one server. */
+export const eachMaster = (redis: Redis): RedisServer[] =>
+  isCluster(redis) ? redis.nodes('master') : [redis];
 
 /** Closes gracefully when connected; otherwise stops reconnecting at once. */
 export async function closeRedis(redis: Redis): Promise<void> {

@@ -1,25 +1,55 @@
 import type { JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from './connection';
+import { catalog, type Catalog, type CatalogKey } from './catalog';
+import type { JobData, JobSpec } from './job-definition';
+import { REQUEST_ENQUEUE_TIMEOUT_MS } from './jobs';
+import type { Queues } from './queues';
+
+/** A job to add: its payload and any options beyond the catalog's (e.g. a delay). */
+export interface JobToAdd<K extends CatalogKey> {
+  data: JobData<Catalog[K]>;
+  opts?: JobsOptions;
+}
+
+// Indexing the catalog by a generic key widens each definition to the union of all of them;
+// the key ties data and definition together, so this is the one place that says so.
+const specOf = <K extends CatalogKey>(key: K, job: JobToAdd<K>): JobSpec<unknown> =>
+  (catalog[key].spec as (d: unknown, o?: JobsOptions) => JobSpec<unknown>)(job.data, job.opts);
+const queueOf = (queues: Queues, key: CatalogKey): Queue => queues[key] as unknown as Queue;
+
+/** Adds jobs of one catalog kind in one round trip (worker paths: waits out a Redis outage). */
+export async function enqueue<K extends CatalogKey>(
+  queues: Queues,
+  key: K,
+  jobs: ReadonlyArray<JobToAdd<K>>,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  await queueOf(queues, key).addBulk(jobs.map((j) => specOf(key, j)));
+}
 
 /**
- * Adds a job from a request path without ever hanging it. BullMQ waits for a connection
- * that is not ready instead of failing fast, so an outage is recognised up front and the
- * wait is bounded. Rejects when the job could not be added within `ms`; a late success is
- * harmless because job ids are deterministic (re-adding is a no-op).
+ * Adds one job from a request path without ever hanging the request. BullMQ waits for a
+ * connection that is not ready instead of failing fast, so an outage is recognised up front
+ * and the wait is bounded (REQUEST_ENQUEUE_TIMEOUT_MS). Rejects when the job could not be
+ * added in time: the caller's row is committed and its reconciler adds the job later. A late
+ * success is harmless because job ids are deterministic.
  */
-export async function addWithin<T>(
-  queue: Queue<T>,
+export async function enqueueFromRequest<K extends CatalogKey>(
+  queues: Queues,
   connection: Redis,
-  job: { name: string; data: T; opts: JobsOptions },
-  ms: number,
+  key: K,
+  job: JobToAdd<K>,
 ): Promise<void> {
   if (connection.status !== 'ready') throw new Error(`redis connection is ${connection.status}`);
-  // BullMQ's generic name/data typing is looser than T here; the payload type is ours.
-  const adding = (queue as unknown as Queue).add(job.name, job.data, job.opts);
+  const spec = specOf(key, job);
+  const adding = queueOf(queues, key).add(spec.name, spec.data, spec.opts);
   adding.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`job not added within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`job not added within ${REQUEST_ENQUEUE_TIMEOUT_MS} ms`)),
+      REQUEST_ENQUEUE_TIMEOUT_MS,
+    );
     timer.unref();
   });
   try {

@@ -1,5 +1,7 @@
-/** Queue names, typed job payloads, default job options and Redis connection factories. */
+/** The job catalog (queues, payload schemas, job ids, options), producers and connections. */
 export * from './connection';
+export * from './catalog';
+export * from './job-definition';
 export * from './names';
 export * from './jobs';
 export * from './queues';

@@ -1,21 +1,26 @@
 import { emit } from '@switchboard/events';
+import { captureCallLead } from '@switchboard/leads';
 import {
   CallsStore,
   FINAL_CALL_STATUSES,
+  minutesOf,
   newId,
   type Call,
   type CallStatus,
   type Knex,
 } from '@switchboard/db';
-import { UnknownReceptionistError, UnsupportedMessageError } from './errors';
+import { UnknownReceptionistError } from './errors';
+import { meterCompletedCall } from './usage';
 import type {
   CallEndedMessage,
   CallMissedMessage,
   CallStartedMessage,
   TelephonyMessage,
 } from './messages';
+import { applyInboundSms } from './sms-inbound';
 
-export type ApplyResult = { duplicate: true } | { duplicate: false; callId: string };
+export type ApplyResult =
+  { duplicate: true } | { duplicate: false; callId: string } | { duplicate: false; smsId: string };
 
 type CallMessage = CallStartedMessage | CallEndedMessage | CallMissedMessage;
 
@@ -29,19 +34,20 @@ const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallS
 
 /**
  * Applies one telephony message in one transaction: records its id (a replay is a no-op),
- * writes the call, and emits the call's event through the outbox. Messages may arrive in any
- * order: the call row is created by whichever message comes first, `started_at` is never
- * changed afterwards, and a late `call.started` never moves a finished call back.
+ * writes the call (or the inbound SMS, see `applyInboundSms`), and emits its event through
+ * the outbox. Messages may arrive in any order: the call row is created by whichever message
+ * comes first, `started_at` is never changed afterwards, and a late `call.started` never
+ * moves a finished call back.
  */
 export async function applyTelephonyMessage(
   knex: Knex,
   message: TelephonyMessage,
 ): Promise<ApplyResult> {
-  if (message.type === 'sms.inbound') throw new UnsupportedMessageError(message.type);
   return knex.transaction(async (trx) => {
     const receptionist = (await trx('receptionists')
       .where({ id: message.receptionist_id })
-      .first('id', 'tenant_id')) as { id: string; tenant_id: string } | undefined;
+      .first('id', 'tenant_id', 'phone_number')) as
+      { id: string; tenant_id: string; phone_number: string | null } | undefined;
     if (!receptionist) throw new UnknownReceptionistError(message.receptionist_id);
     const recorded = await trx('telephony_messages')
       .insert({ id: message.id, type: message.type })
@@ -49,6 +55,14 @@ export async function applyTelephonyMessage(
       .ignore()
       .returning('id');
     if (recorded.length === 0) return { duplicate: true };
+    if (message.type === 'sms.inbound') {
+      const target = {
+        id: receptionist.id,
+        tenantId: receptionist.tenant_id,
+        phoneNumber: receptionist.phone_number,
+      };
+      return applyInboundSms(trx, target, message);
+    }
 
     const calls = new CallsStore(trx);
     const call = await ensureCall(trx, calls, receptionist.tenant_id, message);
@@ -122,15 +136,21 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   const status = STATUS_BY_END_REASON[m.end_reason] ?? 'completed';
   const customerName = m.customer_name ?? call.customerName ?? null;
   const customerPhone = m.customer_phone ?? (m.direction === 'inbound' ? m.from : m.to);
+  const endedAt = new Date(m.occurred_at);
+  // Counted once per call: the marker is set by the update that completes the call, only when
+  // not set yet; the call row is locked (ensureCall), so no other message can race this one.
+  const minutes =
+    status === 'completed' && call.countedMinutes === null ? minutesOf(m.duration_seconds) : null;
   await calls.update(trx, call.id, {
     status,
+    ...(minutes !== null ? { countedMinutes: minutes } : {}),
     customerName,
     customerPhone,
     durationSeconds: m.duration_seconds,
     outcome: m.outcome,
     endReason: m.end_reason,
     answeredAt: m.answered_at ? new Date(m.answered_at) : null,
-    endedAt: new Date(m.occurred_at),
+    endedAt,
     transcript: m.transcript ?? null,
     recording: m.recording ?? null,
     booking: m.booking ?? null,
@@ -152,9 +172,28 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
       transcript_summary: m.transcript?.summary ?? null,
       ...(m.booking ? { booking: m.booking } : {}),
       started_at: call.startedAt.toISOString(),
-      ended_at: new Date(m.occurred_at).toISOString(),
+      ended_at: endedAt.toISOString(),
     },
   });
+  // A caller the assistant captured as a lead becomes one, in this same transaction.
+  if (status === 'completed' && call.direction === 'inbound' && m.outcome === 'lead_captured') {
+    await captureCallLead(trx, {
+      tenantId,
+      receptionistId: call.receptionistId,
+      callId: call.id,
+      phone: customerPhone,
+      name: customerName,
+    });
+  }
+  // Last, because it holds the tenant's usage row locked until the commit (see usage.ts).
+  if (minutes !== null) {
+    await meterCompletedCall(trx, {
+      tenantId,
+      receptionistId: call.receptionistId,
+      endedAt,
+      minutes,
+    });
+  }
 }
 
 async function missed({ trx, calls, call, tenantId }: Ctx, m: CallMissedMessage) {

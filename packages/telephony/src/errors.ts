@@ -6,10 +6,13 @@ export class UnknownReceptionistError extends Error {
   }
 }
 
-/** A message type this deployment cannot apply yet. */
-export class UnsupportedMessageError extends Error {
-  constructor(readonly messageType: string) {
-    super(`${messageType} messages are not supported yet`);
-    this.name = 'UnsupportedMessageError';
+/** An inbound SMS to a number that is not its receptionist's (released, or never ours). */
+export class NumberNotOwnedError extends Error {
+  constructor(
+    readonly receptionistId: string,
+    readonly number: string,
+  ) {
+    super(`${number} is not the number of receptionist ${receptionistId}`);
+    this.name = 'NumberNotOwnedError';
   }
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { ApiKeysStore, Scope } from '@switchboard/db';
 import { insufficientScope, unauthenticated } from '../errors';
+import type { KeyRateLimits } from './key-rate-limit';
 
 /** admin includes write, write includes read. */
 const IMPLIED: Record<Scope, readonly Scope[]> = {
@@ -15,11 +16,20 @@ export const hasScope = (granted: readonly Scope[], needed: Scope): boolean =>
 const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
 /**
- * Authenticates the API key and enforces the route's scope. The key is looked up on every
- * request (no cache), so a revoked key is refused from the very next request.
+ * Authenticates the API key, counts the request against the key's rate limit, and enforces
+ * the route's scope. The key is looked up on every request (no cache), so a revoked key is
+ * refused from the very next request, and a tenant's new rate limit applies at once (the
+ * same statement reads it). Every request of a known key is counted, refused ones too, and
+ * its answer carries the RateLimit headers whatever its status. `track` counts the write
+ * that outlives the request (last use), so a shutdown waits for it.
  */
-export function authenticate(keys: ApiKeysStore, scope: Scope): RequestHandler {
-  return async (req, _res, next) => {
+export function authenticate(
+  keys: ApiKeysStore,
+  limits: KeyRateLimits,
+  scope: Scope,
+  track: (work: Promise<unknown>) => Promise<unknown> = (work) => work,
+): RequestHandler {
+  return async (req, res, next) => {
     const header = req.headers.authorization;
     if (!header) throw unauthenticated('missing_api_key', 'Send Authorization: Bearer <API key>');
     const match = BEARER.exec(header);
@@ -28,10 +38,11 @@ export function authenticate(keys: ApiKeysStore, scope: Scope): RequestHandler {
     }
     const key = await keys.findActiveByKey(match[1]);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
+    await limits.apply(res, key.id, key.rateLimit);
     if (!hasScope(key.scopes, scope)) throw insufficientScope(scope);
     req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
     // Best effort: a failure to record last use must not fail the request.
-    keys.touch(key.id).catch(() => undefined);
+    track(keys.touch(key.id)).catch(() => undefined);
     next();
   };
 }

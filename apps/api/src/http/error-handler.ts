@@ -6,6 +6,7 @@ import { ApiError, serviceUnavailable } from '../errors';
 interface ParserError {
   type?: string;
   status?: number;
+  expose?: boolean;
 }
 
 const PARSER_ERRORS: Record<string, () => ApiError> = {
@@ -29,7 +30,12 @@ const PARSER_ERRORS: Record<string, () => ApiError> = {
  */
 function isBackendUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string };
-  if (e.name === 'KnexTimeoutError' || e.name === 'MaxRetriesPerRequestError') return true;
+  if (
+    e.name === 'KnexTimeoutError' ||
+    e.name === 'MaxRetriesPerRequestError' ||
+    e.name === 'ClusterAllFailedError'
+  )
+    return true;
   if (
     e.code &&
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03'].includes(e.code)
@@ -40,14 +46,34 @@ function isBackendUnavailable(err: unknown): boolean {
     m.includes('enableOfflineQueue options is false') ||
     m.includes('Connection is closed') ||
     m.includes('Command timed out') ||
-    m.includes('Connection terminated')
+    m.includes('Connection terminated') ||
+    // A Redis Cluster that lost a slot's master, or whose nodes keep redirecting.
+    m.startsWith('CLUSTERDOWN') ||
+    m.startsWith('Too many Cluster redirections')
   );
 }
+
+/** An http-errors client error (4xx, `expose`), as raised by body-parser and raw-body. */
+const isClientError = (e: ParserError): e is ParserError & { status: number } =>
+  e.expose === true &&
+  Number.isInteger(e.status) &&
+  (e.status as number) >= 400 &&
+  (e.status as number) < 500;
 
 function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   const parser = err as ParserError;
   if (parser.type && PARSER_ERRORS[parser.type]) return PARSER_ERRORS[parser.type]?.();
+  // The body parser also raises client errors without a type, e.g. a body that does not
+  // decompress under its Content-Encoding (a zlib error wrapped as a 400): honour the status.
+  if (isClientError(parser)) {
+    return new ApiError(
+      parser.status,
+      'invalid_request_error',
+      'invalid_body',
+      'The request body could not be read; check that it matches its Content-Encoding',
+    );
+  }
   // The router could not percent-decode a path parameter (e.g. /calls/%E0%A4%A).
   if (err instanceof URIError) {
     return new ApiError(
@@ -61,7 +87,7 @@ function toApiError(err: unknown): ApiError | undefined {
   return undefined;
 }
 
-/** The one renderer of the contract's error body (CONTRACT.md section 3). */
+/** The one renderer of the contract's error body (docs/API.md, Errors). */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const known = toApiError(err);

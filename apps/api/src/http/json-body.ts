@@ -30,3 +30,27 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   }
   return parseJson(req, res, next);
 };
+
+/**
+ * Routes that read a non-JSON body themselves (CSV uploads): the body must be sent as
+ * `contentType` (a charset, when given, must be UTF-8), else 415 before anything is read.
+ */
+export function requireContentType(contentType: string): RequestHandler {
+  return (req, _res, next) => {
+    // Read from the header itself: req.is() answers null for an empty body, which must
+    // reach the route (an empty file is a 400, not a 415).
+    const header = req.headers['content-type'] ?? '';
+    const type = header.split(';')[0]?.trim().toLowerCase();
+    const charset = /;\s*charset="?([^";]+)"?/i.exec(header)?.[1];
+    const utf8 = !charset || ['utf-8', 'utf8', 'us-ascii'].includes(charset.toLowerCase());
+    if (type === contentType && utf8) return next();
+    next(
+      new ApiError(
+        415,
+        'invalid_request_error',
+        'unsupported_media_type',
+        `Request bodies here must be sent with Content-Type: ${contentType} (UTF-8)`,
+      ),
+    );
+  };
+}

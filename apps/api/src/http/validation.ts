@@ -1,17 +1,31 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { RequestHandler } from 'express';
+import { isPossibleE164 } from '@switchboard/phone';
 import { invalidParameter } from '../errors';
+import { findBadText, type BadText } from './text';
+
+/**
+ * One ajv instance with the formats every schema may use. `date-time` is RFC 3339 and also
+ * a real instant: ajv-formats accepts a leap second (23:59:60), which JavaScript dates and
+ * Postgres cannot store. `e164` is the contract's phone number (docs/API.md, Basics).
+ */
+function createAjv(coerceTypes: boolean): Ajv {
+  const ajv = addFormats(new Ajv({ coerceTypes, useDefaults: true, strict: false, verbose: true }));
+  const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean };
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)),
+  });
+  ajv.addFormat('e164', { type: 'string', validate: isPossibleE164 });
+  return ajv;
+}
 
 // Query strings and path params arrive as strings: that instance coerces ("20" → 20). Bodies
 // are JSON already and are never coerced, so "20" for an integer field is a 400.
 // `verbose` exposes the failing schema, so a field can carry its own `x-error-message`.
-const coercing = addFormats(
-  new Ajv({ coerceTypes: true, useDefaults: true, strict: false, verbose: true }),
-);
-const exact = addFormats(
-  new Ajv({ coerceTypes: false, useDefaults: true, strict: false, verbose: true }),
-);
+const coercing = createAjv(true);
+const exact = createAjv(false);
 
 /** The offending field: the missing or unknown property, or the path of the bad value. */
 function paramOf(err: ErrorObject, part: string): string {
@@ -38,10 +52,30 @@ function messageOf(err: ErrorObject, param: string): string {
 
 export type Part = 'params' | 'query' | 'body';
 
-/** Compiles once; the returned function returns the (coerced) value or throws a 400. */
+const badTextMessage = (param: string, bad: BadText): string => {
+  const what =
+    bad.reason === 'nul'
+      ? 'NUL (\\u0000) characters'
+      : 'lone surrogates: text must be well-formed Unicode';
+  return bad.inKey
+    ? `${param} has a field name containing ${what}`
+    : `${param} must not contain ${what}`;
+};
+
+/**
+ * Compiles once; the returned function returns the (coerced) value or throws a 400. Before
+ * the schema, every string and object key is checked for NUL (U+0000), which no text field
+ * accepts (docs/API.md, Errors), and for lone surrogates: this is the one place that
+ * refuses them, for every route.
+ */
 export function compileValidator(part: Part, schema: object): (value: unknown) => unknown {
   const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
   return (value) => {
+    const bad = findBadText(value);
+    if (bad) {
+      const param = bad.path.length ? bad.path.join('.') : part;
+      throw invalidParameter(param, badTextMessage(param, bad));
+    }
     if (!validate(value)) {
       const err = validate.errors?.[0] as ErrorObject;
       const param = paramOf(err, part);

@@ -1,6 +1,6 @@
-/** Idempotency-Key support: header parsing, body fingerprints, Redis entries, the protocol. */
+/** Idempotency-Key support: header parsing, fingerprints, Redis entries, the protocol. */
 export { IDEMPOTENCY_HEADER, idempotencyRedisKey, parseIdempotencyKey } from './key';
-export { fingerprintBody } from './fingerprint';
+export { fingerprintRequest } from './fingerprint';
 export {
   DEFAULT_IDEMPOTENCY_OPTIONS,
   Idempotency,
@@ -8,3 +8,11 @@ export {
   type IdempotencyOptions,
   type IdempotentResponse,
 } from './service';
+export {
+  idempotencyKeyHeaderDoc,
+  idempotentReplayHeaderDoc,
+  replayOrReject,
+  respondIdempotently,
+  type CreateOperation,
+  type IdempotencyScope,
+} from './respond';

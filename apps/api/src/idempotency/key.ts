@@ -3,7 +3,7 @@ import { invalidParameter } from '../errors';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
-/** 1 to 255 printable ASCII characters (CONTRACT.md section 5). */
+/** 1 to 255 printable ASCII characters (docs/API.md, Idempotency). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key, null when absent; anything malformed is a 400 naming it. */

@@ -46,7 +46,7 @@ const requestInProgress = () =>
   );
 
 /**
- * Idempotency-Key handling (CONTRACT.md section 5), tenant-scoped. Invariants:
+ * Idempotency-Key handling (docs/API.md, Outbound calls), tenant-scoped. Invariants:
  * - the operation runs only while this request holds the key's in-progress marker, so two
  *   requests with one key never run it concurrently (the second gets 409, or 422 if its body
  *   differs);
@@ -94,7 +94,7 @@ export class Idempotency {
     try {
       response = await operation();
     } catch (err) {
-      await this.store.release(redisKey, marker).catch(() => undefined);
+      await this.store.release(redisKey, marker);
       throw err;
     }
     await this.options.afterCommit?.();

@@ -1,83 +1,117 @@
 import { errorBodySchema } from '../schemas/common';
+import { SchemaComponents } from './components';
+import { buildOperation, toOpenApiPath } from './operation';
+import { API_OVERVIEW } from './overview';
 import type { RouteDef } from './route';
+import { buildWebhooks, WEBHOOK_EVENTS_TAG } from './webhooks';
 
-const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+/**
+ * What each tag is about, shown as the section intro in the reference. A tag used by a route
+ * but missing here is a linter warning, which fails `npm test`: describe new tags here.
+ */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Receptionists: 'The AI receptionists of your account: their numbers, greetings and status.',
+  Calls:
+    'Call history (tenant-wide or per receptionist, newest first, with filters), one call ' +
+    'with transcript, recording, booking and cost, and outbound calls placed by the service.',
+  Usage:
+    'Minutes and messages of a billing month (UTC) against the plan, with the ' +
+    'per-receptionist breakdown.',
+  SMS:
+    'Text messages: send one from a ready receptionist (accepted now, sent by the worker), ' +
+    "read one, and list a receptionist's messages in both directions.",
+  Leads:
+    'Prospects captured by calls, imported from CSV, created over the API or by assistants ' +
+    'through MCP; one lead per phone number.',
+  Campaigns:
+    'SMS campaigns to a list of leads or numbers, sent at a steady rate, opt-outs honoured.',
+  MCP:
+    'The Model Context Protocol endpoint for AI assistants (Streamable HTTP, stateless): ' +
+    'tools to create, update and search leads and to read a call, with the same API keys.',
+  Webhooks:
+    'Subscriptions that receive signed events over HTTPS, their delivery log and manual ' +
+    'retries. Every operation here needs the `admin` scope.',
+  [WEBHOOK_EVENTS_TAG]:
+    'What Switchboard POSTs to your subscriptions: one entry per event type, with its ' +
+    'envelope, its `data` and the signature headers.',
+};
 
-function parametersOf(route: RouteDef): object[] {
-  const out: object[] = [];
-  for (const [where, schema] of [
-    ['path', route.params],
-    ['query', route.query],
-  ] as const) {
-    const s = schema as { properties?: Record<string, object>; required?: string[] } | undefined;
-    for (const [name, prop] of Object.entries(s?.properties ?? {})) {
-      out.push({
-        name,
-        in: where,
-        required: where === 'path' || (s?.required ?? []).includes(name),
-        schema: prop,
-      });
-    }
-  }
-  for (const h of route.headers ?? []) {
-    out.push({
-      name: h.name,
-      in: 'header',
-      required: h.required ?? false,
-      description: h.description,
-      schema: { type: 'string' },
-    });
-  }
-  return out;
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: object;
+  paths: Record<string, Record<string, object>>;
+  webhooks: Record<string, object>;
+  components: object;
+  [key: string]: unknown;
 }
 
-/** The OpenAPI 3.1 document of every declared route, built from the routes themselves. */
-export function buildOpenApi(routes: readonly RouteDef[], version: string): object {
+/**
+ * The OpenAPI 3.1 document of every declared route and every event type, built from the
+ * routes and the event catalog themselves, so it cannot drift from what the API does.
+ * @throws Error when two routes share an operationId or two schemas share a title.
+ */
+export function buildOpenApi(routes: readonly RouteDef[], version: string): OpenApiDocument {
+  const components = new SchemaComponents();
+  components.ref('Error', { ...errorBodySchema, title: 'Error' });
   const paths: Record<string, Record<string, object>> = {};
+  const operationIds = new Set<string>();
+  const tags: string[] = [];
   for (const route of routes) {
-    const path = toOpenApiPath(route.path);
-    const responses: Record<string, object> = {};
-    for (const [status, spec] of Object.entries(route.responses)) {
-      responses[status] = spec.schema
-        ? {
-            description: spec.description,
-            content: { 'application/json': { schema: spec.schema } },
-          }
-        : { description: spec.description };
+    if (operationIds.has(route.operationId)) {
+      throw new Error(`operationId ${route.operationId} is used by two routes`);
     }
-    responses.default = {
-      description: 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    };
+    operationIds.add(route.operationId);
+    if (!tags.includes(route.tag)) tags.push(route.tag);
+    const path = toOpenApiPath(route.path);
     paths[path] ??= {};
-    (paths[path] as Record<string, object>)[route.method] = {
-      summary: route.summary,
-      tags: [route.tag],
-      ...(route.scope ? { security: [{ bearerAuth: [] }], 'x-required-scope': route.scope } : {}),
-      parameters: parametersOf(route),
-      ...(route.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: route.body } },
-            },
-          }
-        : {}),
-      responses,
-    };
+    (paths[path] as Record<string, object>)[route.method] = buildOperation(route, components);
   }
+  const webhooks = buildWebhooks(components);
   return {
     openapi: '3.1.0',
     info: {
       title: 'Switchboard API',
       version,
-      description: 'Call history, outbound calls and webhook subscriptions for AI receptionists.',
+      description: API_OVERVIEW,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/api/v1' }],
-    components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
-      schemas: { Error: errorBodySchema },
-    },
+    servers: [{ url: '/api/v1', description: 'This server (also answers under /v1)' }],
+    tags: [...tags, WEBHOOK_EVENTS_TAG].map((name) => ({
+      name,
+      ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
+    })),
     paths,
+    webhooks,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API key (`sk_live_…`) with the scope each operation names: read, write or admin',
+        },
+      },
+      headers: {
+        'X-Request-Id': {
+          description: 'Identifies this request in our logs; quote it when reporting a problem',
+          schema: { type: 'string', pattern: '^req_' },
+        },
+        'RateLimit-Policy': {
+          description:
+            "The API key's rate limit (IETF draft-ietf-httpapi-ratelimit-headers-11): " +
+            '`"api-key";q=<burst>;w=<seconds>`, a token bucket of `q` requests that an empty ' +
+            'bucket takes `w` seconds to refill (q/w requests a second sustained)',
+          schema: { type: 'string', example: '"api-key";q=200;w=2' },
+        },
+        RateLimit: {
+          description:
+            'Where the API key stands: `"api-key";r=<remaining>;t=<seconds>`, the requests ' +
+            'that may be made now and the seconds until the bucket is full again (on a 429: ' +
+            '`r=0` for the `Retry-After` seconds)',
+          schema: { type: 'string', example: '"api-key";r=187;t=1' },
+        },
+      },
+      schemas: components.all(),
+    },
   };
 }

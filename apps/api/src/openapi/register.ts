@@ -1,29 +1,44 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiKeysStore } from '@switchboard/db';
 import { authenticate } from '../http/auth';
-import { jsonBody } from '../http/json-body';
+import type { KeyRateLimits } from '../http/key-rate-limit';
+import { jsonBody, requireContentType } from '../http/json-body';
+import type { Lifecycle } from '../http/lifecycle';
 import { validatePart } from '../http/validation';
 import { ApiError } from '../errors';
 import type { RouteDef } from './route';
 
+/** Every route but GET and DELETE parses a JSON body (413, 415, malformed JSON 400). */
+export const parsesJsonBody = (route: Pick<RouteDef, 'method' | 'rawBody'>): boolean =>
+  !route.rawBody && route.method !== 'get' && route.method !== 'delete';
+
 /**
- * Mounts declared routes on a router: auth (scope) → body parsing → validation of params,
+ * Mounts declared routes on a router: auth (key, rate limit, scope) → body parsing → validation of params,
  * query and body → handler. Paths that exist with other methods answer 405 with `Allow`.
+ * Every step is tracked by the lifecycle, so a shutdown waits for it to end.
  */
-export function buildRouter(routes: readonly RouteDef[], keys: ApiKeysStore): Router {
+export function buildRouter(
+  routes: readonly RouteDef[],
+  keys: ApiKeysStore,
+  limits: KeyRateLimits,
+  lifecycle: Lifecycle,
+): Router {
   const router = Router();
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) {
     const chain: RequestHandler[] = [];
-    if (route.scope) chain.push(authenticate(keys, route.scope));
-    if (route.method !== 'get' && route.method !== 'delete') chain.push(jsonBody);
+    if (route.scope) {
+      chain.push(authenticate(keys, limits, route.scope, (w) => lifecycle.track(w)));
+    }
+    if (route.rawBody) chain.push(requireContentType(route.rawBody.contentType));
+    else if (parsesJsonBody(route)) chain.push(jsonBody);
     if (route.params) chain.push(validatePart('params', route.params));
     if (route.query) chain.push(validatePart('query', route.query));
     if (route.body) chain.push(validatePart('body', route.body));
     chain.push(async (req, res) => {
       await route.handler(req, res);
     });
-    router[route.method](route.path, ...chain);
+    router[route.method](route.path, ...chain.map((h) => lifecycle.tracked(h)));
     methodsByPath.set(route.path, [
       ...(methodsByPath.get(route.path) ?? []),
       route.method.toUpperCase(),

@@ -1,15 +1,12 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { AcceptedOutboundCall, Receptionist } from '@switchboard/db';
-import { addWithin, jobIds } from '@switchboard/queues';
+import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../deps';
 import { ApiError, notFound } from '../errors';
-import { idempotencyKeyReused, type IdempotentResponse } from '../idempotency';
+import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../idempotency';
 import type { outboundCallBodySchema } from '../schemas/outbound-call';
 
 export type OutboundCallBody = FromSchema<typeof outboundCallBodySchema>;
-
-/** How long a request waits for the dial job to be added before leaving it to the reconciler. */
-const ENQUEUE_TIMEOUT_MS = 1000;
 
 /**
  * The 202 body. Built from the call's immutable columns and the request body, so a replay
@@ -36,11 +33,6 @@ const receptionistNotReady = (r: Receptionist) =>
     'receptionist_id',
   );
 
-export interface IdempotencyScope {
-  key: string;
-  fingerprint: string;
-}
-
 /**
  * Accepts an outbound call. Invariants: the row is committed before this returns (so before
  * the 202 is sent); the dial job is added only after that commit, and a failure to add it
@@ -58,7 +50,7 @@ export async function startOutboundCall(
   const customerName = body.customer_name ?? null;
   // A key that already holds a call (whatever became of the receptionist since) is a replay.
   const replay = (call: AcceptedOutboundCall): IdempotentResponse => {
-    if (call.idempotencyFingerprint !== idempotency?.fingerprint) throw idempotencyKeyReused();
+    replayOrReject(call.idempotencyFingerprint, idempotency);
     return accepted(call, customerName, true);
   };
 
@@ -97,16 +89,9 @@ const accepted = (
 /** Adds the dial job (jobId = call id, so a second add is a no-op); never fails the request. */
 async function enqueueDial(deps: Deps, callId: string): Promise<void> {
   try {
-    await addWithin(
-      deps.queues.outboundCalls,
-      deps.redis,
-      {
-        name: 'dial',
-        data: { v: 1 as const, callId },
-        opts: { jobId: jobIds.outboundCall(callId) },
-      },
-      ENQUEUE_TIMEOUT_MS,
-    );
+    await enqueueFromRequest(deps.queues, deps.redis, 'outboundCalls', {
+      data: { v: 1, callId },
+    });
   } catch (err) {
     deps.logger.warn({ err, callId }, 'dial job not added; the dialler reconciler will enqueue it');
   }

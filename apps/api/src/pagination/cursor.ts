@@ -7,7 +7,8 @@ import { invalidCursor } from '../errors';
  * The family and the tenant are bound into the signature but not stored in the cursor, so
  * a cursor holds only the position yet is refused by any other tenant or list.
  */
-export type CursorFamily = 'calls' | 'receptionists' | 'webhooks' | 'deliveries' | 'sms';
+export type CursorFamily =
+  'calls' | 'receptionists' | 'webhooks' | 'deliveries' | 'sms' | 'leads' | 'campaigns';
 
 const MAC_BYTES = 16;
 

@@ -1,6 +1,6 @@
 import type { Call, CallSummary } from '@switchboard/db';
 
-/** A call as it appears in both lists (CONTRACT.md section 5). */
+/** A call as it appears in both lists (docs/API.md, Calls). */
 export const renderCallListItem = (c: CallSummary) => ({
   id: c.id,
   direction: c.direction,

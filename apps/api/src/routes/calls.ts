@@ -3,13 +3,16 @@ import { notFound } from '../errors';
 import { defineRoute, type RouteDef } from '../openapi/route';
 import { pageBody, pageRequest } from '../pagination/page';
 import {
+  callDetailExample,
   callDetailSchema,
+  callListExample,
+  callListItemExample,
   callListItemSchema,
   callListQuerySchema,
   callListResponseSchema,
   receptionistCallsQuerySchema,
 } from '../schemas/call';
-import { idParamSchema, paginated } from '../schemas/common';
+import { idParamSchema, pageExample, paginated } from '../schemas/common';
 import { callFilters } from './call-filters';
 import { renderCallDetail, renderCallListItem } from './call-render';
 
@@ -26,11 +29,24 @@ export function callRoutes(deps: Deps): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/calls',
+      operationId: 'listCalls',
       summary: 'Tenant-wide call history, newest first',
+      description:
+        'Newest first by `started_at` (ties by id). Filters combine; a bare date in ' +
+        '`date_from`/`date_to` means that whole UTC day. The answer is `{calls, next_cursor, ' +
+        'scope}`; `next_cursor` is null on the last page. Cursors also work on ' +
+        '`GET /receptionists/{id}/calls`.',
       tag: 'Calls',
       scope: 'read',
       query: callListQuerySchema,
-      responses: { 200: { description: 'A page of calls', schema: callListResponseSchema } },
+      responses: {
+        200: {
+          description: 'A page of calls',
+          schema: callListResponseSchema,
+          example: callListExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such receptionist (receptionist_id) in this tenant' },
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const receptionistId = req.valid.query.receptionist_id as string | undefined;
@@ -48,12 +64,22 @@ export function callRoutes(deps: Deps): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/receptionists/:id/calls',
+      operationId: 'listReceptionistCalls',
       summary: "One receptionist's call history, newest first",
+      description:
+        'The same calls, filters and cursors as `GET /calls`, as `{data, has_more, cursor}`.',
       tag: 'Calls',
       scope: 'read',
       params: idParamSchema('rcp'),
       query: receptionistCallsQuerySchema,
-      responses: { 200: { description: 'A page of calls', schema: paginated(callListItemSchema) } },
+      responses: {
+        200: {
+          description: 'A page of calls',
+          schema: paginated(callListItemSchema),
+          example: pageExample(callListItemExample),
+        },
+      },
+      errors: { 404: 'resource_not_found: no such receptionist in this tenant' },
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const receptionistId = req.valid.params.id as string;
@@ -67,11 +93,15 @@ export function callRoutes(deps: Deps): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/calls/:id',
+      operationId: 'getCall',
       summary: 'One call with transcript, recording, booking and cost',
       tag: 'Calls',
       scope: 'read',
       params: idParamSchema('call'),
-      responses: { 200: { description: 'The call', schema: callDetailSchema } },
+      responses: {
+        200: { description: 'The call', schema: callDetailSchema, example: callDetailExample },
+      },
+      errors: { 404: 'resource_not_found: no such call in this tenant' },
       handler: async (req, res) => {
         const call = await calls.get(req.auth.tenantId, req.valid.params.id as string);
         if (!call) throw notFound('call', 'id');

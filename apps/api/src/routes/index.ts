@@ -1,8 +1,13 @@
 import type { Deps } from '../deps';
+import { receptionistRoutes } from '../features/receptionists/routes';
+import { usageRoutes } from '../features/usage/routes';
+import { smsRoutes } from '../features/sms/routes';
+import { leadRoutes } from '../features/leads/routes';
+import { mcpRoutes } from '../features/mcp/routes';
+import { campaignRoutes } from '../features/campaigns/routes';
 import type { RouteDef } from '../openapi/route';
 import { callRoutes } from './calls';
 import { outboundCallRoutes } from './outbound-calls';
-import { receptionistRoutes } from './receptionists';
 import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { webhookRoutes } from './webhooks';
 
@@ -12,7 +17,12 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...receptionistRoutes(deps),
     ...callRoutes(deps),
     ...outboundCallRoutes(deps),
+    ...smsRoutes(deps),
     ...webhookRoutes(deps),
     ...webhookDeliveryRoutes(deps),
+    ...usageRoutes(deps),
+    ...leadRoutes(deps),
+    ...campaignRoutes(deps),
+    ...mcpRoutes(deps),
   ];
 }

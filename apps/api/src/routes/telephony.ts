@@ -3,8 +3,9 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import {
   applyTelephonyMessage,
   MESSAGE_SCHEMAS,
+  NumberNotOwnedError,
+  safeSmsText,
   UnknownReceptionistError,
-  UnsupportedMessageError,
   type TelephonyMessage,
 } from '@switchboard/telephony';
 import type { Deps } from '../deps';
@@ -19,7 +20,7 @@ const validators = new Map(
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
- * POST /internal/v1/telephony/events: the voice platform's reports (CONTRACT.md section 9).
+ * POST /internal/v1/telephony/events: the voice platform's reports (docs/API.md, Telephony ingestion).
  * Authenticated by INGEST_TOKEN, not an API key. 202 once committed; a replayed message id
  * is 200 `{accepted: false, duplicate: true}` and changes nothing.
  */
@@ -36,7 +37,7 @@ export function telephonyRouter(deps: Deps): Router {
       next();
     },
     jsonBody,
-    async (req, res) => {
+    deps.lifecycle.tracked(async (req, res) => {
       const body = (req.body ?? {}) as { type?: unknown };
       const validate = typeof body.type === 'string' ? validators.get(body.type) : undefined;
       if (!validate) {
@@ -44,6 +45,12 @@ export function telephonyRouter(deps: Deps): Router {
           'type',
           `type must be one of ${Object.keys(MESSAGE_SCHEMAS).join(', ')}`,
         );
+      }
+      // A text message is a carrier's bytes, not our client's input: one holding NUL or an
+      // unpaired surrogate is stored made safe rather than refused (refusing would lose it).
+      const carrierText = body as { type: string; message?: unknown };
+      if (carrierText.type === 'sms.inbound' && typeof carrierText.message === 'string') {
+        carrierText.message = safeSmsText(carrierText.message);
       }
       const message = validate(body) as TelephonyMessage;
       try {
@@ -54,12 +61,14 @@ export function telephonyRouter(deps: Deps): Router {
         if (err instanceof UnknownReceptionistError) {
           throw unprocessable('unknown_receptionist', err.message, 'receptionist_id');
         }
-        if (err instanceof UnsupportedMessageError) {
-          throw unprocessable('unsupported_message_type', err.message, 'type');
+        // An inbound SMS to a number its receptionist does not own: the same answer as an
+        // unknown receptionist (no receptionist of ours is reachable there), naming `to`.
+        if (err instanceof NumberNotOwnedError) {
+          throw unprocessable('unknown_receptionist', err.message, 'to');
         }
         throw err;
       }
-    },
+    }),
   );
   return router;
 }

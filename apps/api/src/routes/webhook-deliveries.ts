@@ -1,14 +1,16 @@
 import type { Request } from 'express';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Delivery, DeliveryAttempt, WebhookSubscription } from '@switchboard/db';
-import { addWithin, jobIds, type DeliveryJob } from '@switchboard/queues';
+import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../deps';
 import { conflict, notFound } from '../errors';
 import { defineRoute, type RouteDef } from '../openapi/route';
 import { pageBody, pageRequest } from '../pagination/page';
-import { pageQuerySchema, paginated } from '../schemas/common';
+import { pageExample, pageQuerySchema, paginated } from '../schemas/common';
 import {
+  retriedWebhookDeliveryExample,
   webhookDeliveriesParamSchema,
+  webhookDeliveryExample,
   webhookDeliveryParamSchema,
   webhookDeliverySchema,
 } from '../schemas/webhook-delivery';
@@ -41,9 +43,6 @@ export const renderDelivery = (
 
 const TAG = 'Webhooks';
 
-/** Longer than the producer connection's command timeout (2 s), so that one answers first. */
-const ENQUEUE_TIMEOUT_MS = 2500;
-
 /**
  * The delivery log of a subscription and manual retries (admin, like every /webhooks route).
  * The subscription is looked up with the caller's tenant first, so another tenant's
@@ -68,14 +67,10 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
    * row and adds the very same job (same deterministic id), so the retry still happens.
    */
   const enqueueFirstAttempt = async (d: Delivery, requestId: string): Promise<void> => {
-    const data: DeliveryJob = { v: 1, deliveryId: d.id, round: d.round, attempt: 1 };
     try {
-      await addWithin(
-        deps.queues.deliveries,
-        deps.redis,
-        { name: 'delivery', data, opts: { jobId: jobIds.delivery(data) } },
-        ENQUEUE_TIMEOUT_MS,
-      );
+      await enqueueFromRequest(deps.queues, deps.redis, 'deliveries', {
+        data: { v: 1, deliveryId: d.id, round: d.round, attempt: 1 },
+      });
     } catch (err) {
       deps.logger.warn(
         { err, deliveryId: d.id, round: d.round, requestId },
@@ -88,14 +83,20 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/webhooks/:id/deliveries',
+      operationId: 'listWebhookDeliveries',
       summary: "A subscription's deliveries with every attempt, newest first",
       tag: TAG,
       scope: 'admin',
       params: webhookDeliveriesParamSchema,
       query: pageQuerySchema,
       responses: {
-        200: { description: 'A page of deliveries', schema: paginated(webhookDeliverySchema) },
+        200: {
+          description: 'A page of deliveries',
+          schema: paginated(webhookDeliverySchema),
+          example: pageExample(webhookDeliveryExample),
+        },
       },
+      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);
         const page = await deliveries.listForSubscription(
@@ -113,12 +114,23 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/webhooks/:id/deliveries/:delivery_id/retry',
+      operationId: 'retryWebhookDelivery',
       summary: 'Send one delivery again: a fresh round of attempts, whatever its state',
       tag: TAG,
       scope: 'admin',
       params: webhookDeliveryParamSchema,
       responses: {
-        202: { description: 'The delivery, reset to pending', schema: webhookDeliverySchema },
+        202: {
+          description: 'The delivery, reset to pending',
+          schema: webhookDeliverySchema,
+          example: retriedWebhookDeliveryExample,
+        },
+      },
+      errors: {
+        404: 'resource_not_found: no such subscription in this tenant, or no such delivery of it',
+        409:
+          'subscription_disabled (enable it first), or delivery_in_progress (an attempt is in ' +
+          'flight; retry once it has finished)',
       },
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);

@@ -9,7 +9,7 @@ import {
 import type { Deps } from '../deps';
 import { notFound } from '../errors';
 
-/** The test result object of the spec (section 4) and CONTRACT.md section 6. */
+/** The result of POST /webhooks/{id}/test (docs/API.md, Webhooks). */
 export interface WebhookTestResult {
   subscription_id: string;
   event_id: string;

@@ -2,15 +2,20 @@ import { checkUrlTarget, parseWebhookUrl, WebhookTargetError } from '@switchboar
 import type { Deps } from '../deps';
 import { invalidParameter } from '../errors';
 
-const BLOCKED_MESSAGE =
-  'url must point to a public address: its host is, or resolves to, a loopback, private, ' +
-  'link-local, shared, multicast, reserved, documentation or metadata address';
+/**
+ * One message for a host that does not resolve, resolves too slowly, or resolves to a
+ * non-public address: distinct answers would tell a caller which internal names exist.
+ */
+const NOT_PUBLIC_MESSAGE =
+  'url must point to a public address: its host must resolve, and only to global unicast ' +
+  'addresses (not loopback, private, link-local, shared, multicast, reserved, documentation ' +
+  'or metadata addresses)';
 
 /** The policy's messages start with "url"; a field of another name gets its own name there. */
 const named = (param: string, message: string): string => message.replace(/^url\b/, param);
 
 /**
- * The creation-time URL policy (CONTRACT.md section 6): https only, no user-info, at most
+ * The creation-time URL policy (docs/API.md, Webhooks): https only, no user-info, at most
  * 2048 characters, and a host whose every address is global unicast (unless
  * WEBHOOK_ALLOW_PRIVATE_TARGETS). The sender repeats the address check at every send on the
  * address it actually dials, so this check is an early answer, not the safeguard.
@@ -33,12 +38,7 @@ export async function checkSubscriptionUrl(
       signal,
     });
   } catch (error) {
-    if (error instanceof WebhookTargetError && error.code === 'blocked_address') {
-      throw fail(BLOCKED_MESSAGE);
-    }
-    if (error instanceof WebhookTargetError || signal.aborted) {
-      throw fail(`url host ${parsed.url.hostname} could not be resolved`);
-    }
+    if (error instanceof WebhookTargetError || signal.aborted) throw fail(NOT_PUBLIC_MESSAGE);
     throw error;
   }
   return raw;

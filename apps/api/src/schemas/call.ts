@@ -1,3 +1,4 @@
+import type { FromSchema } from 'json-schema-to-ts';
 import { CALL_STATUSES } from '@switchboard/db';
 import {
   bookingSchema,
@@ -5,24 +6,14 @@ import {
   recordingSchema,
   transcriptSchema,
 } from '@switchboard/telephony';
-import { cursorSchema, limitSchema, nullableTimestamp, timestamp } from './common';
+import { historyFilterProperties, nullableTimestamp, timestamp } from './common';
 
 const nullable = <T extends object>(schema: T) => ({ oneOf: [schema, { type: 'null' }] }) as const;
 
-const dateBound = {
-  type: 'string',
-  pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
-  'x-error-message': 'must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T10:15:00Z)',
-} as const;
-
-/** Filters shared by both call lists (CONTRACT.md section 4). */
+/** Filters shared by both call lists (docs/API.md, Pagination). */
 export const callFilterProperties = {
-  limit: limitSchema,
-  cursor: cursorSchema,
-  direction: { enum: ['inbound', 'outbound'] },
+  ...historyFilterProperties,
   status: { enum: CALL_STATUSES },
-  date_from: { ...dateBound, description: 'Inclusive; a bare date means from 00:00 UTC' },
-  date_to: { ...dateBound, description: 'Inclusive; a bare date means the whole UTC day' },
 } as const;
 
 export const callListQuerySchema = {
@@ -67,12 +58,14 @@ const listItemProperties = {
 } as const;
 
 export const callListItemSchema = {
+  title: 'Call',
   type: 'object',
   required: [...Object.keys(listItemProperties), 'booking'],
   properties: { ...listItemProperties, booking: nullable(bookingHint) },
 } as const;
 
 export const callListResponseSchema = {
+  title: 'CallList',
   type: 'object',
   required: ['calls', 'next_cursor', 'scope'],
   properties: {
@@ -83,6 +76,7 @@ export const callListResponseSchema = {
 } as const;
 
 export const callDetailSchema = {
+  title: 'CallDetail',
   type: 'object',
   properties: {
     ...listItemProperties,
@@ -96,3 +90,64 @@ export const callDetailSchema = {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
+
+export const callListItemExample: FromSchema<typeof callListItemSchema> = {
+  id: 'call_8Qz3kV1mN7pX2bR4',
+  direction: 'inbound',
+  status: 'completed',
+  from: '+14155550123',
+  to: '+14155550199',
+  customer_name: 'Dana Whitfield',
+  duration_seconds: 95,
+  outcome: 'booked',
+  started_at: '2026-11-21T10:15:00.000Z',
+  ended_at: '2026-11-21T10:16:35.000Z',
+  has_transcript: true,
+  has_recording: true,
+  receptionist_id: 'rcp_7Hq2Lm9Xc4Tz',
+  receptionist_name: 'Front Desk',
+  booking: {
+    confirmation: 'BK-1042',
+    date: '2026-11-24',
+    time: '09:30',
+    service_type: 'Boiler service',
+  },
+};
+
+export const callListExample: FromSchema<typeof callListResponseSchema> = {
+  calls: [callListItemExample],
+  next_cursor: 'WzE3OTUyNTYxMDAwMDAsImNhbGxfOFF6M2tWMW1ON3BYMmJSNCJd.x0pZrTq1Yw8M3nB6vC2a7A',
+  scope: 'all_receptionists',
+};
+
+export const callDetailExample: FromSchema<typeof callDetailSchema> = {
+  ...callListItemExample,
+  customer_phone: '+14155550123',
+  answered_at: '2026-11-21T10:15:01.000Z',
+  end_reason: 'caller_hangup',
+  transcript: {
+    summary: 'Dana booked a boiler service for Tuesday at 09:30.',
+    turns: [
+      {
+        role: 'assistant',
+        text: 'Thanks for calling Acme Plumbing, how can I help?',
+        offset_seconds: 0,
+      },
+      { role: 'customer', text: 'My boiler needs a service.', offset_seconds: 2.5 },
+    ],
+  },
+  recording: {
+    url: 'https://recordings.example.com/rec_1.mp3',
+    duration_seconds: 95,
+    format: 'mp3',
+  },
+  booking: {
+    confirmation: 'BK-1042',
+    date: '2026-11-24',
+    time: '09:30',
+    service_type: 'Boiler service',
+    address: '12 Elm Street, Springfield',
+  },
+  cost: { currency: 'USD', total: 0.42, breakdown: { telephony: 0.12, ai: 0.3, sms: 0 } },
+  metadata: { crm_id: 'c-42' },
+};

@@ -1,7 +1,9 @@
-import { timestamp } from './common';
+import type { FromSchema } from 'json-schema-to-ts';
+import { metadataSchema, phoneNumber, timestamp } from './common';
 
-/** The body of POST /calls/outbound (CONTRACT.md section 5); unknown fields are a 400. */
+/** The body of POST /calls/outbound (docs/API.md, Outbound calls); unknown fields are a 400. */
 export const outboundCallBodySchema = {
+  title: 'OutboundCallRequest',
   type: 'object',
   required: ['receptionist_id', 'to'],
   additionalProperties: false,
@@ -11,12 +13,7 @@ export const outboundCallBodySchema = {
       pattern: '^rcp_[A-Za-z0-9]{1,64}$',
       'x-error-message': 'receptionist_id must be a receptionist id (rcp_...)',
     },
-    to: {
-      type: 'string',
-      pattern: '^\\+[1-9]\\d{6,14}$',
-      description: 'The number to call, E.164 (e.g. +14155550123)',
-      'x-error-message': 'to must be a valid phone number in E.164 format, e.g. +14155550123',
-    },
+    to: phoneNumber('to', 'The number to call'),
     customer_name: { type: 'string', minLength: 1, maxLength: 200 },
     purpose: {
       type: 'string',
@@ -24,22 +21,13 @@ export const outboundCallBodySchema = {
       description: 'What the call is about, for the assistant',
       'x-error-message': 'purpose must be a string of at most 2000 characters',
     },
-    metadata: {
-      type: 'object',
-      maxProperties: 20,
-      additionalProperties: {
-        type: 'string',
-        maxLength: 500,
-        'x-error-message': 'metadata values must be strings of at most 500 characters',
-      },
-      description: 'Up to 20 string values of up to 500 characters, returned in the call detail',
-      'x-error-message': 'metadata must be an object of at most 20 string values',
-    },
+    metadata: metadataSchema,
   },
 } as const;
 
 /** The 202 body: the queued call. */
 export const acceptedOutboundCallSchema = {
+  title: 'QueuedOutboundCall',
   type: 'object',
   required: [
     'id',
@@ -62,3 +50,22 @@ export const acceptedOutboundCallSchema = {
     created_at: timestamp,
   },
 } as const;
+
+export const outboundCallBodyExample: FromSchema<typeof outboundCallBodySchema> = {
+  receptionist_id: 'rcp_7Hq2Lm9Xc4Tz',
+  to: '+14155550123',
+  customer_name: 'Dana Whitfield',
+  purpose: 'Follow up on the boiler quote',
+  metadata: { crm_id: 'c-42' },
+};
+
+export const acceptedOutboundCallExample: FromSchema<typeof acceptedOutboundCallSchema> = {
+  id: 'call_b693Xk2mQ7pL4sN1',
+  status: 'queued',
+  direction: 'outbound',
+  receptionist_id: 'rcp_7Hq2Lm9Xc4Tz',
+  from: '+14155550199',
+  to: '+14155550123',
+  customer_name: 'Dana Whitfield',
+  created_at: '2026-11-21T10:20:00.000Z',
+};

@@ -1,3 +1,4 @@
+import type { FromSchema } from 'json-schema-to-ts';
 import { nullableTimestamp, timestamp } from './common';
 import { webhookIdParamSchema } from './webhook';
 
@@ -20,6 +21,7 @@ export const webhookDeliveryParamSchema = {
 
 /** One HTTP attempt. Attempt numbers restart at 1 in every round (a manual retry = a round). */
 export const deliveryAttemptSchema = {
+  title: 'WebhookDeliveryAttempt',
   type: 'object',
   required: [
     'round',
@@ -53,6 +55,7 @@ export const deliveryAttemptSchema = {
 
 /** An item of the delivery log, and the answer of a manual retry. */
 export const webhookDeliverySchema = {
+  title: 'WebhookDelivery',
   type: 'object',
   required: [
     'id',
@@ -89,3 +92,43 @@ export const webhookDeliverySchema = {
     completed_at: nullableTimestamp,
   },
 } as const;
+
+export const webhookDeliveryExample: FromSchema<typeof webhookDeliverySchema> = {
+  id: 'dlv_5Rt8yU1iO4pA',
+  event_id: 'evt_9Xa2bC4dE6fG8hJ0',
+  event_type: 'call.completed',
+  status: 'succeeded',
+  round: 1,
+  attempts: [
+    {
+      round: 1,
+      attempt: 1,
+      status_code: 503,
+      error: 'http_error',
+      duration_ms: 182,
+      response_excerpt: 'Service Unavailable',
+      attempted_at: '2026-11-21T10:16:35.200Z',
+    },
+    {
+      round: 1,
+      attempt: 2,
+      status_code: 200,
+      error: null,
+      duration_ms: 95,
+      response_excerpt: 'ok',
+      attempted_at: '2026-11-21T10:16:36.310Z',
+    },
+  ],
+  next_attempt_at: null,
+  created_at: '2026-11-21T10:16:35.100Z',
+  completed_at: '2026-11-21T10:16:36.405Z',
+};
+
+/** The answer of a manual retry: the same delivery, a new round, pending. */
+export const retriedWebhookDeliveryExample: FromSchema<typeof webhookDeliverySchema> = {
+  ...webhookDeliveryExample,
+  status: 'pending',
+  round: 2,
+  next_attempt_at: '2026-11-21T11:00:00.000Z',
+  completed_at: null,
+};

@@ -1,3 +1,4 @@
+import type { FromSchema } from 'json-schema-to-ts';
 import { nullableTimestamp, timestamp } from './common';
 
 /** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
@@ -17,8 +18,9 @@ export const webhookIdParamSchema = {
   },
 } as const;
 
-/** Body of POST /webhooks (CONTRACT.md section 6). The URL policy runs after this schema. */
+/** Body of POST /webhooks (docs/API.md, Webhooks). The URL policy runs after this schema. */
 export const createWebhookBodySchema = {
+  title: 'WebhookSubscriptionCreate',
   type: 'object',
   required: ['url'],
   additionalProperties: false,
@@ -73,6 +75,7 @@ const readRequired = [
 
 /** The read shape (list and get): never carries the signing secret. */
 export const webhookSubscriptionSchema = {
+  title: 'WebhookSubscription',
   type: 'object',
   required: readRequired,
   additionalProperties: false,
@@ -81,6 +84,7 @@ export const webhookSubscriptionSchema = {
 
 /** The create response: the read shape plus the secret, shown this once. */
 export const createdWebhookSubscriptionSchema = {
+  title: 'CreatedWebhookSubscription',
   type: 'object',
   required: [...readRequired, 'signing_secret', '_warning'],
   additionalProperties: false,
@@ -97,6 +101,7 @@ export const createdWebhookSubscriptionSchema = {
 
 /** Result of POST /webhooks/{id}/test: one attempt, reported whether it succeeded or not. */
 export const webhookTestResultSchema = {
+  title: 'WebhookTestResult',
   type: 'object',
   required: [
     'subscription_id',
@@ -142,3 +147,55 @@ export const webhookTestResultSchema = {
     },
   },
 } as const;
+
+export const createWebhookBodyExample: FromSchema<typeof createWebhookBodySchema> = {
+  url: 'https://example.com/hooks/switchboard',
+  events: ['call.completed', 'call.missed'],
+  description: 'CRM sync',
+};
+
+export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSchema> = {
+  id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  url: 'https://example.com/hooks/switchboard',
+  events: ['call.completed', 'call.missed'],
+  description: 'CRM sync',
+  is_active: true,
+  created_at: '2026-11-20T09:30:00.000Z',
+  updated_at: '2026-11-20T09:30:00.000Z',
+  disabled_at: null,
+  disabled_reason: null,
+  consecutive_failures: 0,
+  last_delivery_at: '2026-11-21T10:16:36.000Z',
+  last_success_at: '2026-11-21T10:16:36.000Z',
+  last_failure_at: null,
+};
+
+export const createdWebhookSubscriptionExample: FromSchema<
+  typeof createdWebhookSubscriptionSchema
+> = {
+  ...webhookSubscriptionExample,
+  last_delivery_at: null,
+  last_success_at: null,
+  signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5mq6bH2Ew3o=',
+  _warning: 'Store this secret now: it is shown only once.',
+};
+
+export const webhookTestResultExample: FromSchema<typeof webhookTestResultSchema> = {
+  subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  event_id: 'evt_2Df5gH8jK1lZ',
+  delivered: true,
+  status_code: 200,
+  error: null,
+  signature_header: 'x-service-signature',
+  timestamp_header: 'x-service-timestamp',
+  payload: {
+    id: 'evt_2Df5gH8jK1lZ',
+    type: 'webhook.test',
+    event: 'webhook.test',
+    data: {
+      subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+      message: 'This is a test event from Switchboard.',
+    },
+    timestamp: '2026-11-21T10:30:00.000Z',
+  },
+};

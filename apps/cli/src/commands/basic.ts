@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from '@switchboard/db';
+import { SCOPES, type RateLimit, type Scope } from '@switchboard/db';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
 import { renderKey, renderReceptionist, renderTenant } from '../render';
@@ -13,6 +13,38 @@ export async function tenantCreate(ctx: CliContext, argv: string[]): Promise<obj
     throw new UsageError('--plan-minutes must be a non-negative integer');
   }
   return renderTenant(await ctx.tenants.create({ name, planMinutes }));
+}
+
+const positiveInt = (raw: string, flag: string): number => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 1_000_000) {
+    throw new UsageError(`--${flag} must be an integer from 1 to 1000000`);
+  }
+  return n;
+};
+
+/**
+ * Sets a tenant's API rate limit (a token bucket per key: `--rate` a second, bursts of
+ * `--burst`), or with `--default` returns it to the deployment's RATE_LIMIT_* defaults.
+ * Every API process applies it from the tenant's next request.
+ */
+export async function tenantLimits(ctx: CliContext, argv: string[]): Promise<object> {
+  const o = parseOptions(argv, ['id', 'rate', 'burst', 'default'], ['default']);
+  const id = required(o, 'id');
+  let limit: RateLimit | null = null;
+  if (o.default !== undefined) {
+    if (o.rate !== undefined || o.burst !== undefined) {
+      throw new UsageError('--default takes no --rate or --burst');
+    }
+  } else {
+    const perSecond = positiveInt(required(o, 'rate'), 'rate');
+    const burst = positiveInt(required(o, 'burst'), 'burst');
+    if (burst < perSecond) throw new UsageError('--burst must be at least --rate');
+    limit = { perSecond, burst };
+  }
+  const tenant = await ctx.tenants.setRateLimit(id, limit);
+  if (!tenant) throw new UsageError(`no tenant ${id}`);
+  return renderTenant(tenant);
 }
 
 function parseScopes(raw: string): Scope[] {

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Receptionist } from '@switchboard/db';
+import { billingPeriodOf, type Receptionist, type Tenant } from '@switchboard/db';
 import {
   answeredCall,
   applyTelephonyMessage,
@@ -44,6 +44,18 @@ async function seedCalls(ctx: CliContext, r: Receptionist): Promise<number> {
 }
 
 /**
+ * Sizes the demo plan so that this month's seeded minutes sit just under 80 % of it: the
+ * next completed call of a minute or more (`npm run demo:call`) reaches 80 % and fires
+ * `usage.threshold`. The smallest plan P with used < 0.8 P, so 0.8 P <= used + 1.
+ */
+async function sizePlanNearThreshold(ctx: CliContext, tenant: Tenant): Promise<Tenant> {
+  const usage = await ctx.usage.get(tenant.id, billingPeriodOf(new Date()));
+  const used = usage?.minutesUsed ?? 0;
+  const plan = Math.floor((used * 100) / 80) + 1;
+  return (await ctx.tenants.setPlanMinutes(tenant.id, plan)) ?? tenant;
+}
+
+/**
  * Creates the demo tenant with receptionists the first time; later runs reuse it. Every
  * run mints a fresh admin key, because a key is only ever shown when it is created.
  */
@@ -58,6 +70,11 @@ export async function seedDemo(ctx: CliContext, progress: (line: string) => void
       const calls = await seedCalls(ctx, receptionist);
       progress(`  ${name}: ${receptionist.phoneNumber}, ${calls} calls`);
     }
+    tenant = await sizePlanNearThreshold(ctx, tenant);
+    progress(
+      `  plan: ${tenant.planMinutes} minutes, just over this month's usage: the next call ` +
+        'crosses 80 % and fires usage.threshold',
+    );
   } else {
     progress(`demo tenant ${tenant.id} already exists; minting a new admin key`);
   }

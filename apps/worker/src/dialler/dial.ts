@@ -1,9 +1,9 @@
-import { UnrecoverableError, type Job } from 'bullmq';
-import type { Call } from '@switchboard/db';
-import { parseOutboundCallJob } from '@switchboard/queues';
+import { FINAL_CALL_STATUSES, type Call } from '@switchboard/db';
+import type { OutboundCallJob } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
+import { untilCommitted } from '../until-committed';
 import { notConnectedMessage } from './messages';
-import { reportDurably } from './report';
+import { reportUntilCommitted } from './report';
 import type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 
 export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
@@ -22,16 +22,14 @@ export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
 /**
  * The outbound-calls processor (jobId = call id). Invariant: a call is dialled at most once.
  * The job carries only the call id; the processor claims the row with a conditional UPDATE
- * (queued → ringing) and dials only if that claim won, so a duplicate job, a re-run after a
- * crash or a reconciler re-add never dials the customer a second time.
+ * (queued → ringing, a durable commit) and dials only if that claim won, so a duplicate job,
+ * a re-run after a crash or a reconciler re-add never dials the customer a second time.
+ * Reports are retried through a Postgres outage until they commit, so a call that was
+ * dialled always ends with what happened on the phone.
  */
 export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
-  const report: TelephonyReport = async (message) => {
-    await reportDurably(deps, message);
-  };
-  return async (job: Job<unknown>): Promise<void> => {
-    const data = parseOutboundCallJob(job.data);
-    if (!data) throw new UnrecoverableError(`outbound-calls job ${job.id} has invalid data`);
+  const report: TelephonyReport = (message) => reportUntilCommitted(deps, message);
+  return async (data: OutboundCallJob): Promise<void> => {
     const providerCallId = provider.providerCallId(data.callId);
     const call = await deps.stores.calls.claimForDialling(data.callId, providerCallId);
     if (!call) return; // gone, or claimed already: nothing to do
@@ -39,9 +37,17 @@ export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
     try {
       await provider.dial(request, report);
     } catch (err) {
-      // The claim is spent (never dialled again), so the call must not stay ringing: it failed.
       deps.logger.warn({ err, callId: call.id, provider: provider.name }, 'dial failed');
-      await report(notConnectedMessage(request, 'error', new Date()));
+      // The claim is spent (never dialled again), so the call must end: as failed, unless
+      // the provider got as far as reporting how it ended. The id makes this report once.
+      const now = await untilCommitted(deps.logger, 'read a call', () =>
+        deps.stores.calls.findById(call.id),
+      );
+      if (now && FINAL_CALL_STATUSES.includes(now.status)) return;
+      await report({
+        ...notConnectedMessage(request, 'error', new Date()),
+        id: `dial_error_${call.id}`,
+      });
     }
   };
 }

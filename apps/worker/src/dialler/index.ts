@@ -1,4 +1,3 @@
-import { QUEUES } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
@@ -24,13 +23,10 @@ export interface DiallerOptions extends QueueTimings {
  */
 export function startDialler(deps: WorkerDeps, opts: DiallerOptions = {}): Component {
   const provider = opts.provider ?? new SimulatorProvider(deps.config.simulatorSpeed);
-  const worker = startQueueWorker(
-    deps,
-    QUEUES.outboundCalls,
-    deps.config.workerConcurrency,
-    opts,
-    dialProcessor(deps, provider),
-  );
+  const worker = startQueueWorker(deps, 'outboundCalls', dialProcessor(deps, provider), {
+    ...opts,
+    concurrency: deps.config.workerConcurrency,
+  });
   const reconciler = startDialReconciler(deps, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
     graceMs: opts.reconcileGraceMs ?? 15_000,

@@ -32,7 +32,7 @@ export type TelephonyReport = (message: CallStartedMessage | CallEndedMessage) =
 /**
  * Places outbound calls. The dialler claims a queued call (queued → ringing, storing
  * `providerCallId(callId)`) and then calls `dial` at most once for it; what happens on the
- * phone is reported as CONTRACT.md section 9 messages:
+ * phone is reported as telephony messages (docs/API.md, Telephony ingestion):
  * - answered: `call.started` when the customer picks up, `call.ended` when the call is over
  *   (with transcript, recording, booking, cost when there are any);
  * - not connected: only `call.ended` with `end_reason` `busy`, `no_answer` or `error`,

@@ -1,10 +1,10 @@
-import { jobIds } from '@switchboard/queues';
+import { catalog, enqueue } from '@switchboard/queues';
+import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import { requestOf } from './dial';
 import { notConnectedMessage } from './messages';
-import { reportDurably } from './report';
 
 export interface DialReconcilerOptions {
   intervalMs: number;
@@ -45,7 +45,8 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
         'error',
         new Date(),
       );
-      await reportDurably(deps, { ...message, id: `sweep_${call.id}_${call.status}` });
+      // One attempt per tick: a failed one is simply tried again by the next tick.
+      await applyTelephonyMessage(deps.knex, { ...message, id: `sweep_${call.id}_${call.status}` });
       logger.warn({ callId: id, status: call.status }, 'outbound call stopped progressing; failed');
     }
   }
@@ -54,15 +55,16 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
     await sweepStale();
     const ids = await stores.calls.queuedOutbound(opts.graceMs, BATCH);
     if (ids.length === 0) return;
-    const states = await Promise.all(ids.map((id) => queues.outboundCalls.getJobState(id)));
-    const missing = ids.filter((_, i) => states[i] === 'unknown');
+    const jobs = ids.map((callId) => ({ v: 1 as const, callId }));
+    const states = await Promise.all(
+      jobs.map((d) => queues.outboundCalls.getJobState(catalog.outboundCalls.jobId(d))),
+    );
+    const missing = jobs.filter((_, i) => states[i] === 'unknown');
     if (missing.length === 0) return;
-    await queues.outboundCalls.addBulk(
-      missing.map((callId) => ({
-        name: 'dial',
-        data: { v: 1 as const, callId },
-        opts: { jobId: jobIds.outboundCall(callId) },
-      })),
+    await enqueue(
+      queues,
+      'outboundCalls',
+      missing.map((data) => ({ data })),
     );
     logger.info({ calls: missing.length }, 'dial reconciler re-enqueued queued calls');
   }

@@ -1,15 +1,19 @@
 import { applyTelephonyMessage, type TelephonyMessage } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
+import { untilCommitted } from '../until-committed';
 
 /**
- * Applies a telephony message from the worker with a durable commit. The worker's
- * connections commit asynchronously (its own bookkeeping can be redone), but a call's state
- * and its outbox events are facts reported by the phone side: they get the same durability
- * as ingestion through the API.
+ * Applies a telephony message from the worker, durably (the pool's default), and retries it
+ * through a Postgres outage until it commits: a call's state and its outbox events are facts
+ * reported by the phone side, and a report that gave up would strand the call in progress.
+ * Repeating a message is harmless: its id is recorded with it, so a second apply (e.g. after
+ * a commit whose acknowledgement was lost) is a no-op.
  */
-export async function reportDurably(deps: WorkerDeps, message: TelephonyMessage): Promise<void> {
-  await deps.knex.transaction(async (trx) => {
-    await trx.raw('SET LOCAL synchronous_commit = on');
-    await applyTelephonyMessage(trx, message);
-  });
+export async function reportUntilCommitted(
+  deps: WorkerDeps,
+  message: TelephonyMessage,
+): Promise<void> {
+  await untilCommitted(deps.logger, `telephony report ${message.type}`, () =>
+    applyTelephonyMessage(deps.knex, message),
+  );
 }

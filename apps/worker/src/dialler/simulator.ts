@@ -15,7 +15,7 @@ const TIMINGS = {
   talkMsPerScriptSecond: 50,
 };
 
-/** Magic numbers (CONTRACT.md section 9): the last four digits of `to`. */
+/** Magic numbers (docs/TELEPHONY.md, The simulator): the last four digits of `to`. */
 const MAGIC: ReadonlyArray<readonly [string, NotConnected]> = [
   ['0001', 'busy'],
   ['0002', 'no_answer'],

@@ -1,43 +1,87 @@
-import type { Job } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { DelayedError, type Job } from 'bullmq';
 import { buildEnvelope } from '@switchboard/events';
-import {
-  claimDelivery,
-  recordAttemptFast,
-  type AttemptOutcome,
-  type Delivery,
-} from '@switchboard/db';
+import { claimDelivery, type Delivery } from '@switchboard/db';
 import { SecretBoxError } from '@switchboard/crypto';
-import { parseDeliveryJob, type DeliveryJob } from '@switchboard/queues';
-import { signPayload, type SendResult } from '@switchboard/webhooks';
+import type { DeliveryJob } from '@switchboard/queues';
+import { signPayload } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
+import { decide, recordOutcome, type AttemptResult } from './attempt-record';
 import { resolveTarget } from './delivery-target';
 import { enqueueDeliveries } from './fan-out';
+import type { InFlightLanes, Lane } from './in-flight';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
+/**
+ * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
+ * outcome. A worker killed mid-attempt is covered after WEBHOOK_TIMEOUT_MS + this, plus one
+ * reconciler beat.
+ */
+export const CLAIM_MARGIN_MS = 5_000;
+/**
+ * Claims of one attempt that may end without a recorded outcome (a worker killed between
+ * sending and recording, a record that failed) before the attempt is given up unsent.
+ */
+const MAX_CLAIMS_PER_ATTEMPT = 3;
+/** A parked job wakes by itself after this long if no wake-up reached it. */
+const PARKED_DELAY_MS = 30_000;
 
-/** The wait after the n-th failed attempt (1-based); the last value repeats. */
-export function backoffAfter(schedule: readonly number[], failedAttempt: number): number {
-  return schedule[Math.min(failedAttempt, schedule.length) - 1] ?? 0;
-}
+/** The result of an attempt that was given up unsent: its earlier claims recorded nothing. */
+const OUTCOME_UNKNOWN: AttemptResult = {
+  delivered: false,
+  status_code: null,
+  error: 'outcome_unknown',
+  response_excerpt: null,
+  duration_ms: 0,
+};
 
 /**
- * Performs one attempt of one delivery. The row is claimed first (only the job made for
- * this exact round and attempt can claim it, and only one worker at a time); the attempt
- * and every counter change are then written in one transaction. A further attempt is a
- * delayed job, never a sleep that holds a worker slot.
+ * The deliveries processor. First a slot in the delivery's lanes (its target and its tenant,
+ * see in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one
+ * attempt: the row is claimed (only the job made for this exact round and attempt can claim
+ * it, and only one worker at a time), the envelope is signed and sent, and the outcome is
+ * recorded atomically. A further attempt is a delayed job, never a sleep holding a slot.
  */
-export function deliveryProcessor(deps: WorkerDeps) {
-  const { config, stores, logger, metrics, sender } = deps;
-  // A claim outlives the HTTP deadline comfortably; a crashed worker's claim then lapses.
-  const lockMs = config.webhook.timeoutMs + 15_000;
-
-  return async (job: Job<DeliveryJob>): Promise<void> => {
-    const data = parseDeliveryJob(job.data);
-    if (!data) {
-      logger.error({ jobId: job.id }, 'delivery: malformed job data; dropped');
-      return;
+export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes) {
+  const attempt = attemptProcessor(deps);
+  return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
+    const lane = await laneOf(deps, data);
+    if (!lane) return; // the delivery is gone
+    const jobId = job.id as string;
+    const holder = `${jobId}#${randomUUID()}`;
+    const verdict = await lanes.acquire(lane, holder);
+    if (verdict !== 'ok') {
+      await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
+      await lanes.park(lane, verdict, jobId);
+      deps.metrics.deliveryWaits.inc({ lane: verdict });
+      throw new DelayedError();
     }
+    try {
+      await attempt(data);
+    } finally {
+      // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
+      await lanes.release(lane, holder).catch((err: unknown) => {
+        deps.logger.warn({ err, deliveryId: data.deliveryId }, 'could not release a lane slot');
+      });
+    }
+  };
+}
+
+/** The lanes named by the job, or read from the row for jobs made without them. */
+async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undefined> {
+  if (data.tenantId && data.targetId) return { tenantId: data.tenantId, targetId: data.targetId };
+  const d = await deps.stores.deliveries.get(data.deliveryId);
+  const targetId = d?.subscriptionId ?? d?.receptionistId;
+  return d && targetId ? { tenantId: d.tenantId, targetId } : undefined;
+}
+
+/** One attempt of one delivery, from its claim to its recorded outcome. */
+function attemptProcessor(deps: WorkerDeps) {
+  const { config, stores, logger, metrics, sender } = deps;
+  const lockMs = config.webhook.timeoutMs + CLAIM_MARGIN_MS;
+
+  return async (data: DeliveryJob): Promise<void> => {
     const claimed = await claimDelivery(
       deps.knex,
       data.deliveryId,
@@ -48,36 +92,44 @@ export function deliveryProcessor(deps: WorkerDeps) {
     if (!claimed) return; // gone, final, already past this attempt, or held by another worker
     const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
-    let target: Awaited<ReturnType<typeof resolveTarget>>;
-    try {
-      target = await resolveTarget(deps, d, claimed.subscription);
-    } catch (err) {
-      if (!(err instanceof SecretBoxError)) throw err;
-      // An operator problem, not the subscriber's: the secret was encrypted under another
-      // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
-      // (the reconciler tries again) until the key is put right.
-      await stores.deliveries.release(d.id, SECRET_RETRY_MS);
-      log.error(
-        'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
+    let result: AttemptResult;
+    if (d.claims > MAX_CLAIMS_PER_ATTEMPT) {
+      // Earlier claims of this attempt never recorded an outcome: sending it again could loop
+      // for ever. It counts as a failed attempt instead (retried, or failed at the limit).
+      log.error({ claims: d.claims }, 'attempt given up: earlier claims recorded no outcome');
+      result = OUTCOME_UNKNOWN;
+    } else {
+      let target: Awaited<ReturnType<typeof resolveTarget>>;
+      try {
+        target = await resolveTarget(deps, d, claimed.subscription);
+      } catch (err) {
+        if (!(err instanceof SecretBoxError)) throw err;
+        // An operator problem, not the subscriber's: the secret was encrypted under another
+        // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
+        // (the reconciler tries again) until the key is put right.
+        await stores.deliveries.release(d.id, SECRET_RETRY_MS);
+        log.error(
+          'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
+        );
+        return;
+      }
+      if (!target) {
+        await stores.deliveries.cancel(d.id);
+        metrics.deliveries.inc({ outcome: 'canceled' });
+        log.info('delivery canceled: target gone or disabled');
+        return;
+      }
+      const body = JSON.stringify(buildEnvelope(event));
+      const headers = signPayload({ secret: target.secret, eventId: event.id, body });
+      result = await sender.send({ url: target.url, body, headers });
+      metrics.attemptDuration.observe(
+        { result: result.delivered ? 'success' : 'failure' },
+        result.duration_ms / 1000,
       );
-      return;
     }
-    if (!target) {
-      await stores.deliveries.cancel(d.id);
-      metrics.deliveries.inc({ outcome: 'canceled' });
-      log.info('delivery canceled: target gone or disabled');
-      return;
-    }
-    const body = JSON.stringify(buildEnvelope(event));
-    const headers = signPayload({ secret: target.secret, eventId: event.id, body });
-    const result = await sender.send({ url: target.url, body, headers });
-    metrics.attemptDuration.observe(
-      { result: result.delivered ? 'success' : 'failure' },
-      result.duration_ms / 1000,
-    );
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
-    if (!(await record(deps, d, result, outcome))) {
+    if (!(await recordOutcome(deps, d, result, outcome))) {
       log.info('delivery attempt superseded by a manual retry');
       return;
     }
@@ -98,64 +150,10 @@ export function deliveryProcessor(deps: WorkerDeps) {
       const next: Delivery = {
         ...d,
         attempts: d.attempts + 1,
+        claims: 0,
         nextAttemptAt: outcome.nextAttemptAt,
       };
       await enqueueDeliveries(deps, [next]);
     }
   };
-}
-
-function decide(
-  maxAttempts: number,
-  schedule: readonly number[],
-  d: Delivery,
-  r: SendResult,
-): AttemptOutcome {
-  if (r.delivered) return { kind: 'succeeded' };
-  const attempt = d.attempts + 1;
-  if (attempt >= maxAttempts) return { kind: 'failed' };
-  return { kind: 'retry', nextAttemptAt: new Date(Date.now() + backoffAfter(schedule, attempt)) };
-}
-
-/** The attempt row, the delivery row and the subscription's counters, atomically. */
-/**
- * The attempt row, the delivery row and the subscription's counters, atomically. False when
- * a manual retry superseded this attempt: its outcome then changes nothing else. The common
- * outcomes take one statement; a delivery that spent its attempts (which may disable the
- * subscription and cancel its other deliveries) takes a transaction.
- */
-async function record(
-  deps: WorkerDeps,
-  d: Delivery,
-  r: SendResult,
-  outcome: AttemptOutcome,
-): Promise<boolean> {
-  const { knex, stores, config, logger } = deps;
-  const attempt = {
-    statusCode: r.status_code,
-    error: r.error,
-    durationMs: Math.round(r.duration_ms),
-    excerpt: r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null,
-  };
-  if (outcome.kind !== 'failed') return recordAttemptFast(knex, d, attempt, outcome);
-  return knex.transaction(async (trx) => {
-    const moved = await stores.deliveries.recordAttempt(trx, d, attempt, outcome);
-    if (!moved) return false;
-    if (!d.subscriptionId) return true;
-    {
-      const counted = await stores.subscriptions.recordDeliveryFailure(
-        trx,
-        d.subscriptionId,
-        config.webhook.disableAfterFailures,
-      );
-      if (counted?.disabledNow) {
-        const canceled = await stores.deliveries.cancelOpenForSubscription(trx, d.subscriptionId);
-        logger.warn(
-          { subscriptionId: d.subscriptionId, failures: counted.consecutiveFailures, canceled },
-          'subscription disabled after consecutive failures',
-        );
-      }
-    }
-    return true;
-  });
 }

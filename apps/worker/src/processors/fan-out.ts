@@ -1,6 +1,5 @@
-import type { Job } from 'bullmq';
-import { jobIds, parseEventJob, type DeliveryJob, type EventJob } from '@switchboard/queues';
-import { fanOutEvent, type Delivery } from '@switchboard/db';
+import { enqueue, type EventJob } from '@switchboard/queues';
+import { fanOutEvent, type OpenDelivery } from '@switchboard/db';
 import type { WorkerDeps } from '../deps';
 
 /**
@@ -11,30 +10,37 @@ import type { WorkerDeps } from '../deps';
  * nothing new and re-adds the jobs of the deliveries still open.
  */
 export function fanOutProcessor(deps: WorkerDeps) {
-  const { knex, logger } = deps;
-  return async (job: Job<EventJob>): Promise<void> => {
-    const data = parseEventJob(job.data);
-    if (!data) {
-      logger.error({ jobId: job.id }, 'fan-out: malformed job data; dropped');
-      return;
-    }
-    const open = await fanOutEvent(knex, data.eventId);
+  return async (data: EventJob): Promise<void> => {
+    const open = await fanOutEvent(deps.knex, data.eventId);
     await enqueueDeliveries(deps, open);
   };
 }
 
-/** Adds the job for each delivery's next attempt (deterministic id: re-adding is harmless). */
+/**
+ * Adds the job for each delivery's next attempt. The id is deterministic for a claim
+ * generation (re-adding is harmless); the job names the delivery's lanes (in-flight caps).
+ */
 export async function enqueueDeliveries(
   deps: WorkerDeps,
-  deliveries: Array<Pick<Delivery, 'id' | 'round' | 'attempts' | 'nextAttemptAt'>>,
-  delayMs = 0,
+  deliveries: readonly OpenDelivery[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
-  await deps.queues.deliveries.addBulk(
+  await enqueue(
+    deps.queues,
+    'deliveries',
     deliveries.map((d) => {
-      const data: DeliveryJob = { v: 1, deliveryId: d.id, round: d.round, attempt: d.attempts + 1 };
-      const delay = Math.max(delayMs, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0);
-      return { name: 'delivery', data, opts: { jobId: jobIds.delivery(data), delay } };
+      const targetId = d.subscriptionId ?? d.receptionistId;
+      return {
+        data: {
+          v: 1 as const,
+          deliveryId: d.id,
+          round: d.round,
+          attempt: d.attempts + 1,
+          ...(d.claims > 0 ? { claims: d.claims } : {}),
+          ...(targetId ? { tenantId: d.tenantId, targetId } : {}),
+        },
+        opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
+      };
     }),
   );
 }

@@ -1,4 +1,4 @@
-import { jobIds } from '@switchboard/queues';
+import { enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import type { Component } from '../component';
@@ -25,15 +25,11 @@ export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Comp
   const { queues, stores, logger } = deps;
   async function tick(): Promise<void> {
     const events = await stores.events.notFannedOut(opts.graceMs, BATCH);
-    if (events.length) {
-      await queues.events.addBulk(
-        events.map((eventId) => ({
-          name: 'event',
-          data: { v: 1 as const, eventId },
-          opts: { jobId: jobIds.event(eventId) },
-        })),
-      );
-    }
+    await enqueue(
+      queues,
+      'events',
+      events.map((eventId) => ({ data: { v: 1 as const, eventId } })),
+    );
     const overdue = await stores.deliveries.overdue(opts.graceMs, BATCH);
     await enqueueDeliveries(deps, overdue);
     if (events.length || overdue.length) {

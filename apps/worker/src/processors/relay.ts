@@ -1,6 +1,7 @@
 import { Client } from 'pg';
+import { commitAsynchronously } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
-import { jobIds } from '@switchboard/queues';
+import { enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import type { Component } from '../component';
 
@@ -25,12 +26,12 @@ export function startRelay(deps: WorkerDeps): Component {
     return knex.transaction(async (trx) => {
       const ids = await stores.events.claimUnpublished(trx, BATCH);
       if (ids.length === 0) return 0;
-      await queues.events.addBulk(
-        ids.map((eventId) => ({
-          name: 'event',
-          data: { v: 1 as const, eventId },
-          opts: { jobId: jobIds.event(eventId) },
-        })),
+      // A published_at lost in a crash only publishes the events again (job id = event id).
+      await commitAsynchronously(trx);
+      await enqueue(
+        queues,
+        'events',
+        ids.map((eventId) => ({ data: { v: 1 as const, eventId } })),
       );
       await stores.events.markPublished(trx, ids);
       metrics.eventsRelayed.inc(ids.length);

@@ -4,6 +4,12 @@ import * as m002 from './002_calls';
 import * as m003 from './003_webhooks';
 import * as m004 from './004_deliveries';
 import * as m005 from './005_outbound_idempotency';
+import * as m007 from './007_worker_hardening';
+import * as m008 from './008_provisioning_usage';
+import * as m009 from './009_sms';
+import * as m010 from './010_leads';
+import * as m011 from './011_campaigns';
+import * as m012 from './012_rate_limits';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +26,12 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['003_webhooks', m003],
   ['004_deliveries', m004],
   ['005_outbound_idempotency', m005],
+  ['007_worker_hardening', m007],
+  ['008_provisioning_usage', m008],
+  ['009_sms', m009],
+  ['010_leads', m010],
+  ['011_campaigns', m011],
+  ['012_rate_limits', m012],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
+import { rateLimitOf, type RateLimit } from './tenants-store';
 
 const TABLE = 'api_keys';
 
@@ -17,6 +18,11 @@ export interface ApiKey {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** A key as authentication reads it: with its tenant's rate limit (null: the defaults). */
+export interface ActiveApiKey extends ApiKey {
+  rateLimit: RateLimit | null;
 }
 
 interface ApiKeyRow {
@@ -88,18 +94,28 @@ export class ApiKeysStore {
 
   /**
    * The active (not revoked) key with this plaintext, read fresh on every call: no cache.
-   * It runs on every authenticated request, so it is a prepared statement.
+   * It runs on every authenticated request, so it is a prepared statement, and it reads the
+   * tenant's rate limit in the same round trip (a primary-key join), so limiting a key
+   * costs Postgres nothing more.
    */
-  async findActiveByKey(key: string): Promise<ApiKey | undefined> {
-    const [row] = await runPrepared<ApiKeyRow>(
+  async findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
+    const [row] = await runPrepared<
+      ApiKeyRow & { rate_limit_per_second: number | null; rate_limit_burst: number | null }
+    >(
       this.db,
-      'sb_api_key_by_hash',
-      `SELECT id, tenant_id, name, key_hash, display_prefix, scopes, created_at, last_used_at,
-              revoked_at
-         FROM ${TABLE} WHERE key_hash = $1 AND revoked_at IS NULL`,
+      'sb_api_key_with_limit_by_hash',
+      `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
+              k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
+         FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hashApiKey(key)],
     );
-    return row && toApiKey(row);
+    return (
+      row && {
+        ...toApiKey(row),
+        rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
+      }
+    );
   }
 
   /** Records use at most once a minute per key so authentication stays one read. */

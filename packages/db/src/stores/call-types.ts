@@ -1,4 +1,4 @@
-/** The call domain (CONTRACT.md section 5). */
+/** The call domain (docs/API.md, Calls). */
 
 export type CallDirection = 'inbound' | 'outbound';
 export type CallStatus =
@@ -105,6 +105,11 @@ export interface Call {
   cost: Cost | null;
   metadata: Record<string, string>;
   purpose: string | null;
+  /**
+   * The minutes this call added to usage, set once by the transaction that counted it (null:
+   * not counted). Internal: never rendered.
+   */
+  countedMinutes: number | null;
   createdAt: Date;
 }
 

@@ -27,6 +27,7 @@ export interface CallRow {
   cost: Call['cost'];
   metadata: Call['metadata'];
   purpose: string | null;
+  counted_minutes: number | null;
   created_at: Date;
 }
 
@@ -54,6 +55,7 @@ export const toCall = (r: CallRow): Call => ({
   cost: r.cost,
   metadata: r.metadata,
   purpose: r.purpose,
+  countedMinutes: r.counted_minutes,
   createdAt: r.created_at,
 });
 
@@ -132,6 +134,7 @@ export const COLUMN: Record<keyof CallFields, string> = {
   cost: 'cost',
   metadata: 'metadata',
   purpose: 'purpose',
+  countedMinutes: 'counted_minutes',
 };
 export const JSON_FIELDS = new Set(['transcript', 'recording', 'booking', 'cost', 'metadata']);
 

@@ -168,15 +168,23 @@ export class CallsStore {
 
   /**
    * The dialler's claim: queued → ringing with the provider's call id, in one conditional
-   * UPDATE. At most one claimer ever wins for a call, so a duplicated or re-run job can never
-   * dial the customer twice. Undefined when the call is gone or no longer queued.
+   * UPDATE that also returns the call. At most one claimer ever wins for a call, so a
+   * duplicated or re-run job can never dial the customer twice. Undefined when the call is
+   * gone or no longer queued. One statement: a second read after the commit could fail (a
+   * Postgres outage) and leave a claimed call that nobody dials. It must commit durably
+   * (the pool's default): it guards a phone call.
    */
   async claimForDialling(id: string, providerCallId: string): Promise<Call | undefined> {
-    const claimed = (await this.db(TABLE)
-      .where({ id, status: 'queued', direction: 'outbound' })
-      .update({ status: 'ringing', provider_call_id: providerCallId, updated_at: this.db.fn.now() })
-      .returning('id')) as Array<{ id: string }>;
-    return claimed.length ? this.findById(id) : undefined;
+    const { rows } = (await this.db.raw(
+      `UPDATE calls c
+          SET status = 'ringing', provider_call_id = ?, updated_at = now()
+         FROM receptionists r
+        WHERE c.id = ? AND c.status = 'queued' AND c.direction = 'outbound'
+          AND r.id = c.receptionist_id
+    RETURNING c.*, r.name AS receptionist_name`,
+      [providerCallId, id],
+    )) as { rows: CallRow[] };
+    return rows[0] && toCall(rows[0]);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { toPgText } from '../text';
 
 const TABLE = 'webhook_deliveries';
 
@@ -20,6 +21,8 @@ export interface Delivery {
   status: DeliveryStatus;
   attempts: number;
   round: number;
+  /** Claims of the current attempt whose outcome was not recorded (see migration 007). */
+  claims: number;
   nextAttemptAt: Date | null;
   lockedUntil: Date | null;
   lastStatusCode: number | null;
@@ -39,6 +42,7 @@ export interface DeliveryRow {
   status: DeliveryStatus;
   attempts: number;
   round: number;
+  claims: number;
   next_attempt_at: Date | null;
   locked_until: Date | null;
   last_status_code: number | null;
@@ -58,6 +62,7 @@ export const toDelivery = (r: DeliveryRow): Delivery => ({
   status: r.status,
   attempts: r.attempts,
   round: r.round,
+  claims: r.claims,
   nextAttemptAt: r.next_attempt_at,
   lockedUntil: r.locked_until,
   lastStatusCode: r.last_status_code,
@@ -83,7 +88,9 @@ export class DeliveriesStore {
    * Records one attempt and its outcome on the delivery row, in the caller's transaction.
    * The row is only moved on if it is still at the claimed round and attempt: a manual retry
    * that started a new round meanwhile wins, and `false` says this outcome was superseded
-   * (the attempt itself is still logged, because it happened).
+   * (the attempt itself is still logged, because it happened). `logAttempt` false skips the
+   * attempt row: the last resort when that row cannot be stored. The response excerpt is
+   * outside text: stored through `toPgText`.
    */
   async recordAttempt(
     trx: Knex,
@@ -95,16 +102,19 @@ export class DeliveriesStore {
       excerpt: string | null;
     },
     outcome: AttemptOutcome,
+    logAttempt = true,
   ): Promise<boolean> {
-    await trx('webhook_delivery_attempts').insert({
-      delivery_id: d.id,
-      round: d.round,
-      attempt: d.attempts + 1,
-      status_code: attempt.statusCode,
-      error: attempt.error,
-      duration_ms: attempt.durationMs,
-      response_excerpt: attempt.excerpt,
-    });
+    if (logAttempt) {
+      await trx('webhook_delivery_attempts').insert({
+        delivery_id: d.id,
+        round: d.round,
+        attempt: d.attempts + 1,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+        duration_ms: attempt.durationMs,
+        response_excerpt: attempt.excerpt === null ? null : toPgText(attempt.excerpt),
+      });
+    }
     const final = outcome.kind !== 'retry';
     const moved = await trx(TABLE)
       .where({ id: d.id, round: d.round, attempts: d.attempts, status: 'delivering' })
@@ -113,6 +123,7 @@ export class DeliveriesStore {
         attempts: d.attempts + 1,
         next_attempt_at: outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
         locked_until: null,
+        claims: 0,
         last_status_code: attempt.statusCode,
         last_error: attempt.error,
         updated_at: trx.fn.now(),
@@ -125,13 +136,17 @@ export class DeliveriesStore {
     return moved > 0;
   }
 
-  /** Gives a claimed delivery back, unattempted, to be tried again in `delayMs`. */
+  /**
+   * Gives a claimed delivery back, unattempted, to be tried again in `delayMs`; the claim
+   * takes itself off the count (it sent nothing).
+   */
   async release(id: string, delayMs: number): Promise<void> {
     await this.db(TABLE)
       .where({ id, status: 'delivering' })
       .update({
         status: 'pending',
         locked_until: null,
+        claims: this.db.raw('greatest(claims - 1, 0)'),
         next_attempt_at: this.db.raw('now() + make_interval(secs => ?)', [delayMs / 1000]),
         updated_at: this.db.fn.now(),
       });
@@ -170,6 +185,7 @@ export class DeliveriesStore {
         round: this.db.raw('round + 1'),
         next_attempt_at: this.db.fn.now(),
         locked_until: null,
+        claims: 0,
         completed_at: null,
         updated_at: this.db.fn.now(),
       })

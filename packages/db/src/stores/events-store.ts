@@ -36,21 +36,20 @@ const toEvent = (r: EventRow): StoredEvent => ({
   fannedOutAt: r.fanned_out_at,
 });
 
+export interface NewEvent {
+  id: string;
+  tenantId: string;
+  receptionistId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
 /** The event outbox. Inserts always run inside the caller's transaction. */
 export class EventsStore {
   constructor(private readonly db: Knex) {}
 
-  async insert(
-    trx: Knex,
-    event: {
-      id: string;
-      tenantId: string;
-      receptionistId: string | null;
-      type: string;
-      data: Record<string, unknown>;
-      createdAt: Date;
-    },
-  ): Promise<void> {
+  async insert(trx: Knex, event: NewEvent): Promise<void> {
     await trx(TABLE).insert({
       id: event.id,
       tenant_id: event.tenantId,
@@ -59,6 +58,29 @@ export class EventsStore {
       data: event.data,
       created_at: event.createdAt,
     });
+  }
+
+  /** Many events in one statement (one JSON parameter, whatever their number). */
+  async insertMany(trx: Knex, events: readonly NewEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await trx.raw(
+      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
+       SELECT id, tenant_id, receptionist_id, type, data, created_at
+         FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
+              type text, data jsonb, created_at timestamptz)`,
+      [
+        JSON.stringify(
+          events.map((e) => ({
+            id: e.id,
+            tenant_id: e.tenantId,
+            receptionist_id: e.receptionistId,
+            type: e.type,
+            data: e.data,
+            created_at: e.createdAt,
+          })),
+        ),
+      ],
+    );
   }
 
   async get(id: string): Promise<StoredEvent | undefined> {

@@ -1,59 +1,26 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import {
+  RECEPTIONIST_COLUMNS,
+  toReceptionist,
+  type Receptionist,
+  type ReceptionistRow,
+  type ReceptionistStatus,
+} from './receptionists-rows';
+
+export type { Receptionist, ReceptionistError, ReceptionistStatus } from './receptionists-rows';
 
 const TABLE = 'receptionists';
-
-export type ReceptionistStatus = 'provisioning' | 'ready' | 'error';
-
-export interface Receptionist {
-  id: string;
-  tenantId: string;
-  name: string;
-  status: ReceptionistStatus;
-  phoneNumber: string | null;
-  assistantId: string | null;
-  plan: string;
-  greeting: string | null;
-  webhookUrl: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  provisionedAt: Date | null;
-}
-
-interface ReceptionistRow {
-  id: string;
-  tenant_id: string;
-  name: string;
-  status: ReceptionistStatus;
-  phone_number: string | null;
-  assistant_id: string | null;
-  plan: string;
-  greeting: string | null;
-  webhook_url: string | null;
-  created_at: Date;
-  updated_at: Date;
-  provisioned_at: Date | null;
-}
-
-const toReceptionist = (r: ReceptionistRow): Receptionist => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  name: r.name,
-  status: r.status,
-  phoneNumber: r.phone_number,
-  assistantId: r.assistant_id,
-  plan: r.plan,
-  greeting: r.greeting,
-  webhookUrl: r.webhook_url,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  provisionedAt: r.provisioned_at,
-});
 
 export class ReceptionistsStore {
   constructor(private readonly db: Knex) {}
 
+  /**
+   * Inserts a receptionist as given (the operator CLI's ready ones, fixtures). It starts no
+   * provisioning: a receptionist to be provisioned is created by
+   * `ReceptionistProvisioning.create`, which also schedules its first attempt.
+   */
   async create(
     input: {
       tenantId: string;
@@ -79,13 +46,16 @@ export class ReceptionistsStore {
         greeting: input.greeting ?? null,
         provisioned_at: input.provisionedAt ?? null,
       })
-      .returning('*');
+      .returning(RECEPTIONIST_COLUMNS);
     return toReceptionist(row as ReceptionistRow);
   }
 
   /** The tenant's receptionist, or undefined (another tenant's id is simply not found). */
   async get(tenantId: string, id: string, trx: Knex = this.db): Promise<Receptionist | undefined> {
-    const row = await trx<ReceptionistRow>(TABLE).where({ tenant_id: tenantId, id }).first();
+    const row = (await trx(TABLE)
+      .select(RECEPTIONIST_COLUMNS)
+      .where({ tenant_id: tenantId, id })
+      .first()) as ReceptionistRow | undefined;
     return row && toReceptionist(row);
   }
 
@@ -94,7 +64,7 @@ export class ReceptionistsStore {
     page: { limit: number; after?: KeysetPosition | null },
   ): Promise<KeysetPage<Receptionist>> {
     const result = await keysetPage<ReceptionistRow>(
-      this.db<ReceptionistRow>(TABLE).where({ tenant_id: tenantId }),
+      this.db(TABLE).select(RECEPTIONIST_COLUMNS).where({ tenant_id: tenantId }),
       {
         timeColumn: 'created_at',
         idColumn: 'id',
@@ -106,9 +76,10 @@ export class ReceptionistsStore {
   }
 
   async listAllForTenant(tenantId: string): Promise<Receptionist[]> {
-    const rows = await this.db<ReceptionistRow>(TABLE)
+    const rows = (await this.db(TABLE)
+      .select(RECEPTIONIST_COLUMNS)
       .where({ tenant_id: tenantId })
-      .orderBy('created_at');
+      .orderBy('created_at')) as ReceptionistRow[];
     return rows.map(toReceptionist);
   }
 
@@ -125,7 +96,7 @@ export class ReceptionistsStore {
     const [row] = await this.db<ReceptionistRow>(TABLE)
       .where({ tenant_id: tenantId, id })
       .update({ ...changes, updated_at: this.db.fn.now() })
-      .returning('*');
+      .returning(RECEPTIONIST_COLUMNS);
     return row && toReceptionist(row as ReceptionistRow);
   }
 

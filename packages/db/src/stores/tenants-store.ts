@@ -3,10 +3,21 @@ import { newId } from '../ids';
 
 const TABLE = 'tenants';
 
+/**
+ * A tenant's own API rate limit: a token bucket per API key refilling at `perSecond` and
+ * holding at most `burst` requests (`burst >= perSecond`). `null` on a tenant means the
+ * deployment's defaults.
+ */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
 export interface Tenant {
   id: string;
   name: string;
   planMinutes: number;
+  rateLimit: RateLimit | null;
   createdAt: Date;
 }
 
@@ -14,13 +25,20 @@ interface TenantRow {
   id: string;
   name: string;
   plan_minutes: number;
+  rate_limit_per_second: number | null;
+  rate_limit_burst: number | null;
   created_at: Date;
 }
+
+/** Both columns or neither (a check constraint of migration 012). */
+export const rateLimitOf = (perSecond: number | null, burst: number | null): RateLimit | null =>
+  perSecond === null || burst === null ? null : { perSecond, burst };
 
 const toTenant = (r: TenantRow): Tenant => ({
   id: r.id,
   name: r.name,
   planMinutes: r.plan_minutes,
+  rateLimit: rateLimitOf(r.rate_limit_per_second, r.rate_limit_burst),
   createdAt: r.created_at,
 });
 
@@ -37,6 +55,31 @@ export class TenantsStore {
   async get(id: string): Promise<Tenant | undefined> {
     const row = await this.db<TenantRow>(TABLE).where({ id }).first();
     return row && toTenant(row);
+  }
+
+  /** Sets the minutes included in the tenant's plan (operator tooling). */
+  async setPlanMinutes(id: string, planMinutes: number): Promise<Tenant | undefined> {
+    const [row] = await this.db<TenantRow>(TABLE)
+      .where({ id })
+      .update({ plan_minutes: planMinutes })
+      .returning('*');
+    return row && toTenant(row as TenantRow);
+  }
+
+  /**
+   * Sets the tenant's API rate limit, or clears it (`null`: the deployment's defaults). It
+   * applies from the next request of every API process: keys are read with their tenant's
+   * limit on every request, never cached.
+   */
+  async setRateLimit(id: string, limit: RateLimit | null): Promise<Tenant | undefined> {
+    const [row] = await this.db<TenantRow>(TABLE)
+      .where({ id })
+      .update({
+        rate_limit_per_second: limit?.perSecond ?? null,
+        rate_limit_burst: limit?.burst ?? null,
+      })
+      .returning('*');
+    return row && toTenant(row as TenantRow);
   }
 
   async findByName(name: string): Promise<Tenant | undefined> {

@@ -84,7 +84,7 @@ const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
   lastFailureAt: r.last_failure_at,
 });
 
-/** Subscription ids are plain UUIDs (CONTRACT.md section 1), chosen before the insert. */
+/** Subscription ids are plain UUIDs (docs/API.md, Basics), chosen before the insert. */
 export const newWebhookSubscriptionId = (): string => randomUUID();
 
 /**
@@ -94,30 +94,56 @@ export const newWebhookSubscriptionId = (): string => randomUUID();
 export const webhookSecretContext = (tenantId: string, subscriptionId: string): string =>
   `webhook_subscriptions/${tenantId}/${subscriptionId}`;
 
+/** A subscription to insert; the caller encrypted its secret under the row's context. */
+export interface NewWebhookSubscription {
+  id: string;
+  tenantId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  secret: SealedSecret;
+}
+
+async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookSubscription> {
+  const [row] = await db(TABLE)
+    .insert({
+      id: input.id,
+      tenant_id: input.tenantId,
+      url: input.url,
+      events: input.events,
+      description: input.description,
+      secret_ciphertext: input.secret.ciphertext,
+      secret_key_id: input.secret.keyId,
+    })
+    .returning(COLUMNS);
+  return toSubscription(row as WebhookSubscriptionRow);
+}
+
 export class WebhookSubscriptionsStore {
   constructor(private readonly db: Knex) {}
 
   /** Inserts a subscription whose secret the caller already encrypted under `id`'s context. */
-  async create(input: {
-    id: string;
-    tenantId: string;
-    url: string;
-    events: string[];
-    description: string | null;
-    secret: SealedSecret;
-  }): Promise<WebhookSubscription> {
-    const [row] = await this.db(TABLE)
-      .insert({
-        id: input.id,
-        tenant_id: input.tenantId,
-        url: input.url,
-        events: input.events,
-        description: input.description,
-        secret_ciphertext: input.secret.ciphertext,
-        secret_key_id: input.secret.keyId,
-      })
-      .returning(COLUMNS);
-    return toSubscription(row as WebhookSubscriptionRow);
+  async create(input: NewWebhookSubscription): Promise<WebhookSubscription> {
+    return insert(this.db, input);
+  }
+
+  /**
+   * Inserts a subscription unless its tenant already has `max` (disabled ones count: they
+   * can be enabled again); null when over the limit. Creates of one tenant are serialised by
+   * a lock on its tenant row, so two creates at `max - 1` cannot both pass. FOR NO KEY
+   * UPDATE, not FOR UPDATE: the foreign-key checks of other inserts that reference the
+   * tenant (calls, events, keys) take KEY SHARE locks, which this does not block.
+   */
+  async createWithinLimit(
+    input: NewWebhookSubscription,
+    max: number,
+  ): Promise<WebhookSubscription | null> {
+    return this.db.transaction(async (trx) => {
+      await trx('tenants').where({ id: input.tenantId }).forNoKeyUpdate().first('id');
+      const [counted] = await trx(TABLE).where({ tenant_id: input.tenantId }).count('* as n');
+      if (Number(counted?.n ?? 0) >= max) return null;
+      return insert(trx, input);
+    });
   }
 
   /** The tenant's subscription, or undefined (another tenant's id is simply not found). */

@@ -1,0 +1,149 @@
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
+import {
+  idempotencyKeyHeaderDoc,
+  idempotentReplayHeaderDoc,
+  respondIdempotently,
+} from '../../idempotency';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { pageBody, pageRequest } from '../../pagination/page';
+import { idParamSchema, pageExample, pageQuerySchema, paginated } from '../../schemas/common';
+import { cancelCampaign } from './cancel-campaign';
+import { createCampaign } from './create-campaign';
+import { renderCampaign } from './render';
+import {
+  campaignSchema,
+  canceledCampaignExample,
+  createCampaignBodySchema,
+  createCampaignExample,
+  queuedCampaignExample,
+  runningCampaignExample,
+  type CreateCampaignBody,
+} from './schemas';
+
+/** SMS campaigns (docs/API.md, Campaigns): create, list, read, cancel. */
+export function campaignRoutes(deps: Deps): RouteDef[] {
+  const { campaigns } = deps.stores;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/campaigns',
+      operationId: 'createCampaign',
+      summary: 'Send an SMS to a list of leads or numbers at a steady rate',
+      description:
+        'The recipients are resolved when the campaign is accepted (deduplicated by phone; ' +
+        'leads without a phone are skipped), so `recipients` in the answer is final. The ' +
+        'workers then send one SMS per recipient at `send_rate_per_minute` (each an SMS ' +
+        'with `campaign_id` and its own `sms.sent`), skip recipients who opted out, and emit ' +
+        '`campaign.completed` once every recipient is done.',
+      tag: 'Campaigns',
+      scope: 'write',
+      body: createCampaignBodySchema,
+      bodyExample: createCampaignExample,
+      headers: [idempotencyKeyHeaderDoc],
+      responses: {
+        202: {
+          description: 'The campaign is queued; watch its counters or wait for campaign.completed',
+          schema: campaignSchema,
+          example: queuedCampaignExample,
+          headers: {
+            Location: {
+              description: 'The campaign: /api/v1/campaigns/{id}',
+              schema: { type: 'string' },
+            },
+            ...idempotentReplayHeaderDoc,
+          },
+        },
+      },
+      errors: {
+        400:
+          'no_recipients: the recipients resolve to no phone number; too_many_recipients: ' +
+          'a lead_filter matches more than 10,000 leads with a phone (param recipients); ' +
+          'invalid_parameter on message when {{name}} rendered with the longest recipient ' +
+          'name exceeds 1600 characters',
+        404:
+          'resource_not_found: receptionist_id, or one of recipients.lead_ids, is not of ' +
+          'this account',
+        409:
+          'receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while ' +
+          'the first request with this Idempotency-Key runs',
+        422: 'idempotency_key_reused: the key was used with another body',
+      },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const body = req.valid.body as CreateCampaignBody;
+        await respondIdempotently(deps.idempotency, req, res, (scope) =>
+          createCampaign(deps, tenantId, body, scope),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/campaigns',
+      operationId: 'listCampaigns',
+      summary: 'List campaigns, newest first',
+      tag: 'Campaigns',
+      scope: 'read',
+      query: pageQuerySchema,
+      responses: {
+        200: {
+          description: 'A page of campaigns',
+          schema: paginated(campaignSchema),
+          example: pageExample(runningCampaignExample),
+        },
+      },
+      handler: async (req, res) => {
+        const page = await campaigns.list(
+          req.auth.tenantId,
+          pageRequest(req, deps.cursors, 'campaigns'),
+        );
+        res.json(pageBody(req, deps.cursors, 'campaigns', page, renderCampaign));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/campaigns/:id',
+      operationId: 'getCampaign',
+      summary: 'Get a campaign and its counters',
+      tag: 'Campaigns',
+      scope: 'read',
+      params: idParamSchema('cmp'),
+      responses: {
+        200: {
+          description: 'The campaign',
+          schema: campaignSchema,
+          example: runningCampaignExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such campaign in this account' },
+      handler: async (req, res) => {
+        const found = await campaigns.get(req.auth.tenantId, req.valid.params.id as string);
+        if (!found) throw notFound('campaign', 'id');
+        res.json(renderCampaign(found));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/campaigns/:id/cancel',
+      operationId: 'cancelCampaign',
+      summary: 'Cancel a queued or running campaign: nothing more is sent, nothing is emitted',
+      tag: 'Campaigns',
+      scope: 'write',
+      params: idParamSchema('cmp'),
+      responses: {
+        200: {
+          description: 'The canceled campaign with its counters',
+          schema: campaignSchema,
+          example: canceledCampaignExample,
+        },
+      },
+      errors: {
+        404: 'resource_not_found: no such campaign in this account',
+        409: 'invalid_state: the campaign is completed or canceled already',
+      },
+      handler: async (req, res) => {
+        res.json(await cancelCampaign(deps, req.auth.tenantId, req.valid.params.id as string));
+      },
+    }),
+  ];
+}

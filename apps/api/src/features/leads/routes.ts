@@ -1,0 +1,198 @@
+import type { LeadInput } from '@switchboard/leads';
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
+import {
+  idempotencyKeyHeaderDoc,
+  idempotentReplayHeaderDoc,
+  respondIdempotently,
+} from '../../idempotency';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { idParamSchema, pageExample, paginated } from '../../schemas/common';
+import { createLeadFor } from './create-lead';
+import { importLeads } from './import-leads';
+import { renderImport, renderLead } from './render';
+import {
+  completedLeadImportExample,
+  createLeadBodySchema,
+  createLeadExample,
+  leadCsvExample,
+  leadExample,
+  leadImportExample,
+  leadImportSchema,
+  leadSchema,
+  leadSearchQuerySchema,
+  updateLeadBodySchema,
+  updateLeadExample,
+} from './schemas';
+import { searchLeadsFor, type LeadSearchQuery } from './search-leads';
+import { updateLeadFor, type UpdateLeadBody } from './update-lead';
+
+const LEAD_EXISTS =
+  'lead_exists: another lead has this phone (or, for a lead without phone, this email); the message names it';
+
+/** Leads and CSV imports (docs/API.md, Leads). `/leads/search` comes before `/leads/:id`. */
+export function leadRoutes(deps: Deps): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/leads/search',
+      operationId: 'searchLeads',
+      summary: 'Search leads by name, phone digits or email; filter by status and tag',
+      tag: 'Leads',
+      scope: 'read',
+      query: leadSearchQuerySchema,
+      responses: {
+        200: {
+          description: 'A page of leads, newest first',
+          schema: paginated(leadSchema),
+          example: pageExample(leadExample),
+        },
+      },
+      handler: async (req, res) => {
+        res.json(await searchLeadsFor(deps, req.auth.tenantId, req.valid.query as LeadSearchQuery));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/leads',
+      operationId: 'createLead',
+      summary: 'Create a lead (emits lead.created)',
+      tag: 'Leads',
+      scope: 'write',
+      body: createLeadBodySchema,
+      bodyExample: createLeadExample,
+      headers: [idempotencyKeyHeaderDoc],
+      responses: {
+        201: {
+          description: 'The lead',
+          schema: leadSchema,
+          example: leadExample,
+          headers: {
+            Location: { description: 'The lead: /api/v1/leads/{id}', schema: { type: 'string' } },
+            ...idempotentReplayHeaderDoc,
+          },
+        },
+      },
+      errors: {
+        404: 'resource_not_found: receptionist_id is not one of your receptionists',
+        409: `${LEAD_EXISTS}; or idempotency_request_in_progress (Retry-After)`,
+        422: 'idempotency_key_reused: the key was used with another body',
+      },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const body = req.valid.body as LeadInput;
+        await respondIdempotently(deps.idempotency, req, res, (scope) =>
+          createLeadFor(deps, tenantId, body, 'api', scope),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/leads/import',
+      operationId: 'importLeads',
+      summary: 'Import leads from a CSV file (up to 20 MiB); the worker imports it in batches',
+      tag: 'Leads',
+      scope: 'write',
+      rawBody: {
+        contentType: 'text/csv',
+        description:
+          'A header row naming columns among name, phone, email, status, notes, tags ' +
+          '(case-insensitive; tags separated by ";"; other columns go to metadata), then one ' +
+          'lead per row. Upserted by phone, or by email when a row has no phone.',
+      },
+      bodyExample: leadCsvExample,
+      headers: [idempotencyKeyHeaderDoc],
+      responses: {
+        202: {
+          description: 'The import, processing',
+          schema: leadImportSchema,
+          example: leadImportExample,
+          headers: {
+            Location: {
+              description: 'The import: /api/v1/leads/imports/{id}',
+              schema: { type: 'string' },
+            },
+            ...idempotentReplayHeaderDoc,
+          },
+        },
+      },
+      errors: {
+        400: 'invalid_parameter (param body): the file is empty, has no usable header row or no data row, or is not readable CSV',
+        409: 'idempotency_request_in_progress: the first request with this key still runs (Retry-After)',
+        413: 'payload_too_large: the file is larger than 20 MiB',
+        415: 'unsupported_media_type: Content-Type is not text/csv',
+        422: 'idempotency_key_reused: the key was used with another file',
+      },
+      handler: (req, res) => importLeads(deps, req, res),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/leads/imports/:id',
+      operationId: 'getLeadImport',
+      summary: 'An import and its progress',
+      tag: 'Leads',
+      scope: 'read',
+      params: idParamSchema('imp'),
+      responses: {
+        200: {
+          description: 'The import',
+          schema: leadImportSchema,
+          example: completedLeadImportExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such import in this account' },
+      handler: async (req, res) => {
+        const found = await deps.stores.leadImports.get(
+          req.auth.tenantId,
+          req.valid.params.id as string,
+        );
+        if (!found) throw notFound('import', 'id');
+        res.json(renderImport(found));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/leads/:id',
+      operationId: 'getLead',
+      summary: 'Get a lead',
+      tag: 'Leads',
+      scope: 'read',
+      params: idParamSchema('lead'),
+      responses: { 200: { description: 'The lead', schema: leadSchema, example: leadExample } },
+      errors: { 404: 'resource_not_found: no such lead in this account' },
+      handler: async (req, res) => {
+        const found = await deps.stores.leads.get(req.auth.tenantId, req.valid.params.id as string);
+        if (!found) throw notFound('lead', 'id');
+        res.json(renderLead(found));
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/leads/:id',
+      operationId: 'updateLead',
+      summary: 'Update a lead (emits lead.updated naming the fields that changed, if any did)',
+      tag: 'Leads',
+      scope: 'write',
+      params: idParamSchema('lead'),
+      body: updateLeadBodySchema,
+      bodyExample: updateLeadExample,
+      responses: {
+        200: {
+          description: 'The lead',
+          schema: leadSchema,
+          example: { ...leadExample, ...updateLeadExample, updated_at: '2026-11-22T08:00:00.000Z' },
+        },
+      },
+      errors: {
+        404: 'resource_not_found: no such lead, or receptionist_id is not one of yours',
+        409: LEAD_EXISTS,
+      },
+      handler: async (req, res) => {
+        const id = req.valid.params.id as string;
+        res.json(
+          await updateLeadFor(deps, req.auth.tenantId, id, req.valid.body as UpdateLeadBody),
+        );
+      },
+    }),
+  ];
+}

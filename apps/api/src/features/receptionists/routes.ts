@@ -1,0 +1,177 @@
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
+import {
+  idempotencyKeyHeaderDoc,
+  idempotentReplayHeaderDoc,
+  respondIdempotently,
+} from '../../idempotency';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { pageBody, pageRequest } from '../../pagination/page';
+import { idParamSchema, pageExample, pageQuerySchema, paginated } from '../../schemas/common';
+import { createReceptionist, type CreateReceptionistBody } from './create-receptionist';
+import { reprovisionReceptionist } from './provision-receptionist';
+import { renderReceptionist } from './render';
+import {
+  createReceptionistBodySchema,
+  createReceptionistExample,
+  provisioningReceptionistExample,
+  receptionistExample,
+  receptionistSchema,
+  updateReceptionistBodySchema,
+  updateReceptionistExample,
+} from './schemas';
+import { updateReceptionist, type UpdateReceptionistBody } from './update-receptionist';
+
+/**
+ * Receptionists (docs/API.md, Receptionists): list, read, create (provisioned by the worker), provision
+ * again after an error, and update. Their call history is with the calls routes.
+ */
+export function receptionistRoutes(deps: Deps): RouteDef[] {
+  const { receptionists } = deps.stores;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/receptionists',
+      operationId: 'listReceptionists',
+      summary: 'List receptionists, newest first',
+      tag: 'Receptionists',
+      scope: 'read',
+      query: pageQuerySchema,
+      responses: {
+        200: {
+          description: 'A page of receptionists',
+          schema: paginated(receptionistSchema),
+          example: pageExample(receptionistExample),
+        },
+      },
+      handler: async (req, res) => {
+        const page = await receptionists.list(
+          req.auth.tenantId,
+          pageRequest(req, deps.cursors, 'receptionists'),
+        );
+        res.json(pageBody(req, deps.cursors, 'receptionists', page, renderReceptionist));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/receptionists',
+      operationId: 'createReceptionist',
+      summary: 'Create a receptionist: accepted now, provisioned by the worker (number, assistant)',
+      tag: 'Receptionists',
+      scope: 'write',
+      body: createReceptionistBodySchema,
+      bodyExample: createReceptionistExample,
+      headers: [idempotencyKeyHeaderDoc],
+      responses: {
+        202: {
+          description:
+            'Accepted with status provisioning; it becomes ready (receptionist.ready) or ' +
+            'error (receptionist.error)',
+          schema: receptionistSchema,
+          example: provisioningReceptionistExample,
+          headers: {
+            Location: {
+              description: 'The receptionist: /api/v1/receptionists/{id}',
+              schema: { type: 'string' },
+            },
+            ...idempotentReplayHeaderDoc,
+          },
+        },
+      },
+      errors: {
+        409: 'idempotency_request_in_progress: the same key is still being processed (Retry-After)',
+        422: 'idempotency_key_reused: the key was used with another body',
+      },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const body = req.valid.body as CreateReceptionistBody;
+        await respondIdempotently(deps.idempotency, req, res, (scope) =>
+          createReceptionist(deps, tenantId, body, scope),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/receptionists/:id',
+      operationId: 'getReceptionist',
+      summary: 'Get a receptionist',
+      tag: 'Receptionists',
+      scope: 'read',
+      params: idParamSchema('rcp'),
+      responses: {
+        200: {
+          description: 'The receptionist',
+          schema: receptionistSchema,
+          example: receptionistExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such receptionist in this tenant' },
+      handler: async (req, res) => {
+        const found = await receptionists.get(req.auth.tenantId, req.valid.params.id as string);
+        if (!found) throw notFound('receptionist', 'id');
+        res.json(renderReceptionist(found));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/receptionists/:id/provision',
+      operationId: 'provisionReceptionist',
+      summary: 'Provision a receptionist in error again (a new round of attempts)',
+      tag: 'Receptionists',
+      scope: 'write',
+      params: idParamSchema('rcp'),
+      responses: {
+        202: {
+          description: 'Back to status provisioning',
+          schema: receptionistSchema,
+          example: provisioningReceptionistExample,
+          headers: {
+            Location: {
+              description: 'The receptionist: /api/v1/receptionists/{id}',
+              schema: { type: 'string' },
+            },
+          },
+        },
+      },
+      errors: {
+        404: 'resource_not_found: no such receptionist in this tenant',
+        409: 'invalid_state: the receptionist is not in error',
+      },
+      handler: async (req, res) => {
+        const id = req.valid.params.id as string;
+        const body = await reprovisionReceptionist(deps, req.auth.tenantId, id);
+        res.setHeader('Location', `/api/v1/receptionists/${id}`);
+        res.status(202).json(body);
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/receptionists/:id',
+      operationId: 'updateReceptionist',
+      summary: 'Update name and greeting (write); setting or clearing webhook_url needs admin',
+      tag: 'Receptionists',
+      scope: 'write',
+      params: idParamSchema('rcp'),
+      description:
+        'Send at least one field. `webhook_url` (the legacy per-receptionist webhook) needs ' +
+        'the `admin` scope and must be an https URL resolving to public addresses, or null.',
+      body: updateReceptionistBodySchema,
+      bodyExample: updateReceptionistExample,
+      responses: {
+        200: {
+          description: 'The updated receptionist',
+          schema: receptionistSchema,
+          example: { ...receptionistExample, ...updateReceptionistExample },
+        },
+      },
+      errors: {
+        403: 'insufficient_scope: setting or clearing webhook_url also needs the admin scope',
+        404: 'resource_not_found: no such receptionist in this tenant',
+      },
+      handler: async (req, res) => {
+        const body = req.valid.body as UpdateReceptionistBody;
+        res.json(await updateReceptionist(deps, req.auth, req.valid.params.id as string, body));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,26 @@
+import type { Sms } from '@switchboard/db';
+
+/** The public message shape. `sending` (claimed by a worker) is still `queued` to clients. */
+export const renderSms = (s: Sms) => ({
+  id: s.id,
+  direction: s.direction,
+  status: s.status === 'sending' ? ('queued' as const) : s.status,
+  receptionist_id: s.receptionistId,
+  from: s.from,
+  to: s.to,
+  message: s.message,
+  segments: s.segments,
+  campaign_id: s.campaignId,
+  error_code: s.errorCode,
+  metadata: s.metadata,
+  created_at: s.createdAt.toISOString(),
+  sent_at: s.sentAt?.toISOString() ?? null,
+  received_at: s.receivedAt?.toISOString() ?? null,
+});
+
+/**
+ * The 202 body: the message as it was accepted, built from its immutable columns, so a
+ * replay answers exactly what the first request did, whatever happened to the message since.
+ */
+export const renderAcceptedSms = (s: Sms) =>
+  renderSms({ ...s, status: 'queued', errorCode: null, sentAt: null });

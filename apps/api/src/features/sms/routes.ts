@@ -1,0 +1,117 @@
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
+import {
+  idempotencyKeyHeaderDoc,
+  idempotentReplayHeaderDoc,
+  respondIdempotently,
+} from '../../idempotency';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { dateRange } from '../../pagination/date-range';
+import { pageBody, pageRequest } from '../../pagination/page';
+import { idParamSchema, pageExample, paginated } from '../../schemas/common';
+import { renderSms } from './render';
+import {
+  queuedSmsExample,
+  sendSmsBodyExample,
+  sendSmsBodySchema,
+  sentSmsExample,
+  smsHistoryQuerySchema,
+  smsSchema,
+} from './schemas';
+import { sendSms, type SendSmsBody } from './send-sms';
+
+/** SMS (docs/API.md, SMS): send, one message, a receptionist's history. */
+export function smsRoutes(deps: Deps): RouteDef[] {
+  const { sms, receptionists } = deps.stores;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/sms/send',
+      operationId: 'sendSms',
+      summary: 'Send an SMS from a receptionist: queued now, sent by the worker',
+      tag: 'SMS',
+      scope: 'write',
+      body: sendSmsBodySchema,
+      bodyExample: sendSmsBodyExample,
+      headers: [idempotencyKeyHeaderDoc],
+      responses: {
+        202: {
+          description: 'The message is queued',
+          schema: smsSchema,
+          example: queuedSmsExample,
+          headers: {
+            Location: { description: 'The message: /api/v1/sms/{id}', schema: { type: 'string' } },
+            ...idempotentReplayHeaderDoc,
+          },
+        },
+      },
+      errors: {
+        404: 'resource_not_found: receptionist_id is not a receptionist of this account',
+        409:
+          'receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while ' +
+          'the first request with this Idempotency-Key runs',
+        422:
+          'recipient_opted_out: the recipient replied STOP (nothing is stored or sent); or ' +
+          'idempotency_key_reused: the key was used with another body',
+      },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const body = req.valid.body as SendSmsBody;
+        await respondIdempotently(deps.idempotency, req, res, (scope) =>
+          sendSms(deps, tenantId, body, scope),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sms/:id',
+      operationId: 'getSms',
+      summary: 'Get one SMS, inbound or outbound',
+      tag: 'SMS',
+      scope: 'read',
+      params: idParamSchema('sms'),
+      responses: {
+        200: { description: 'The message', schema: smsSchema, example: sentSmsExample },
+      },
+      errors: { 404: 'resource_not_found: no such message in this account' },
+      handler: async (req, res) => {
+        const found = await sms.get(req.auth.tenantId, req.valid.params.id as string);
+        if (!found) throw notFound('SMS', 'id');
+        res.json(renderSms(found));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/receptionists/:id/sms',
+      operationId: 'listReceptionistSms',
+      summary: "One receptionist's SMS history, both directions, newest first",
+      tag: 'SMS',
+      scope: 'read',
+      params: idParamSchema('rcp'),
+      query: smsHistoryQuerySchema,
+      responses: {
+        200: {
+          description: 'A page of messages',
+          schema: paginated(smsSchema),
+          example: pageExample(sentSmsExample),
+        },
+      },
+      errors: { 404: 'resource_not_found: no such receptionist in this account' },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const receptionistId = req.valid.params.id as string;
+        const query = req.valid.query;
+        const filters = {
+          direction: query.direction as 'inbound' | 'outbound' | undefined,
+          ...dateRange(query),
+        };
+        const page = pageRequest(req, deps.cursors, 'sms');
+        if (!(await receptionists.get(tenantId, receptionistId))) {
+          throw notFound('receptionist', 'id');
+        }
+        const result = await sms.listForReceptionist(tenantId, receptionistId, filters, page);
+        res.json(pageBody(req, deps.cursors, 'sms', result, renderSms));
+      },
+    }),
+  ];
+}

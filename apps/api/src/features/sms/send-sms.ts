@@ -1,0 +1,95 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import type { SendRefusal, Sms } from '@switchboard/db';
+import { enqueueFromRequest } from '@switchboard/queues';
+import { safeSmsText, smsSegments } from '@switchboard/telephony';
+import type { Deps } from '../../deps';
+import { ApiError, invalidParameter, notFound, unprocessable } from '../../errors';
+import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../../idempotency';
+import { renderAcceptedSms } from './render';
+import type { sendSmsBodySchema } from './schemas';
+
+export type SendSmsBody = FromSchema<typeof sendSmsBodySchema>;
+
+const refusal = (reason: SendRefusal, receptionistId: string, to: string): ApiError => {
+  switch (reason) {
+    case 'unknown_receptionist':
+      return notFound('receptionist', 'receptionist_id');
+    case 'receptionist_not_ready':
+      return new ApiError(
+        409,
+        'invalid_request_error',
+        'receptionist_not_ready',
+        `Receptionist ${receptionistId} is not ready; SMS are sent from a ready receptionist's number`,
+        'receptionist_id',
+      );
+    case 'recipient_opted_out':
+      return unprocessable(
+        'recipient_opted_out',
+        `${to} opted out of SMS from this account (replied STOP); nothing was sent`,
+        'to',
+      );
+  }
+};
+
+/**
+ * Accepts an outbound SMS. Invariants: nothing is stored for a recipient who opted out of
+ * the tenant (the opt-out check is part of the insert); the row is committed before this
+ * returns (so before the 202); the send job is added only after that commit, and a failure to
+ * add it still answers 202, because the SMS reconciler enqueues queued messages whose job is
+ * missing. With an Idempotency-Key, a key that already holds a message is a replay of it (or
+ * a 422 when the body differs), decided by Postgres whatever Redis remembers.
+ */
+export async function sendSms(
+  deps: Deps,
+  tenantId: string,
+  body: SendSmsBody,
+  idempotency: IdempotencyScope | null,
+): Promise<IdempotentResponse> {
+  // Text that Postgres (NUL) or the outbox's jsonb (unpaired surrogates) cannot store.
+  if (safeSmsText(body.message) !== body.message) {
+    throw invalidParameter('message', 'message must be Unicode text without NUL characters');
+  }
+  const input = {
+    tenantId,
+    receptionistId: body.receptionist_id,
+    to: body.to,
+    message: body.message,
+    segments: smsSegments(body.message).segments,
+    metadata: body.metadata ?? {},
+    idempotency,
+    at: new Date(),
+  };
+  // Nothing stored: say why. Should the obstacle be gone by then (the recipient opted back
+  // in between the two statements), the insert is tried once more.
+  for (let attempt = 1; ; attempt++) {
+    const result = await deps.stores.sms.createOutbound(input);
+    if (result && !result.created) {
+      replayOrReject(result.sms.idempotencyFingerprint, idempotency);
+      return accepted(result.sms, true);
+    }
+    if (result) {
+      await enqueueSend(deps, result.sms.id);
+      return accepted(result.sms, false);
+    }
+    const reason = await deps.stores.sms.whyNotSendable(tenantId, body.receptionist_id, body.to);
+    if (reason || attempt === 2) {
+      throw refusal(reason ?? 'recipient_opted_out', body.receptionist_id, body.to);
+    }
+  }
+}
+
+const accepted = (sms: Sms, replayed: boolean): IdempotentResponse => ({
+  status: 202,
+  body: renderAcceptedSms(sms),
+  location: `/api/v1/sms/${sms.id}`,
+  replayed,
+});
+
+/** Adds the send job (jobId = message id, so a second add is a no-op); never fails the request. */
+async function enqueueSend(deps: Deps, smsId: string): Promise<void> {
+  try {
+    await enqueueFromRequest(deps.queues, deps.redis, 'sms', { data: { v: 1, smsId } });
+  } catch (err) {
+    deps.logger.warn({ err, smsId }, 'send job not added; the SMS reconciler will enqueue it');
+  }
+}

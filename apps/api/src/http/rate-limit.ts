@@ -1,0 +1,160 @@
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { Redis } from '@switchboard/queues';
+import { ApiError, serviceUnavailable } from '../errors';
+import { TOKEN_BUCKET_LUA } from './token-bucket';
+
+/**
+ * A limit: a token bucket of `points` requests that an empty bucket takes `durationSec` to
+ * refill, i.e. bursts of `points` and `points / durationSec` requests a second sustained.
+ */
+export interface RateLimitRule {
+  /** Part of the Redis key: never rename one in place, or its buckets start over full. */
+  name: string;
+  points: number;
+  /** At least 1 (a bucket smaller than one second of its rate is not supported). */
+  durationSec: number;
+  /** The 429's message, e.g. "Too many test deliveries for this subscription". */
+  message: string;
+  /**
+   * What a request meets while Redis does not answer: `refuse` (a 503, for limits that
+   * guard something risky) or `local` (each API process keeps the limit in its own memory
+   * until Redis is back, so an outage of Redis is not an outage of the API).
+   */
+  whenRedisFails: 'refuse' | 'local';
+}
+
+/** Where a key stands after a request was counted, or refused. */
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** The bucket's capacity (`points`). */
+  capacity: number;
+  /** Whole requests that may be made right now. */
+  remaining: number;
+  /** Seconds until the bucket is full again (at least 1). */
+  fullInSec: number;
+  /** When refused: seconds until this request would fit (at least 1); else 0. */
+  retryAfterSec: number;
+}
+
+export const rateLimited = (
+  message: string,
+  retryAfterSec: number,
+  headers: Record<string, string> = {},
+): ApiError =>
+  new ApiError(429, 'rate_limit_error', 'rate_limited', message, null, {
+    ...headers,
+    'Retry-After': String(retryAfterSec),
+  });
+
+const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * How long a request waits for Redis before a `local` limit decides in memory: long enough
+ * for a loaded Redis, short enough that a stuck one (which the connection only gives up on
+ * after its 2 s command timeout) costs each request little.
+ */
+export const REDIS_DEADLINE_MS = 500;
+
+/**
+ * A rate limit counted in Redis with rate-limiter-flexible, so every API process shares the
+ * bucket (the token bucket script: ./token-bucket.ts). Built on the API's fail-fast producer
+ * connection, under the hash-tagged QUEUE_PREFIX. With Redis down or stuck, a `refuse` limit
+ * answers 503 (at once, or after the 2 s command timeout); a `local` one falls back to the
+ * library's insurance limiter: a bucket of the same size in this process's memory (a fixed
+ * window of `points` per `durationSec`), so limits still hold per process.
+ */
+export class RateLimiter {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(
+    redis: Redis,
+    prefix: string,
+    readonly rule: RateLimitRule,
+    /** Called each time a `local` limit had to decide without Redis. */
+    onLocalDecision: () => void = () => undefined,
+  ) {
+    if (!(rule.durationSec >= 1) || !(rule.points >= 1)) {
+      throw new Error(`rate limit ${rule.name}: points and durationSec must be at least 1`);
+    }
+    const options = {
+      keyPrefix: `${prefix}:rl:${rule.name}`,
+      points: rule.points,
+      duration: rule.durationSec,
+    };
+    const shared = new RateLimiterRedis({
+      ...options,
+      storeClient: redis,
+      rejectIfRedisNotReady: true,
+      customIncrTtlLuaScript: TOKEN_BUCKET_LUA,
+    });
+    this.limiter =
+      rule.whenRedisFails === 'refuse'
+        ? shared
+        : new RLWrapperTimeouts({
+            limiter: shared,
+            timeoutMs: REDIS_DEADLINE_MS,
+            insuranceLimiter: new LocalBucket(options, onLocalDecision),
+          });
+  }
+
+  /** Counts one request for `key`, or refuses it; 503 when Redis fails a `refuse` limit. */
+  async check(key: string): Promise<RateLimitDecision> {
+    try {
+      return this.decision(true, await this.limiter.consume(key));
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return this.decision(false, err);
+      const unavailable = serviceUnavailable('The rate limiter is unavailable; retry shortly');
+      unavailable.cause = err;
+      throw unavailable;
+    }
+  }
+
+  /** Counts one request for `key`: 429 over the limit, 503 when Redis fails a `refuse` limit. */
+  async consume(key: string): Promise<RateLimitDecision> {
+    const decision = await this.check(key);
+    if (!decision.allowed) throw rateLimited(this.rule.message, decision.retryAfterSec);
+    return decision;
+  }
+
+  private decision(allowed: boolean, res: RateLimiterRes): RateLimitDecision {
+    return {
+      allowed,
+      capacity: this.rule.points,
+      remaining: allowed ? res.remainingPoints : 0,
+      fullInSec: allowed ? seconds(res.msBeforeNext) : Math.ceil(this.rule.durationSec),
+      retryAfterSec: allowed ? 0 : seconds(res.msBeforeNext),
+    };
+  }
+}
+
+/** The in-memory insurance of a `local` limit; tells its owner each time it is used. */
+class LocalBucket extends RateLimiterMemory {
+  constructor(
+    options: { keyPrefix: string; points: number; duration: number },
+    private readonly onUse: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(
+    key: string | number,
+    points?: number,
+    options?: { [key: string]: unknown },
+  ): Promise<RateLimiterRes> {
+    this.onUse();
+    return super.consume(key, points, options);
+  }
+}
+
+/** Counts one request against every rule in turn; the first one over its limit answers. */
+export async function consumeAll(
+  limits: ReadonlyArray<{ limiter: RateLimiter; key: string }>,
+): Promise<void> {
+  for (const { limiter, key } of limits) await limiter.consume(key);
+}

@@ -1,0 +1,49 @@
+import type { Component } from '../component';
+import type { WorkerDeps } from '../deps';
+import { startQueueWorker, type QueueTimings } from '../queue-worker';
+import { CampaignPump } from './pump';
+import { CampaignRateLimiter } from './rate';
+import { startCampaign, startCampaignTicks } from './reconciler';
+
+export { rateWindows, CampaignRateLimiter } from './rate';
+export { settleCampaignMessage } from './outcome';
+
+export interface CampaignOptions extends QueueTimings {
+  /** How often a worker looks for running campaigns to join (default 1000 ms). */
+  pollMs?: number;
+  reconcileIntervalMs?: number;
+  reconcileGraceMs?: number;
+  /** Campaigns one worker sends at once, oldest first (default 100). */
+  maxCampaigns?: number;
+}
+
+/**
+ * SMS campaigns: the start job (queued → running), this worker's loops that send the running
+ * campaigns at their rate, and the ticks that join, start and repair (reconciler.ts). One
+ * component, so the runner starts and drains it with a single line. Messages then travel
+ * the SMS sender (../sms), which settles each campaign recipient with its message's outcome.
+ */
+export function startCampaigns(deps: WorkerDeps, opts: CampaignOptions = {}): Component {
+  const limiter = new CampaignRateLimiter(deps.redis, deps.config.queuePrefix);
+  const pump = new CampaignPump(deps, limiter, 1000);
+  const worker = startQueueWorker(
+    deps,
+    'campaigns',
+    (data) => startCampaign(deps, pump, data.campaignId),
+    { ...opts, concurrency: 4 },
+  );
+  const ticks = startCampaignTicks(deps, pump, {
+    pollMs: opts.pollMs ?? 1000,
+    reconcileIntervalMs: opts.reconcileIntervalMs ?? 5000,
+    graceMs: opts.reconcileGraceMs ?? 15_000,
+    maxCampaigns: opts.maxCampaigns ?? 100,
+  });
+  return {
+    name: 'campaigns',
+    async close() {
+      // The start worker and the ticks first, so that nothing joins a stopping pump.
+      await Promise.all([worker.close(), ticks.close()]);
+      await pump.close();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { ClaimedRecipient, Knex } from '@switchboard/db';
+import { enqueue } from '@switchboard/queues';
+import { renderCampaignMessage, smsSegments } from '@switchboard/telephony';
+import type { WorkerDeps } from '../deps';
+import { durably } from '../sms/send';
+import { countOutcome } from './outcome';
+
+/** Opted-out recipients skipped in one transaction before it gives up its turn. */
+const MAX_SKIPS = 100;
+
+/**
+ * - `created`: one recipient's message is stored and handed to the SMS path;
+ * - `skipped`: only opted-out (or refused) recipients were claimed this turn;
+ * - `finished`: the campaign is not running, or has no pending recipient left.
+ */
+export type SendStep = 'created' | 'skipped' | 'finished';
+
+/**
+ * One message of a campaign, for one taken unit of its rate. In one durably committed
+ * transaction: the next pending recipient is claimed and its message stored (an SMS row with
+ * `campaign_id`, `{{name}}` rendered), so the recipient and its only message exist together
+ * or not at all; recipients who opted out are skipped and counted on the way. After the
+ * commit the SMS send job is added; if that add is lost, the SMS reconciler adds it.
+ * From there the message travels the SMS path like any other and its outcome settles the
+ * recipient (outcome.ts).
+ */
+export async function sendNext(deps: WorkerDeps, campaignId: string): Promise<SendStep> {
+  const step = await durably(deps.knex, async (trx): Promise<SendStep | { smsId: string }> => {
+    for (let i = 0; i < MAX_SKIPS; i++) {
+      const claim = await deps.stores.campaignLifecycle.claimNext(trx, campaignId);
+      if (!claim) return i === 0 ? 'finished' : 'skipped';
+      if (claim.state === 'opted_out') {
+        await countOutcome(deps, trx, campaignId, 'opted_out');
+        continue;
+      }
+      if (await storeMessage(deps, trx, claim)) return { smsId: claim.smsId as string };
+    }
+    return 'skipped';
+  });
+  if (typeof step === 'string') return step;
+  try {
+    await enqueue(deps.queues, 'sms', [{ data: { v: 1, smsId: step.smsId } }]);
+  } catch (err) {
+    deps.logger.warn({ err, ...step }, 'send job not added; the SMS reconciler will add it');
+  }
+  return 'created';
+}
+
+/**
+ * Stores the claimed recipient's message through the SMS path's own insert. When that
+ * insert refuses it (the number opted out after the claim read the list, or the
+ * receptionist is no longer ready), the recipient ends opted_out or failed, counted.
+ */
+async function storeMessage(
+  deps: WorkerDeps,
+  trx: Knex,
+  claim: ClaimedRecipient,
+): Promise<boolean> {
+  const message = renderCampaignMessage(claim.message, claim.name);
+  const sms = await deps.stores.sms.insertOutbound(trx, claim.smsId as string, {
+    tenantId: claim.tenantId,
+    receptionistId: claim.receptionistId,
+    to: claim.phone,
+    message,
+    segments: smsSegments(message).segments,
+    metadata: {},
+    campaignId: claim.campaignId,
+    idempotency: null,
+    at: new Date(),
+  });
+  if (sms) return true;
+  const why = await deps.stores.sms.whyNotSendable(
+    claim.tenantId,
+    claim.receptionistId,
+    claim.phone,
+  );
+  const outcome = why === 'recipient_opted_out' ? 'opted_out' : 'failed';
+  deps.logger.warn({ campaignId: claim.campaignId, why }, 'campaign message refused');
+  await deps.stores.campaignLifecycle.resolveUnsent(trx, claim, outcome);
+  await countOutcome(deps, trx, claim.campaignId, outcome);
+  return false;
+}

@@ -1,0 +1,33 @@
+import type { Component } from '../component';
+import type { WorkerDeps } from '../deps';
+import { startQueueWorker, type QueueTimings } from '../queue-worker';
+import { leadImportProcessor } from './processor';
+import { startImportReconciler } from './reconciler';
+
+export interface LeadImportsOptions extends QueueTimings {
+  reconcileIntervalMs?: number;
+  reconcileGraceMs?: number;
+  /** Rows per transaction (tests use small batches to crash mid-file). */
+  batchSize?: number;
+}
+
+/**
+ * CSV lead imports: a worker on the lead-imports queue (two files at a time per process:
+ * each one is a long, Postgres-bound job) and the reconciler that re-adds lost jobs.
+ */
+export function startLeadImports(deps: WorkerDeps, opts: LeadImportsOptions = {}): Component {
+  const worker = startQueueWorker(deps, 'leadImports', leadImportProcessor(deps, opts.batchSize), {
+    ...opts,
+    concurrency: 2,
+  });
+  const reconciler = startImportReconciler(deps, {
+    intervalMs: opts.reconcileIntervalMs ?? 5_000,
+    graceMs: opts.reconcileGraceMs ?? 60_000,
+  });
+  return {
+    name: 'lead-imports',
+    async close() {
+      await Promise.all([worker.close(), reconciler.close()]);
+    },
+  };
+}

@@ -1,0 +1,208 @@
+import { Job, type Queue } from 'bullmq';
+import type { Redis } from '@switchboard/queues';
+
+/**
+ * The lanes a delivery counts toward: its target (a subscription, or a receptionist's legacy
+ * webhook_url) and its tenant. Each lane has a cap on deliveries in flight at once, shared by
+ * every worker, so a slow or dead endpoint, or one tenant's many endpoints, hold only their
+ * own share of the worker slots.
+ */
+export interface Lane {
+  tenantId: string;
+  targetId: string;
+}
+
+/** `ok`: a slot is taken in both lanes; otherwise the lane that is full. */
+export type Verdict = 'ok' | 'target' | 'tenant';
+
+export interface LaneCaps {
+  perTarget: number;
+  perTenant: number;
+  /** How long a slot is held at most: a crashed worker's slot frees itself then. */
+  slotTtlMs: number;
+}
+
+// Redis data, under the deployment's prefix (so under its hash tag, one cluster slot):
+//   held:<lane>    ZSET holder → expiry (ms, Redis clock): the slots in use;
+//   parked:<lane>  LIST of job ids waiting for a slot of that lane (delayed in BullMQ);
+//   waiting        SET of lanes with parked jobs, for the periodic wake-up.
+// A lane is `s:<target id>` or `t:<tenant id>`. Every script cleans expired slots first.
+const LUA_FUNCTIONS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- Pops as many parked jobs as the lane has free slots: the caller promotes them.
+local function settle(held, parked, waiting, cap, lane, now)
+  redis.call('ZREMRANGEBYSCORE', held, '-inf', now)
+  local free = cap - redis.call('ZCARD', held)
+  local woken = {}
+  while free > 0 do
+    local id = redis.call('LPOP', parked)
+    if not id then break end
+    woken[#woken + 1] = id
+    free = free - 1
+  end
+  if redis.call('LLEN', parked) == 0 then redis.call('SREM', waiting, lane) end
+  return woken
+end
+`;
+
+/** KEYS: target held, tenant held. ARGV: holder, ttl ms, target cap, tenant cap. */
+const ACQUIRE = `${LUA_FUNCTIONS}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 'target' end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'tenant' end
+local expires = now + tonumber(ARGV[2])
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], expires, ARGV[1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return 'ok'`;
+
+/**
+ * KEYS: target held, tenant held, target parked, tenant parked, waiting.
+ * ARGV: holder, target cap, tenant cap, target lane, tenant lane. Returns job ids to wake.
+ */
+const RELEASE = `${LUA_FUNCTIONS}
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+local now = now_ms()
+local woken = settle(KEYS[1], KEYS[3], KEYS[5], tonumber(ARGV[2]), ARGV[4], now)
+for _, id in ipairs(settle(KEYS[2], KEYS[4], KEYS[5], tonumber(ARGV[3]), ARGV[5], now)) do
+  woken[#woken + 1] = id
+end
+return woken`;
+
+/**
+ * KEYS: held, parked, waiting of one lane. ARGV: job id ('' = none), cap, lane, list ttl ms.
+ * Parks the job (if any), then wakes as many as the lane has room for: a slot freed between
+ * the refusal and the parking is not missed. Returns job ids to wake.
+ */
+const PARK_AND_SETTLE = `${LUA_FUNCTIONS}
+if ARGV[1] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  redis.call('SADD', KEYS[3], ARGV[3])
+end
+return settle(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[2]), ARGV[3], now_ms())`;
+
+/** How long a parked list lives without a new job (housekeeping only). */
+const PARKED_TTL_MS = 24 * 3_600_000;
+
+type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+function defineScript(redis: Redis, name: string, keys: number, lua: string): Script {
+  if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: keys, lua });
+  const fn = (redis as unknown as Record<string, Script>)[name] as Script;
+  return (...args) => fn.apply(redis, args);
+}
+
+/**
+ * In-flight caps per target and per tenant, counted in Redis so that every worker shares
+ * them. A delivery takes a slot in both lanes before it claims its row and gives it back
+ * when the attempt is over; a slot held by a worker that died expires after `slotTtlMs`.
+ * A job refused a slot is parked: moved to delayed (so it holds no worker slot) and listed
+ * under the full lane; whoever frees a slot of that lane promotes the next parked job, and a
+ * periodic `wakeAll` covers slots that expired and wake-ups that were lost.
+ */
+export class InFlightLanes {
+  private readonly acquireScript: Script;
+  private readonly releaseScript: Script;
+  private readonly parkScript: Script;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly queue: Queue,
+    private readonly jobName: string,
+    private readonly caps: LaneCaps,
+  ) {
+    this.acquireScript = defineScript(redis, 'sbLaneAcquire', 2, ACQUIRE);
+    this.releaseScript = defineScript(redis, 'sbLaneRelease', 5, RELEASE);
+    this.parkScript = defineScript(redis, 'sbLanePark', 3, PARK_AND_SETTLE);
+  }
+
+  private key(kind: 'held' | 'parked', lane: string): string {
+    return `${this.prefix}:lanes:${kind}:${lane}`;
+  }
+  private get waitingKey(): string {
+    return `${this.prefix}:lanes:waiting`;
+  }
+  private names(lane: Lane): { target: string; tenant: string } {
+    return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
+  }
+  private capOf(name: string): number {
+    return name.startsWith('t:') ? this.caps.perTenant : this.caps.perTarget;
+  }
+
+  /** Takes a slot in both lanes for `holder` (unique per attempt), or says which is full. */
+  async acquire(lane: Lane, holder: string): Promise<Verdict> {
+    const n = this.names(lane);
+    return (await this.acquireScript(
+      this.key('held', n.target),
+      this.key('held', n.tenant),
+      holder,
+      this.caps.slotTtlMs,
+      this.caps.perTarget,
+      this.caps.perTenant,
+    )) as Verdict;
+  }
+
+  /** Gives the slot back and wakes the next parked jobs of both lanes. */
+  async release(lane: Lane, holder: string): Promise<void> {
+    const n = this.names(lane);
+    const woken = (await this.releaseScript(
+      this.key('held', n.target),
+      this.key('held', n.tenant),
+      this.key('parked', n.target),
+      this.key('parked', n.tenant),
+      this.waitingKey,
+      holder,
+      this.caps.perTarget,
+      this.caps.perTenant,
+      n.target,
+      n.tenant,
+    )) as string[];
+    await this.promote(woken);
+  }
+
+  /** Lists a job that is already delayed under the lane that refused it. */
+  async park(lane: Lane, full: Exclude<Verdict, 'ok'>, jobId: string): Promise<void> {
+    await this.settle(full === 'target' ? this.names(lane).target : this.names(lane).tenant, jobId);
+  }
+
+  /** Wakes parked jobs of every lane that has room (slots expired, wake-ups lost). */
+  async wakeAll(): Promise<void> {
+    const lanes = await this.redis.smembers(this.waitingKey);
+    for (const lane of lanes) await this.settle(lane, '');
+  }
+
+  private async settle(lane: string, jobId: string): Promise<void> {
+    const woken = (await this.parkScript(
+      this.key('held', lane),
+      this.key('parked', lane),
+      this.waitingKey,
+      jobId,
+      this.capOf(lane),
+      lane,
+      PARKED_TTL_MS,
+    )) as string[];
+    await this.promote(woken);
+  }
+
+  /**
+   * Moves parked jobs from delayed back to waiting. A job that is no longer delayed (its
+   * safety delay ran out, or it was listed twice) is skipped: whoever woke it has it.
+   * Promoting needs only the job's id, so the job is not read first.
+   */
+  private async promote(ids: string[]): Promise<void> {
+    await Promise.all(
+      ids.map((id) =>
+        new Job(this.queue, this.jobName, {}, {}, id).promote().catch(() => undefined),
+      ),
+    );
+  }
+}

@@ -1,0 +1,75 @@
+import { emit } from '@switchboard/events';
+import type { Knex, ProvisioningClaim, ReceptionistProvisioning } from '@switchboard/db';
+
+/**
+ * The worker's side of the provisioning lifecycle (`ReceptionistProvisioning` in
+ * packages/db): each transition in its own transaction with its event, committed durably.
+ * The claim and the purchased number guard a purchase from the provider, so they must be on
+ * disk before the worker moves on; ready and error carry outbox events, facts for
+ * subscribers. (The worker's pool may commit asynchronously; these never do.)
+ */
+export class ProvisioningLifecycle {
+  constructor(
+    private readonly knex: Knex,
+    private readonly store: ReceptionistProvisioning,
+  ) {}
+
+  claim(ref: { id: string; round: number; attempt: number; leaseMs: number }) {
+    return this.durably((trx) => this.store.claim(trx, ref));
+  }
+
+  recordNumber(claim: ProvisioningClaim, phoneNumber: string): Promise<boolean> {
+    return this.durably((trx) => this.store.recordNumber(trx, claim, phoneNumber));
+  }
+
+  release(claim: ProvisioningClaim, retryAt: Date): Promise<boolean> {
+    return this.durably((trx) => this.store.release(trx, claim, retryAt));
+  }
+
+  /** provisioning → ready with `receptionist.ready`; false when the claim was lost. */
+  ready(claim: ProvisioningClaim, phoneNumber: string, assistantId: string): Promise<boolean> {
+    return this.durably(async (trx) => {
+      const at = new Date();
+      const r = await this.store.markReady(trx, claim, { phoneNumber, assistantId, at });
+      if (!r) return false;
+      await emit(trx, {
+        tenantId: r.tenantId,
+        receptionistId: r.id,
+        type: 'receptionist.ready',
+        data: {
+          phone_number: phoneNumber,
+          assistant_id: assistantId,
+          plan: r.plan,
+          provisioned_at: at.toISOString(),
+        },
+      });
+      return true;
+    });
+  }
+
+  /** provisioning → error with `receptionist.error`; false when the attempt is not current. */
+  fail(
+    ref: { id: string; round: number; attempt: number; onlyIfLapsed?: boolean },
+    error: { code: string; message: string },
+  ): Promise<boolean> {
+    return this.durably(async (trx) => {
+      const at = new Date();
+      const r = await this.store.markError(trx, ref, { ...error, at });
+      if (!r) return false;
+      await emit(trx, {
+        tenantId: r.tenantId,
+        receptionistId: r.id,
+        type: 'receptionist.error',
+        data: { error_code: error.code, message: error.message, failed_at: at.toISOString() },
+      });
+      return true;
+    });
+  }
+
+  private durably<T>(work: (trx: Knex) => Promise<T>): Promise<T> {
+    return this.knex.transaction(async (trx) => {
+      await trx.raw('SET LOCAL synchronous_commit = on');
+      return work(trx);
+    });
+  }
+}

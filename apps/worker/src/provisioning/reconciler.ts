@@ -1,0 +1,63 @@
+import { PROVISIONING_MAX_ATTEMPTS } from '@switchboard/db';
+import { catalog, enqueue, type ProvisioningJob } from '@switchboard/queues';
+import type { Component } from '../component';
+import type { WorkerDeps } from '../deps';
+import { startTicker } from '../ticker';
+import type { ProvisioningLifecycle } from './lifecycle';
+
+export interface ProvisioningReconcilerOptions {
+  intervalMs: number;
+  /** How long past its due time a receptionist may sit before it is presumed forgotten. */
+  graceMs: number;
+}
+
+const BATCH = 200;
+
+/**
+ * Rows are the truth, jobs are hints: a receptionist still `provisioning` whose next attempt
+ * is overdue by the grace period (the API died or Redis was away between the commit and the
+ * add, Redis lost the job, or the worker running the attempt died and its claim lapsed) gets
+ * the job of its next attempt again. An attempt whose worker died counts as spent, so the
+ * third one dying ends the round in `error` instead of looping for ever. Deterministic job
+ * ids and the claim make a re-add by several workers at once harmless.
+ */
+export function startProvisioningReconciler(
+  deps: WorkerDeps,
+  lifecycle: ProvisioningLifecycle,
+  opts: ProvisioningReconcilerOptions,
+): Component {
+  const { knex, queues, stores, logger } = deps;
+
+  async function tick(): Promise<void> {
+    const overdue = await stores.provisioning.overdue(knex, opts.graceMs, BATCH);
+    const jobs: ProvisioningJob[] = [];
+    for (const r of overdue) {
+      if (r.attempts < PROVISIONING_MAX_ATTEMPTS) {
+        jobs.push({ v: 1, receptionistId: r.id, round: r.round, attempt: r.attempts + 1 });
+        continue;
+      }
+      const failed = await lifecycle.fail(
+        { id: r.id, round: r.round, attempt: r.attempts, onlyIfLapsed: true },
+        {
+          code: 'provisioning_failed',
+          message: `Provisioning did not complete in ${PROVISIONING_MAX_ATTEMPTS} attempts`,
+        },
+      );
+      if (failed) logger.warn({ receptionistId: r.id }, 'provisioning attempts spent; error');
+    }
+    if (jobs.length === 0) return;
+    const states = await Promise.all(
+      jobs.map((d) => queues.provisioning.getJobState(catalog.provisioning.jobId(d))),
+    );
+    const missing = jobs.filter((_, i) => states[i] === 'unknown');
+    if (missing.length === 0) return;
+    await enqueue(
+      queues,
+      'provisioning',
+      missing.map((data) => ({ data })),
+    );
+    logger.info({ receptionists: missing.length }, 'provisioning reconciler re-enqueued attempts');
+  }
+
+  return startTicker('provisioning-reconciler', opts.intervalMs, logger, tick);
+}

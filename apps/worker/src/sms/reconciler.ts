@@ -1,0 +1,57 @@
+import { catalog, enqueue } from '@switchboard/queues';
+import { settleCampaignMessage } from '../campaigns/outcome';
+import type { Component } from '../component';
+import type { WorkerDeps } from '../deps';
+import { startTicker } from '../ticker';
+import { durably } from './send';
+
+export interface SmsReconcilerOptions {
+  intervalMs: number;
+  /** How long a message may stay queued before its job is presumed lost. */
+  graceMs: number;
+  /** How long a claimed message may stay `sending` before its sender is presumed dead. */
+  staleSendingMs: number;
+}
+
+const BATCH = 500;
+
+/**
+ * Rows are the truth, jobs are hints. Each tick:
+ * - a message claimed (`sending`) longer than `staleSendingMs` ago belongs to a worker that
+ *   died between the claim and recording the carrier's answer: it is failed as
+ *   `send_interrupted`, never sent again (at most once wins over at least once: a customer
+ *   must not get a text twice, and whether the carrier got it is unknown);
+ * - a message still `queued` after the grace period gets its send job again if the job is
+ *   missing (the API died or Redis was away between the commit and the add, or Redis lost
+ *   the job). Re-adding with jobId = message id is a no-op while the job exists, and the
+ *   claim makes any duplicate harmless.
+ */
+export function startSmsReconciler(deps: WorkerDeps, opts: SmsReconcilerOptions): Component {
+  const { queues, stores, logger } = deps;
+
+  async function tick(): Promise<void> {
+    // One transaction: a campaign's message fails with its recipient counted (failed).
+    const interrupted = await durably(deps.knex, async (trx) => {
+      const failed = await stores.sms.failInterrupted(trx, opts.staleSendingMs, BATCH);
+      for (const sms of failed) await settleCampaignMessage(deps, trx, sms);
+      return failed.map((sms) => sms.id);
+    });
+    if (interrupted.length) {
+      logger.warn({ smsIds: interrupted }, 'SMS sends interrupted by a dead worker; failed');
+    }
+    const ids = await stores.sms.queuedOlderThan(opts.graceMs, BATCH);
+    if (ids.length === 0) return;
+    const jobs = ids.map((smsId) => ({ v: 1 as const, smsId }));
+    const states = await Promise.all(jobs.map((d) => queues.sms.getJobState(catalog.sms.jobId(d))));
+    const missing = jobs.filter((_, i) => states[i] === 'unknown');
+    if (missing.length === 0) return;
+    await enqueue(
+      queues,
+      'sms',
+      missing.map((data) => ({ data })),
+    );
+    logger.info({ messages: missing.length }, 'SMS reconciler re-enqueued queued messages');
+  }
+
+  return startTicker('sms-reconciler', opts.intervalMs, logger, tick);
+}

@@ -1,0 +1,22 @@
+/**
+ * One named part of `npm run chaos` (docs/RELIABILITY.md): a fuzz campaign today, fault
+ * scenarios (private Postgres and Redis stopped, workers killed) to come. Each part sets up
+ * what it needs, runs, and says how it went in figures; the runner prints them as a table.
+ */
+export interface ChaosPart {
+  /** One line for the usage text and the table. */
+  description: string;
+  run(opts: PartOptions): Promise<PartResult>;
+}
+
+export interface PartOptions {
+  /** Progress and diagnostics go to stderr; the table is the only stdout. */
+  log(line: string): void;
+}
+
+export interface PartResult {
+  /** Figures to print and to copy into docs/RELIABILITY.md, in order. */
+  figures: Array<[string, string | number]>;
+  /** What went wrong; empty when the part is green. */
+  problems: string[];
+}

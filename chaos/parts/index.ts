@@ -1,0 +1,10 @@
+import type { ChaosPart } from '../part';
+import { fuzzPart } from './fuzz';
+
+/**
+ * Every part of `npm run chaos`, by name, in the order a full run takes them. A new part
+ * (a fault scenario) is one file in this folder and one line here.
+ */
+export const PARTS: Record<string, ChaosPart> = {
+  fuzz: fuzzPart,
+};

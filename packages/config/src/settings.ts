@@ -1,0 +1,208 @@
+import { ConfigError } from './errors';
+import { redisTarget, type RedisTarget } from './redis';
+import type { envSchema } from './schema';
+
+export type EnvName = keyof typeof envSchema.properties;
+
+/** Validated (and coerced) variables: strings, integers and numbers as the schema says. */
+export type EnvValues = Partial<Record<EnvName, string | number>>;
+
+/** The typed, frozen configuration every process builds once at boot. */
+export interface Config {
+  readonly databaseUrl: string;
+  /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+  readonly redis: RedisTarget;
+  readonly port: number;
+  readonly metricsPort: number;
+  /** Interface the worker's /metrics listens on (loopback unless told otherwise). */
+  readonly metricsHost: string;
+  readonly ingestToken: string;
+  readonly cursorSecret: string;
+  /** 32 bytes; the AES-256-GCM key for secrets at rest. */
+  readonly secretEncryptionKey: Buffer;
+  readonly webhook: {
+    readonly maxAttempts: number;
+    /** The n-th value is the wait after the n-th failed attempt. */
+    readonly retryBackoffMs: readonly number[];
+    readonly disableAfterFailures: number;
+    readonly timeoutMs: number;
+    readonly allowPrivateTargets: boolean;
+    /** A tenant's subscriptions beyond this are refused (409 limit_exceeded). */
+    readonly maxSubscriptionsPerTenant: number;
+    /**
+     * Deliveries in flight at once, across every worker, to one subscription (or one legacy
+     * webhook_url) and for one tenant; beyond them a delivery waits without holding a slot.
+     */
+    readonly maxInFlightPerSubscription: number;
+    readonly maxInFlightPerTenant: number;
+  };
+  /**
+   * The API rate limit of a tenant that has none of its own: a token bucket per API key
+   * refilling at `perSecond`, holding at most `burst` (>= perSecond) requests.
+   */
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  readonly workerConcurrency: number;
+  /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
+  readonly queuePrefix: string;
+  /** The worker's read-only queue dashboard (bull-board); null when off (the default). */
+  readonly queueDashboard: { readonly token: string } | null;
+  readonly simulatorSpeed: number;
+  /** Drain deadline on SIGTERM, after the grace period. */
+  readonly shutdownTimeoutMs: number;
+  /** API: how long it keeps serving (failing /readyz) after SIGTERM before it stops accepting. */
+  readonly shutdownGraceMs: number;
+  readonly logLevel: string;
+}
+
+/** One setting: the variables it is read from and how they become its typed value. */
+interface Setting<T> {
+  variables: readonly EnvName[];
+  /** `wasSet` tells a variable the operator set from one the schema defaulted. */
+  build(v: EnvValues, wasSet: (name: EnvName) => boolean): T;
+}
+
+const str = (name: EnvName): Setting<string> => ({
+  variables: [name],
+  build: (v) => String(v[name]),
+});
+const num = (name: EnvName): Setting<number> => ({
+  variables: [name],
+  build: (v) => Number(v[name]),
+});
+
+/** Every setting of Config, each built only when a command uses it. */
+export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
+  databaseUrl: str('DATABASE_URL'),
+  redis: {
+    variables: ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'QUEUE_PREFIX'],
+    build: (v, wasSet) =>
+      redisTarget(
+        String(v.REDIS_URL),
+        wasSet('REDIS_URL'),
+        v.REDIS_CLUSTER_NODES === undefined ? undefined : String(v.REDIS_CLUSTER_NODES),
+        String(v.QUEUE_PREFIX),
+      ),
+  },
+  port: num('PORT'),
+  metricsPort: num('METRICS_PORT'),
+  metricsHost: str('METRICS_HOST'),
+  ingestToken: str('INGEST_TOKEN'),
+  cursorSecret: str('CURSOR_SECRET'),
+  secretEncryptionKey: {
+    variables: ['SECRET_ENCRYPTION_KEY'],
+    build: (v) => Buffer.from(String(v.SECRET_ENCRYPTION_KEY), 'base64'),
+  },
+  webhook: {
+    variables: [
+      'WEBHOOK_MAX_ATTEMPTS',
+      'WEBHOOK_RETRY_BACKOFF_MS',
+      'WEBHOOK_DISABLE_AFTER_FAILURES',
+      'WEBHOOK_TIMEOUT_MS',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+      'WEBHOOK_MAX_SUBSCRIPTIONS_PER_TENANT',
+      'WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION',
+      'WEBHOOK_MAX_IN_FLIGHT_PER_TENANT',
+      'WORKER_CONCURRENCY',
+    ],
+    build: (v) => ({
+      maxAttempts: Number(v.WEBHOOK_MAX_ATTEMPTS),
+      retryBackoffMs: String(v.WEBHOOK_RETRY_BACKOFF_MS).split(',').map(Number),
+      disableAfterFailures: Number(v.WEBHOOK_DISABLE_AFTER_FAILURES),
+      timeoutMs: Number(v.WEBHOOK_TIMEOUT_MS),
+      allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      maxSubscriptionsPerTenant: Number(v.WEBHOOK_MAX_SUBSCRIPTIONS_PER_TENANT),
+      // Unset, the caps follow the slots of one worker: one tenant gets at most three
+      // quarters of them and one subscription half, so neither a dead endpoint nor one
+      // tenant's many endpoints can take a lone worker's last slots (they count across
+      // every worker).
+      maxInFlightPerSubscription:
+        v.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION === undefined
+          ? Math.max(1, Math.floor(Number(v.WORKER_CONCURRENCY) / 2))
+          : Number(v.WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION),
+      maxInFlightPerTenant:
+        v.WEBHOOK_MAX_IN_FLIGHT_PER_TENANT === undefined
+          ? Math.max(1, Math.floor((Number(v.WORKER_CONCURRENCY) * 3) / 4))
+          : Number(v.WEBHOOK_MAX_IN_FLIGHT_PER_TENANT),
+    }),
+  },
+  rateLimit: {
+    variables: ['RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST'],
+    build: (v) => {
+      const perSecond = Number(v.RATE_LIMIT_PER_SECOND);
+      const burst = Number(v.RATE_LIMIT_BURST);
+      if (burst < perSecond) {
+        throw new ConfigError(
+          'RATE_LIMIT_BURST',
+          `RATE_LIMIT_BURST is invalid: expected at least RATE_LIMIT_PER_SECOND (${perSecond}), got ${burst}`,
+        );
+      }
+      return { perSecond, burst };
+    },
+  },
+  workerConcurrency: num('WORKER_CONCURRENCY'),
+  queuePrefix: str('QUEUE_PREFIX'),
+  queueDashboard: {
+    variables: ['QUEUE_DASHBOARD_ENABLED', 'QUEUE_DASHBOARD_TOKEN'],
+    build: (v) => {
+      if (v.QUEUE_DASHBOARD_ENABLED !== 'true') return null;
+      if (v.QUEUE_DASHBOARD_TOKEN === undefined) {
+        throw new ConfigError(
+          'QUEUE_DASHBOARD_TOKEN',
+          'QUEUE_DASHBOARD_TOKEN is missing: expected a string of 16+ characters (required when QUEUE_DASHBOARD_ENABLED=true)',
+        );
+      }
+      return { token: String(v.QUEUE_DASHBOARD_TOKEN) };
+    },
+  },
+  simulatorSpeed: num('SIMULATOR_SPEED'),
+  shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
+  shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
+  logLevel: str('LOG_LEVEL'),
+};
+
+/**
+ * The settings each command uses. A command is asked for these and no others, so an
+ * operator running `npm run migrate` or the CLI needs no API or worker secrets.
+ */
+export const COMMAND_SETTINGS = {
+  /** `npm run start:api`. */
+  api: [
+    'databaseUrl',
+    'redis',
+    'port',
+    'ingestToken',
+    'cursorSecret',
+    'secretEncryptionKey',
+    'webhook',
+    'rateLimit',
+    'queuePrefix',
+    'shutdownTimeoutMs',
+    'shutdownGraceMs',
+    'logLevel',
+  ],
+  /** `npm run start:worker`. */
+  worker: [
+    'databaseUrl',
+    'redis',
+    'metricsPort',
+    'metricsHost',
+    'secretEncryptionKey',
+    'webhook',
+    'workerConcurrency',
+    'queuePrefix',
+    'queueDashboard',
+    'simulatorSpeed',
+    'shutdownTimeoutMs',
+    'logLevel',
+  ],
+  /** `npm run migrate` and the operator CLI: Postgres only. */
+  operator: ['databaseUrl'],
+} as const satisfies Record<string, ReadonlyArray<keyof Config>>;
+
+export type Command = keyof typeof COMMAND_SETTINGS;
+
+/** The configuration of one command: only the settings it uses. */
+export type ConfigFor<C extends Command> = Pick<Config, (typeof COMMAND_SETTINGS)[C][number]>;
+export type ApiConfig = ConfigFor<'api'>;
+export type WorkerConfig = ConfigFor<'worker'>;
+export type OperatorConfig = ConfigFor<'operator'>;

@@ -1,0 +1,92 @@
+import type { Knex } from 'knex';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { CAMPAIGN_COLUMNS, toCampaign, type Campaign, type CampaignRow } from './campaign-rows';
+
+export * from './campaign-rows';
+
+const TABLE = 'campaigns';
+
+/** A campaign a worker should look at: one still to start, or one still sending. */
+export interface OpenCampaign {
+  id: string;
+  status: 'queued' | 'running';
+  sendRatePerMinute: number;
+  /** How long ago it was accepted, in milliseconds (Postgres's clock). */
+  ageMs: number;
+  /** Some recipient is still waiting for its claim. */
+  hasPending: boolean;
+}
+
+/** Reads of the campaigns table. The transitions are in campaign-lifecycle.ts. */
+export class CampaignsStore {
+  constructor(private readonly db: Knex) {}
+
+  /** The tenant's campaign, or undefined (another tenant's id is simply not found). */
+  async get(tenantId: string, id: string): Promise<Campaign | undefined> {
+    const row = (await this.db(TABLE)
+      .select(CAMPAIGN_COLUMNS)
+      .where({ tenant_id: tenantId, id })
+      .first()) as CampaignRow | undefined;
+    return row && toCampaign(row);
+  }
+
+  /** Any tenant's campaign by id: for the worker, which acts on ids it found itself. */
+  async findById(id: string, db: Knex = this.db): Promise<Campaign | undefined> {
+    const row = (await db(TABLE).select(CAMPAIGN_COLUMNS).where({ id }).first()) as
+      CampaignRow | undefined;
+    return row && toCampaign(row);
+  }
+
+  /** The campaign that holds the tenant's Idempotency-Key, if any. */
+  async findByIdempotencyKey(db: Knex, tenantId: string, key: string) {
+    const row = (await db(TABLE)
+      .select(CAMPAIGN_COLUMNS)
+      .where({ tenant_id: tenantId, idempotency_key: key })
+      .first()) as CampaignRow | undefined;
+    return row && toCampaign(row);
+  }
+
+  /** One page of the tenant's campaigns, newest first by (created_at, id). */
+  async list(
+    tenantId: string,
+    page: { limit: number; after?: KeysetPosition | null },
+  ): Promise<KeysetPage<Campaign>> {
+    const q = this.db(TABLE).select(CAMPAIGN_COLUMNS).where('tenant_id', tenantId);
+    const result = await keysetPage<CampaignRow>(q, {
+      timeColumn: 'created_at',
+      idColumn: 'id',
+      ...page,
+      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+    });
+    return { rows: result.rows.map(toCampaign), next: result.next };
+  }
+
+  /** Campaigns still to start or still sending, oldest first (the open-campaigns index). */
+  async open(limit: number): Promise<OpenCampaign[]> {
+    const result = (await this.db.raw(
+      `SELECT c.id, c.status, c.send_rate_per_minute,
+              (extract(epoch from now() - c.created_at) * 1000)::float8 AS age_ms,
+              EXISTS (SELECT 1 FROM campaign_recipients r
+                       WHERE r.campaign_id = c.id AND r.state = 'pending') AS has_pending
+         FROM campaigns c
+        WHERE c.status IN ('queued', 'running')
+        ORDER BY c.created_at LIMIT ?`,
+      [limit],
+    )) as {
+      rows: Array<{
+        id: string;
+        status: 'queued' | 'running';
+        send_rate_per_minute: number;
+        age_ms: number;
+        has_pending: boolean;
+      }>;
+    };
+    return result.rows.map((r) => ({
+      id: r.id,
+      status: r.status,
+      sendRatePerMinute: r.send_rate_per_minute,
+      ageMs: r.age_ms,
+      hasPending: r.has_pending,
+    }));
+  }
+}

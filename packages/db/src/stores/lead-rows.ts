@@ -1,0 +1,89 @@
+// Row shape and mapper of the leads table, kept apart so leads-store.ts reads as its queries.
+// Row types never leave the db package.
+
+export const LEAD_STATUSES = ['new', 'contacted', 'qualified', 'won', 'lost'] as const;
+export type LeadStatus = (typeof LEAD_STATUSES)[number];
+export const LEAD_SOURCES = ['api', 'csv_import', 'call', 'mcp'] as const;
+export type LeadSource = (typeof LEAD_SOURCES)[number];
+
+export interface Lead {
+  id: string;
+  tenantId: string;
+  name: string | null;
+  phone: string | null;
+  email: string | null;
+  source: LeadSource;
+  status: LeadStatus;
+  notes: string | null;
+  tags: string[];
+  metadata: Record<string, string>;
+  receptionistId: string | null;
+  lastImportId: string | null;
+  idempotencyFingerprint: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The writable fields of a lead (docs/API.md, Leads), as the domain names them. */
+export interface LeadFields {
+  name?: string | null;
+  phone?: string | null;
+  email?: string | null;
+  status?: LeadStatus;
+  notes?: string | null;
+  tags?: string[];
+  metadata?: Record<string, string>;
+  receptionistId?: string | null;
+}
+
+export interface LeadRow {
+  id: string;
+  tenant_id: string;
+  name: string | null;
+  phone: string | null;
+  email: string | null;
+  source: LeadSource;
+  status: LeadStatus;
+  notes: string | null;
+  tags: string[];
+  metadata: Record<string, string>;
+  receptionist_id: string | null;
+  last_import_id: string | null;
+  idempotency_key: string | null;
+  idempotency_fingerprint: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toLead = (r: LeadRow): Lead => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  name: r.name,
+  phone: r.phone,
+  email: r.email,
+  source: r.source,
+  status: r.status,
+  notes: r.notes,
+  tags: r.tags,
+  metadata: r.metadata,
+  receptionistId: r.receptionist_id,
+  lastImportId: r.last_import_id,
+  idempotencyFingerprint: r.idempotency_fingerprint,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** Column values of the given fields (undefined = not given, so not written). */
+export function leadColumns(f: LeadFields): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (f.name !== undefined) out.name = f.name;
+  if (f.phone !== undefined) out.phone = f.phone;
+  if (f.email !== undefined) out.email = f.email;
+  if (f.status !== undefined) out.status = f.status;
+  if (f.notes !== undefined) out.notes = f.notes;
+  // pg sends JS arrays as Postgres arrays, but objects must be JSON text for jsonb.
+  if (f.tags !== undefined) out.tags = f.tags;
+  if (f.metadata !== undefined) out.metadata = JSON.stringify(f.metadata);
+  if (f.receptionistId !== undefined) out.receptionist_id = f.receptionistId;
+  return out;
+}

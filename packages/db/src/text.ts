@@ -1,0 +1,17 @@
+/** A UTF-16 surrogate without its other half: not a character, and not valid UTF-8 once encoded. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const REPLACEMENT = '\uFFFD';
+
+/**
+ * Makes text that came from outside (a webhook receiver's response, an SMS body, a CSV
+ * cell...) storable in a Postgres `text` column, which refuses NUL and anything that is not
+ * valid UTF-8. Bytes are decoded as UTF-8, invalid sequences becoming U+FFFD; NUL and lone
+ * surrogates (e.g. a string cut in the middle of a pair) become U+FFFD too. Everything else
+ * is kept as it was, so the stored text shows where something could not be kept. Use it at
+ * the store boundary for every outside string; API input is validated instead (a NUL in a
+ * request is a 400, CONTRACT section 3).
+ */
+export function toPgText(value: string | Buffer): string {
+  const text = typeof value === 'string' ? value : value.toString('utf8');
+  return text.replaceAll('\u0000', REPLACEMENT).replace(LONE_SURROGATE, REPLACEMENT);
+}

@@ -1,0 +1,50 @@
+import { LeadsStore, type Knex } from '@switchboard/db';
+import { emit } from '@switchboard/events';
+import { leadCreated, leadUpdated } from './events';
+import { diffLead } from './fields';
+import { isPossibleE164 } from '@switchboard/phone';
+import { LEAD_NAME_MAX } from './schema';
+
+export interface CapturedCaller {
+  tenantId: string;
+  receptionistId: string;
+  callId: string;
+  phone: string | null;
+  name: string | null;
+}
+
+/**
+ * A caller whose call ended with `lead_captured`: creates their lead (`source: "call"`, the
+ * receptionist's id, the call's id in metadata) or fills the blanks of the lead that has
+ * their phone (name, receptionist), with the same events as any other path. Runs inside the
+ * call's own transaction, so the lead exists if and only if the call's completion commits.
+ * A caller without a usable number (withheld, malformed) makes no lead.
+ */
+export async function captureCallLead(trx: Knex, caller: CapturedCaller): Promise<void> {
+  if (!caller.phone || !isPossibleE164(caller.phone)) return;
+  const name = caller.name?.trim().slice(0, LEAD_NAME_MAX) || null;
+  const store = new LeadsStore(trx);
+  const created = await store.insert(trx, {
+    tenantId: caller.tenantId,
+    source: 'call',
+    fields: {
+      phone: caller.phone,
+      name,
+      receptionistId: caller.receptionistId,
+      metadata: { call_id: caller.callId },
+    },
+  });
+  if (created) {
+    await emit(trx, leadCreated(created));
+    return;
+  }
+  const lead = await store.findByPhone(trx, caller.tenantId, caller.phone, true);
+  if (!lead) return;
+  const { changes, changed } = diffLead(lead, {
+    ...(lead.name ? {} : { name }),
+    ...(lead.receptionistId ? {} : { receptionistId: caller.receptionistId }),
+  });
+  if (changed.length === 0) return;
+  const updated = await store.update(trx, lead.id, changes, new Date());
+  await emit(trx, leadUpdated(updated, changed));
+}

@@ -1,0 +1,113 @@
+import {
+  LeadsStore,
+  type Knex,
+  type Lead,
+  type LeadFields,
+  type LeadSource,
+} from '@switchboard/db';
+import { emit } from '@switchboard/events';
+import { LeadExistsError, LeadReceptionistNotFoundError } from './errors';
+import { leadCreated, leadUpdated } from './events';
+import { diffLead, requireContact } from './fields';
+
+export interface CreateLeadCommand {
+  tenantId: string;
+  source: LeadSource;
+  fields: LeadFields;
+  /** Idempotency-Key and request fingerprint, stored with the row (the Postgres backstop). */
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+/** `created: false`: the Idempotency-Key already holds this lead (the caller replays it). */
+export type CreateLeadResult = { lead: Lead; created: boolean };
+
+const isUniqueViolation = (err: unknown): boolean => (err as { code?: string }).code === '23505';
+
+async function requireReceptionist(trx: Knex, tenantId: string, id: string | null | undefined) {
+  if (!id) return;
+  const found = await trx('receptionists').where({ id, tenant_id: tenantId }).first('id');
+  if (!found) throw new LeadReceptionistNotFoundError(id);
+}
+
+/** The lead that holds a phone (or, for a phone-less lead, an email), if any. */
+async function holder(
+  db: Knex,
+  tenantId: string,
+  f: { phone?: string | null; email?: string | null },
+  exceptId?: string,
+): Promise<LeadExistsError | null> {
+  const store = new LeadsStore(db);
+  const byPhone = f.phone ? await store.findByPhone(db, tenantId, f.phone) : undefined;
+  if (byPhone && byPhone.id !== exceptId) return new LeadExistsError(byPhone.id, 'phone');
+  if (!f.phone && f.email) {
+    const byEmail = await store.findPhonelessByEmail(db, tenantId, f.email);
+    if (byEmail && byEmail.id !== exceptId) return new LeadExistsError(byEmail.id, 'email');
+  }
+  return null;
+}
+
+/**
+ * Creates a lead and emits `lead.created` in one transaction. One lead per phone (and per
+ * email among leads without a phone): a taken one is a LeadExistsError naming the lead that
+ * holds it. With an Idempotency-Key the key is checked first: a key that already holds a
+ * lead returns that lead (`created: false`), so a retry of a request that succeeded is a
+ * replay, never a 409 about the lead it created itself.
+ */
+export async function createLead(knex: Knex, cmd: CreateLeadCommand): Promise<CreateLeadResult> {
+  requireContact(cmd.fields);
+  return knex.transaction(async (trx) => {
+    await requireReceptionist(trx, cmd.tenantId, cmd.fields.receptionistId);
+    const store = new LeadsStore(trx);
+    // ON CONFLICT waits for a racing insert to commit, so what it hit is visible below.
+    const lead = await store.insert(trx, { ...cmd, createdAt: new Date() });
+    if (lead) {
+      await emit(trx, leadCreated(lead));
+      return { lead, created: true };
+    }
+    if (cmd.idempotency) {
+      const held = await new LeadsStore(trx).findByIdempotencyKey(
+        cmd.tenantId,
+        cmd.idempotency.key,
+      );
+      if (held) return { lead: held, created: false };
+    }
+    const taken = await holder(trx, cmd.tenantId, cmd.fields);
+    if (taken) throw taken;
+    throw new Error('lead insert conflicted, but no lead holds its keys');
+  });
+}
+
+/**
+ * Applies `fields` to the tenant's lead and emits `lead.updated` naming the fields whose
+ * value changed, in one transaction; nothing changed → nothing written, nothing emitted.
+ * Undefined when the lead is not the tenant's.
+ */
+export async function updateLead(
+  knex: Knex,
+  tenantId: string,
+  id: string,
+  fields: LeadFields,
+): Promise<Lead | undefined> {
+  try {
+    return await knex.transaction(async (trx) => {
+      const store = new LeadsStore(trx);
+      const lead = await store.getForUpdate(trx, tenantId, id);
+      if (!lead) return undefined;
+      const { changes, changed } = diffLead(lead, fields);
+      if (changed.length === 0) return lead;
+      const next = { ...lead, ...changes };
+      requireContact(next);
+      if (changes.receptionistId) await requireReceptionist(trx, tenantId, changes.receptionistId);
+      const taken = await holder(trx, tenantId, next, id);
+      if (taken) throw taken;
+      const updated = await store.update(trx, id, changes, new Date());
+      await emit(trx, leadUpdated(updated, changed));
+      return updated;
+    });
+  } catch (err) {
+    // A racing writer took the phone (or email) between the check and the update.
+    if (!isUniqueViolation(err)) throw err;
+    const taken = await holder(knex, tenantId, fields, id);
+    throw taken ?? err;
+  }
+}

@@ -1,0 +1,68 @@
+import { catalog } from './catalog';
+import { defineJob } from './job-definition';
+import { QUEUES } from './names';
+
+describe('job catalog', () => {
+  it('validates payloads at the processor boundary', () => {
+    expect(catalog.deliveries.parse({ v: 1, deliveryId: 'dlv_1', round: 1, attempt: 2 })).toEqual({
+      v: 1,
+      deliveryId: 'dlv_1',
+      round: 1,
+      attempt: 2,
+    });
+    for (const bad of [
+      null,
+      'dlv_1',
+      { v: 2, deliveryId: 'dlv_1', round: 1, attempt: 1 },
+      { v: 1, deliveryId: 'dlv_1', round: 1 },
+      { v: 1, deliveryId: 'dlv_1', round: 1, attempt: 0 },
+      { v: 1, deliveryId: 'dlv_1', round: 1, attempt: 1, extra: true },
+    ]) {
+      expect(catalog.deliveries.parse(bad)).toBeNull();
+    }
+  });
+
+  it('builds jobs with deterministic ids and the catalog name', () => {
+    const spec = catalog.deliveries.spec(
+      { v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3 },
+      { delay: 500 },
+    );
+    expect(spec).toEqual({
+      name: 'delivery',
+      data: { v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3 },
+      opts: { delay: 500, jobId: 'dlv_1-r2-a3' },
+    });
+    expect(
+      catalog.deliveries.spec({ v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3, claims: 0 }).opts
+        .jobId,
+    ).toBe('dlv_1-r2-a3');
+    expect(
+      catalog.deliveries.spec({ v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3, claims: 2 }).opts
+        .jobId,
+    ).toBe('dlv_1-r2-a3-c2');
+    expect(catalog.outboundCalls.spec({ v: 1, callId: 'call_9' }).opts.jobId).toBe('call_9');
+    expect(
+      catalog.provisioning.spec({ v: 1, receptionistId: 'rcp_1', round: 2, attempt: 3 }).opts.jobId,
+    ).toBe('rcp_1-r2-a3');
+    expect(catalog.sms.spec({ v: 1, smsId: 'sms_9' })).toMatchObject({
+      name: 'send',
+      opts: { jobId: 'sms_9' },
+    });
+  });
+
+  it("refuses a job id with ':' (BullMQ reserves it)", () => {
+    const def = defineJob<{ id: string }>({
+      queue: 'q',
+      name: 'n',
+      schema: { type: 'object' },
+      jobId: (d) => d.id,
+    });
+    expect(() => def.spec({ id: 'a:b' })).toThrow(/contains ':'/);
+  });
+
+  it('spells every queue name once', () => {
+    const names = Object.values(QUEUES);
+    expect(new Set(names).size).toBe(names.length);
+    expect(QUEUES.outboundCalls).toBe('outbound-calls');
+  });
+});

@@ -1,0 +1,152 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { defineJob } from './job-definition';
+
+// Payload schemas. Payloads are versioned (`v`) and carry ids only, never secrets or bodies:
+// processors reload the rows from Postgres, where the truth is, and return early when a row
+// is gone or already final.
+
+const eventJobSchema = {
+  type: 'object',
+  required: ['v', 'eventId'],
+  properties: { v: { const: 1 }, eventId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type EventJob = FromSchema<typeof eventJobSchema>;
+
+const deliveryJobSchema = {
+  type: 'object',
+  required: ['v', 'deliveryId', 'round', 'attempt'],
+  properties: {
+    v: { const: 1 },
+    deliveryId: { type: 'string', minLength: 1 },
+    round: { type: 'integer', minimum: 1 },
+    // The attempt this job performs (1-based within the round).
+    attempt: { type: 'integer', minimum: 1 },
+    // Earlier claims of this attempt that recorded no outcome, when the job was made (absent
+    // = 0). Part of the job id: the job that re-tries a claim left by a dead worker gets an
+    // id of its own, instead of being a no-op beside the dead worker's job, which BullMQ
+    // would only free after its stalled check.
+    claims: { type: 'integer', minimum: 0 },
+    // The delivery's tenant and target (subscription id, or receptionist id for a legacy
+    // webhook_url): the lanes whose in-flight caps it counts toward. Absent in jobs made
+    // without them (the processor then reads the delivery row).
+    tenantId: { type: 'string', minLength: 1 },
+    targetId: { type: 'string', minLength: 1 },
+  },
+  additionalProperties: false,
+} as const;
+export type DeliveryJob = FromSchema<typeof deliveryJobSchema>;
+
+const outboundCallJobSchema = {
+  type: 'object',
+  required: ['v', 'callId'],
+  properties: { v: { const: 1 }, callId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type OutboundCallJob = FromSchema<typeof outboundCallJobSchema>;
+
+const provisioningJobSchema = {
+  type: 'object',
+  required: ['v', 'receptionistId', 'round', 'attempt'],
+  properties: {
+    v: { const: 1 },
+    receptionistId: { type: 'string', minLength: 1 },
+    // The provisioning round (POST /receptionists/{id}/provision starts the next one).
+    round: { type: 'integer', minimum: 1 },
+    // The attempt of that round this job performs (1-based).
+    attempt: { type: 'integer', minimum: 1 },
+  },
+  additionalProperties: false,
+} as const;
+export type ProvisioningJob = FromSchema<typeof provisioningJobSchema>;
+
+const smsJobSchema = {
+  type: 'object',
+  required: ['v', 'smsId'],
+  properties: { v: { const: 1 }, smsId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type SmsJob = FromSchema<typeof smsJobSchema>;
+
+const leadImportJobSchema = {
+  type: 'object',
+  required: ['v', 'importId'],
+  properties: { v: { const: 1 }, importId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type LeadImportJob = FromSchema<typeof leadImportJobSchema>;
+
+const campaignJobSchema = {
+  type: 'object',
+  required: ['v', 'campaignId'],
+  properties: { v: { const: 1 }, campaignId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type CampaignJob = FromSchema<typeof campaignJobSchema>;
+
+/**
+ * The job catalog: every queue of Switchboard and the one kind of job it carries, with its
+ * payload schema, job id rule and options. Nothing outside the catalog spells a queue name, a
+ * job name or a job id. Queue names are data in Redis: never rename one, or jobs queued under
+ * the old name strand. Job ids are deterministic (re-adding an existing job is a no-op).
+ */
+export const catalog = {
+  /** One job per outbox event: fan it out into deliveries. */
+  events: defineJob<EventJob>({
+    queue: 'events',
+    name: 'event',
+    schema: eventJobSchema,
+    jobId: (d) => d.eventId,
+  }),
+  /**
+   * One job per claim generation of a delivery attempt; the id names the round, the attempt
+   * it performs and, after a claim that recorded nothing, the generation (`-cN`).
+   */
+  deliveries: defineJob<DeliveryJob>({
+    queue: 'deliveries',
+    name: 'delivery',
+    schema: deliveryJobSchema,
+    jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
+  }),
+  /** One job per queued outbound call: dial it (at most once, by the dialler's claim). */
+  outboundCalls: defineJob<OutboundCallJob>({
+    queue: 'outbound-calls',
+    name: 'dial',
+    schema: outboundCallJobSchema,
+    jobId: (d) => d.callId,
+  }),
+  /** One job per provisioning attempt of a receptionist (buy a number, create the assistant). */
+  provisioning: defineJob<ProvisioningJob>({
+    queue: 'provisioning',
+    name: 'provision',
+    schema: provisioningJobSchema,
+    jobId: (d) => `${d.receptionistId}-r${d.round}-a${d.attempt}`,
+  }),
+  /** One job per queued outbound SMS: hand it to the provider (at most once, by the claim). */
+  sms: defineJob<SmsJob>({
+    queue: 'sms',
+    name: 'send',
+    schema: smsJobSchema,
+    jobId: (d) => d.smsId,
+  }),
+  /** One job per CSV import: import it in batches, resuming after the last committed one. */
+  leadImports: defineJob<LeadImportJob>({
+    queue: 'lead-imports',
+    name: 'import',
+    schema: leadImportJobSchema,
+    jobId: (d) => d.importId,
+  }),
+  /**
+   * One job per accepted campaign: start it (queued → running) and begin sending it at once.
+   * Sending is not a job: every worker sends every running campaign (docs/API.md, Campaigns).
+   */
+  campaigns: defineJob<CampaignJob>({
+    queue: 'campaigns',
+    name: 'start',
+    schema: campaignJobSchema,
+    jobId: (d) => d.campaignId,
+  }),
+};
+
+export type Catalog = typeof catalog;
+export type CatalogKey = keyof Catalog;

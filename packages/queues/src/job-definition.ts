@@ -1,0 +1,57 @@
+import Ajv from 'ajv';
+import type { JobsOptions } from 'bullmq';
+import type { JSONSchema } from 'json-schema-to-ts';
+
+const ajv = new Ajv({ strict: true, allErrors: false });
+
+/** A job as BullMQ's `add`/`addBulk` take it. */
+export interface JobSpec<T> {
+  name: string;
+  data: T;
+  opts: JobsOptions;
+}
+
+/**
+ * Everything about one kind of job, in one place: the queue it lives on, its job name, the
+ * JSON Schema of its payload (the payload type is derived from it), the rule that makes its
+ * job id, and its default options. Nothing outside the catalog spells a queue name, a job
+ * name or a job id.
+ */
+export interface JobDefinition<T> {
+  /** Queue name: part of the data in Redis, never rename it. */
+  readonly queue: string;
+  readonly name: string;
+  /** Deterministic id: re-adding a job that still exists is a no-op. Never contains ':'. */
+  jobId(data: T): string;
+  /** The payload, validated: null when `data` is not a payload of this job (jobs outlive deploys). */
+  parse(data: unknown): T | null;
+  /** The job ready for `add`/`addBulk`, with its id and any extra options (e.g. a delay). */
+  spec(data: T, opts?: JobsOptions): JobSpec<T>;
+}
+
+export type JobData<D> = D extends JobDefinition<infer T> ? T : never;
+
+/**
+ * Defines a job from its payload schema. `T` is the payload type derived from that same
+ * schema (`FromSchema<typeof schema>`), so the type and the runtime check cannot disagree.
+ */
+export function defineJob<T>(def: {
+  queue: string;
+  name: string;
+  schema: JSONSchema;
+  jobId: (data: T) => string;
+  options?: JobsOptions;
+}): JobDefinition<T> {
+  const validate = ajv.compile(def.schema as object);
+  return {
+    queue: def.queue,
+    name: def.name,
+    jobId: def.jobId,
+    parse: (data) => (validate(data) ? (data as T) : null),
+    spec: (data, opts = {}) => {
+      const jobId = def.jobId(data);
+      if (jobId.includes(':')) throw new Error(`job id ${jobId} contains ':'`);
+      return { name: def.name, data, opts: { ...def.options, ...opts, jobId } };
+    },
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * `@switchboard/sdk`: the typed client of the Switchboard API. Types come from the API's
+ * OpenAPI document (`src/generated/openapi.ts`); the hand-written part adds auto-pagination,
+ * idempotency keys, retries and webhook verification. No dependencies beyond Node's `fetch`
+ * and `node:crypto`.
+ */
+export { Switchboard, apiBaseUrl, type SwitchboardOptions } from './client';
+export {
+  SwitchboardError,
+  SwitchboardConnectionError,
+  WebhookVerificationError,
+  type SwitchboardErrorType,
+  type WebhookVerificationReason,
+} from './errors';
+export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './verify-webhook';
+export { PageIterator, type Page } from './pagination';
+export type { RetryOptions } from './retry';
+export type { StartOutboundOptions } from './resources/calls';
+export type { IdempotentRequestOptions } from './resources/resource';
+export { MAX_LEAD_IMPORT_BYTES, type CsvInput } from './resources/leads';
+export type * from './types';

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { components, ListParams } from '../types';
+import { Resource, segment } from './resource';
+
+/** A campaign with its counters (docs/API.md, Campaigns). */
+export type Campaign = components['schemas']['Campaign'];
+/** The body of `campaigns.create`: exactly one of the three recipient forms. */
+export type CampaignCreateRequest = components['schemas']['CampaignCreateRequest'];
+
+export interface CreateCampaignOptions {
+  /**
+   * Makes retries safe: the same key and body never create a second campaign. Generated (a
+   * random UUID) when omitted, and reused by this call's own retries; pass your own to stay
+   * safe across process restarts too.
+   */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+/** SMS campaigns: a message to a list of leads or numbers, sent at a steady rate. */
+export class CampaignsResource extends Resource {
+  /**
+   * Accepts a campaign (202, `status: "queued"`): its recipients are resolved now, so
+   * `recipients` is final. Idempotent, see the options.
+   */
+  create(body: CampaignCreateRequest, options: CreateCampaignOptions = {}): Promise<Campaign> {
+    return this.http.request({
+      method: 'POST',
+      path: '/campaigns',
+      body,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /** Every campaign of the account, newest first, following cursors. */
+  list(params: ListParams<'listCampaigns'> = {}): PageIterator<Campaign> {
+    return this.paginate('/campaigns', params, (page: DataPage<Campaign>) => fromDataPage(page));
+  }
+
+  /** One campaign with its counters as they are now. */
+  get(id: string): Promise<Campaign> {
+    return this.http.request({
+      method: 'GET',
+      path: `/campaigns/${segment(id)}`,
+      idempotent: true,
+    });
+  }
+
+  /**
+   * Stops a queued or running campaign: nothing more is sent and nothing is emitted. A
+   * campaign already completed or canceled is a 409 `invalid_state`. Repeating it after a
+   * lost answer can only meet that 409, so it is retried like any idempotent request.
+   */
+  cancel(id: string): Promise<Campaign> {
+    return this.http.request({
+      method: 'POST',
+      path: `/campaigns/${segment(id)}/cancel`,
+      idempotent: true,
+    });
+  }
+}

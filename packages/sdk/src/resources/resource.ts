@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { QueryValue, Transport } from '../http';
+import { PageIterator, type Page } from '../pagination';
+
+/** A path segment from a caller's id: never lets an id change the path. */
+export const segment = (id: string): string => encodeURIComponent(id);
+
+/** Options of every creating request (`calls.startOutbound`, `sms.send`, `leads.create`, ...). */
+export interface IdempotentRequestOptions {
+  /**
+   * Makes retries safe: the same key and body never create a second resource. Generated (a
+   * random UUID) when omitted, and reused by this request's own retries; pass your own (e.g.
+   * your order id) to stay safe across process restarts too.
+   */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+/** The key a creating request sends on every try: the caller's, or one made for it now. */
+export const idempotencyKeyOf = (options: IdempotentRequestOptions): string =>
+  options.idempotencyKey ?? randomUUID();
+
+/**
+ * What every resource group builds on: the transport, and a lazily paginated GET. A new
+ * group (SMS, leads, ...) is a class extending this with one method per operation, plus one
+ * line in the client.
+ */
+export abstract class Resource {
+  constructor(protected readonly http: Transport) {}
+
+  /** A list endpoint as an async iterator: `toPage` maps its body to items and next cursor. */
+  protected paginate<T, Body>(
+    path: string,
+    params: { cursor?: string } & object,
+    toPage: (body: Body) => Page<T>,
+  ): PageIterator<T> {
+    const { cursor, ...query } = params as { cursor?: string } & Record<string, QueryValue>;
+    return new PageIterator(async (at) => {
+      const body = await this.http.request<Body>({
+        method: 'GET',
+        path,
+        query: { ...query, cursor: at },
+        idempotent: true,
+      });
+      return toPage(body);
+    }, cursor);
+  }
+}

@@ -1,0 +1,44 @@
+import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { ListParams, Sms, SmsSendRequest } from '../types';
+import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+
+/** Text messages: send from a receptionist's number, read one, a receptionist's history. */
+export class SmsResource extends Resource {
+  /**
+   * Queues a text from a `ready` receptionist (202, `status: "queued"`); the service sends
+   * it (`sent`, with `sms.sent`) or records why not (`failed`, `error_code`). A recipient who
+   * replied STOP is a 422 `recipient_opted_out` and nothing is stored. Idempotent: a key is
+   * generated when none is given and reused on this call's retries, so a retry never texts
+   * the customer twice.
+   */
+  send(body: SmsSendRequest, options: IdempotentRequestOptions = {}): Promise<Sms> {
+    return this.http.request({
+      method: 'POST',
+      path: '/sms/send',
+      body,
+      idempotencyKey: idempotencyKeyOf(options),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /** One message, inbound or outbound. */
+  get(id: string): Promise<Sms> {
+    return this.http.request({ method: 'GET', path: `/sms/${segment(id)}`, idempotent: true });
+  }
+
+  /**
+   * One receptionist's messages, both directions, newest first, following cursors; filters
+   * `direction`, `date_from`, `date_to` as for calls.
+   */
+  listForReceptionist(
+    receptionistId: string,
+    params: ListParams<'listReceptionistSms'> = {},
+  ): PageIterator<Sms> {
+    return this.paginate(
+      `/receptionists/${segment(receptionistId)}/sms`,
+      params,
+      (page: DataPage<Sms>) => fromDataPage(page),
+    );
+  }
+}

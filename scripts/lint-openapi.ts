@@ -1,0 +1,20 @@
+import { lintOpenApi } from './openapi/lint';
+import { servedOpenApiDocument } from './openapi/served-document';
+
+// Lints the OpenAPI document createApp serves, with Redocly CLI (redocly.yaml). Exit 1 on
+// any warning or error, as `npm test` does.
+//
+//   npm run lint:openapi
+async function main(): Promise<void> {
+  const problems = await lintOpenApi(await servedOpenApiDocument());
+  for (const p of problems) {
+    process.stdout.write(`${p.severity} ${p.ruleId} at ${p.location}: ${p.message}\n`);
+  }
+  process.stdout.write(`openapi lint: ${problems.length} problem(s)\n`);
+  if (problems.length > 0) process.exit(1);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`lint:openapi: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,96 @@
+import request from 'supertest';
+import { parseList } from 'structured-headers';
+import { REDIS_DEADLINE_MS } from '../../apps/api/src/http/rate-limit';
+import { createTestContext, type TestContext } from '../support/context';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
+
+// Without Redis the per-key limits fall back to each API process's memory (docs/DECISIONS.md,
+// Rate limits): a Redis outage must not take down what needs no Redis (reads, and writes
+// whose jobs the reconcilers repair), and a key is still limited meanwhile. Idempotency-Key
+// requests, which cannot be answered safely without Redis, stay a fast 503.
+let redis: PrivateRedis;
+let ctx: TestContext;
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  ctx = await createTestContext({ REDIS_URL: redis.url });
+});
+afterAll(async () => {
+  redis?.thaw();
+  await ctx?.close();
+  await redis?.stop();
+});
+
+const list = (auth: string) =>
+  request(ctx.app).get('/api/v1/receptionists').set('Authorization', auth);
+const remaining = (res: request.Response): number => {
+  const [member] = parseList(res.headers.ratelimit as string);
+  return (member as [unknown, Map<string, number>])[1].get('r') as number;
+};
+
+it('Redis frozen → a read is answered within the limiter deadline, not after a hang', async () => {
+  const { auth } = await ctx.tenant(['read']);
+  expect((await list(auth)).status).toBe(200);
+  redis.freeze();
+  try {
+    const started = Date.now();
+    const res = await list(auth);
+    expect(res.status).toBe(200);
+    expect(res.headers.ratelimit).toEqual(expect.any(String));
+    // The limiter gives Redis REDIS_DEADLINE_MS, then decides in memory.
+    expect(Date.now() - started).toBeLessThan(REDIS_DEADLINE_MS + 1500);
+  } finally {
+    redis.thaw();
+  }
+});
+
+it('Redis down → reads work, each key is limited in memory, keyed writes are a fast 503', async () => {
+  const { tenantId, auth } = await ctx.tenant(['admin']);
+  await ctx.deps.stores.tenants.setRateLimit(tenantId, { perSecond: 1, burst: 3 });
+  await redis.stop();
+
+  const started = Date.now();
+  const statuses: number[] = [];
+  const left: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await list(auth);
+    statuses.push(res.status);
+    left.push(remaining(res));
+  }
+  expect(Date.now() - started).toBeLessThan(2000);
+  // The local bucket has the tenant's size: 3, then refusals (it refills only after 3 s).
+  expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  expect(left).toEqual([2, 1, 0, 0, 0]);
+
+  const other = await ctx.tenant(['admin']);
+  expect((await list(other.auth)).status).toBe(200);
+  const rcp = await ctx.deps.stores.receptionists.create({
+    tenantId: other.tenantId,
+    name: 'Front Desk',
+    status: 'ready',
+    phoneNumber: '+14155550100',
+  });
+  const keyed = await request(ctx.app)
+    .post('/api/v1/calls/outbound')
+    .set('Authorization', other.auth)
+    .set('Idempotency-Key', 'while-redis-is-down')
+    .send({ receptionist_id: rcp.id, to: '+14155550123' });
+  expect(keyed.status).toBe(503);
+  expect(keyed.body.error.type).toBe('service_unavailable');
+  expect(keyed.headers.ratelimit).toEqual(expect.any(String));
+
+  await redis.start();
+});
+
+it('once Redis is back, the buckets are counted in Redis again', async () => {
+  const { auth } = await ctx.tenant(['read']);
+  const deadline = Date.now() + 10_000;
+  let keys: string[] = [];
+  // The connection reconnects on its own schedule; each request counts where it can.
+  while (Date.now() < deadline && keys.length === 0) {
+    expect((await list(auth)).status).toBe(200);
+    keys = await ctx.deps.redis.keys(`${ctx.config.queuePrefix}:rl:api-key:*`).catch(() => []);
+    if (keys.length === 0) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(keys.length).toBeGreaterThan(0);
+});

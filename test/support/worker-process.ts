@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Config } from '@switchboard/config';
+import { exited, killOnExit } from './children';
+import { redisEnv, testEnv } from './env';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface WorkerProcess {
+  process: ChildProcess;
+  /** SIGTERM (the worker drains), SIGKILL after 5 s. */
+  stop(): Promise<void>;
+  /** SIGKILL at once (a crash, or a teardown that need not drain). */
+  kill(): Promise<void>;
+}
+
+/**
+ * The production worker (test/support/worker-main.ts: same deps, same processors, shortened
+ * recovery timings) as a separate process on `config`'s database, Redis (one server or a
+ * cluster) and prefix. `env` adds variables (e.g. NODE_EXTRA_CA_CERTS for a test receiver).
+ * Resolves once the worker said it is ready; killed when this process exits.
+ */
+export async function startWorkerProcess(
+  config: Config,
+  env: Record<string, string> = {},
+): Promise<WorkerProcess> {
+  const child = spawn(
+    process.execPath,
+    // `--import tsx` keeps the worker in this one process (the tsx CLI would add a child).
+    ['--import', 'tsx', 'test/support/worker-main.ts'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...testEnv({
+          DATABASE_URL: config.databaseUrl,
+          QUEUE_PREFIX: config.queuePrefix,
+          ...redisEnv(config.redis),
+          ...env,
+        }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const undo = killOnExit(child);
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+  });
+  await new Promise<void>((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`worker ${why}:\n${stderr}`));
+    };
+    const timer = setTimeout(() => fail('not ready within 30 s'), 30_000);
+    child.once('error', (err) => fail(err.message));
+    child.once('exit', (code) => fail(`exited early (${code})`));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('worker ready')) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve();
+      }
+    });
+  });
+  return {
+    process: child,
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited(child);
+      clearTimeout(timer);
+      undo();
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+      undo();
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import type { Express } from 'express';
+import type { Knex } from 'knex';
+import request from 'supertest';
+import type { LookupFn } from '@switchboard/webhooks';
+import { fillPath, type Operation } from './operations';
+import { PATH_ID_KINDS, type Kind, type TenantWorld } from './world';
+
+/**
+ * Body and query fields that name a resource: a sweep puts a real id of that kind there
+ * (the contract: another tenant's id in a query filter or a body is a 404 too).
+ */
+export const FIELD_ID_KINDS: Readonly<Record<string, Kind>> = {
+  receptionist_id: 'receptionist',
+  lead_id: 'lead',
+  call_id: 'call',
+};
+
+/** Every host resolves to loopback: sweeps make webhooks for any URL and never leave the machine. */
+export const loopbackLookup: LookupFn = async () => [{ address: '127.0.0.1', family: 4 }];
+
+/** One concrete request. */
+export interface Req {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  /** Sent as is (a JSON text, a CSV file, or anything a fuzzer made). */
+  body?: string | Buffer;
+}
+
+/** `example` with every id field naming `tenant`'s resource of that kind. */
+export function withIds(example: unknown, tenant: TenantWorld): unknown {
+  if (Array.isArray(example)) return example.map((v) => withIds(v, tenant));
+  if (example === null || typeof example !== 'object') return example;
+  return Object.fromEntries(
+    Object.entries(example).map(([k, v]) => {
+      const kind = FIELD_ID_KINDS[k];
+      return [k, kind && typeof v === 'string' ? tenant.ids[kind] : withIds(v, tenant)];
+    }),
+  );
+}
+
+/**
+ * The documented example request of `op`, valid as far as its schemas go: path ids of
+ * `pathTenant`, body and query ids of `fieldTenant`, the key `auth`.
+ */
+export function exampleRequest(
+  op: Operation,
+  auth: string | null,
+  pathTenant: TenantWorld,
+  fieldTenant: TenantWorld = pathTenant,
+  pathIds: Record<string, string> = {},
+): Req {
+  const kinds = PATH_ID_KINDS[op.operationId] ?? {};
+  const values = Object.fromEntries(
+    op.pathParams.map((p) => {
+      const kind = kinds[p.name];
+      return [p.name, pathIds[p.name] ?? (kind ? pathTenant.ids[kind] : 'unknown')];
+    }),
+  );
+  const query = op.query
+    .filter((q) => FIELD_ID_KINDS[q.name])
+    .map((q) => `${q.name}=${encodeURIComponent(fieldTenant.ids[FIELD_ID_KINDS[q.name] as Kind])}`);
+  const headers: Record<string, string> = {};
+  if (auth) headers.Authorization = auth;
+  // The MCP transport answers 406 unless both are acceptable.
+  headers.Accept = 'application/json, text/event-stream';
+  let body: string | undefined;
+  if (op.body) {
+    headers['Content-Type'] = op.body.contentType;
+    body =
+      op.body.contentType === 'application/json'
+        ? JSON.stringify(withIds(op.body.example ?? {}, fieldTenant))
+        : String(op.body.example ?? '');
+  }
+  const url = fillPath(op, values) + (query.length ? `?${query.join('&')}` : '');
+  return { method: op.method, url, headers, body };
+}
+
+/** Sends `req` to `app` (bounded: a hang is an error). */
+export async function send(
+  app: Express | import('node:http').Server,
+  req: Req,
+  timeoutMs = 15_000,
+) {
+  const client = request(app);
+  const method = req.method as 'get' | 'post' | 'patch' | 'delete' | 'put';
+  let r = client[method](req.url)
+    .timeout(timeoutMs)
+    .ok(() => true);
+  for (const [name, value] of Object.entries(req.headers)) r = r.set(name, value);
+  return req.body === undefined ? await r : await r.send(req.body);
+}
+
+/** Tables and what is compared: row counts everywhere, and a checksum of one tenant's rows. */
+export async function snapshot(knex: Knex, tenantId: string): Promise<Record<string, string>> {
+  const tables = (
+    await knex('information_schema.tables')
+      .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+      .whereNot('table_name', 'like', 'knex_migrations%')
+      .select('table_name')
+  ).map((r: { table_name: string }) => r.table_name);
+  const tenantTables = new Set(
+    (
+      await knex('information_schema.columns')
+        .where({ table_schema: 'public', column_name: 'tenant_id' })
+        .select('table_name')
+    ).map((r: { table_name: string }) => r.table_name),
+  );
+  const out: Record<string, string> = {};
+  for (const table of tables.sort()) {
+    const [count] = await knex(table).count({ n: '*' });
+    out[`${table} rows`] = String(count?.n);
+    // api_keys: the keys in use record their last use; nothing else of a key ever changes.
+    if (!tenantTables.has(table) || table === 'api_keys') continue;
+    const { rows } = await knex.raw(
+      `SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS sum
+         FROM ?? t WHERE tenant_id = ?`,
+      [table, tenantId],
+    );
+    out[`${table} of ${tenantId}`] = rows[0].sum as string;
+  }
+  return out;
+}

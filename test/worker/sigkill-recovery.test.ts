@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Worker } from 'bullmq';
+import { closeRedis, createRedis, enqueue, QUEUES } from '@switchboard/queues';
+import { FAN_OUT_TIMINGS } from '../../apps/worker/src/runner';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext, type TestContext } from '../support/context';
+import { testEnv } from '../support/env';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
+
+// A worker is SIGKILLed while a delivery is in flight, or while it fans an event out. The
+// production worker (its own process, production timings: WEBHOOK_TIMEOUT_MS 10 s,
+// reconciler every 5 s) started right after must deliver it well within 30 s of the kill,
+// and the interrupted delivery exactly once more.
+const ROOT = path.resolve(__dirname, '../..');
+const BOUND_MS = 30_000;
+let ctx: TestContext;
+let receiver: TestReceiver;
+let certDir: string;
+const workers: ChildProcess[] = [];
+const firstSeen = new Set<string>();
+let inFlight: (() => void) | null = null;
+
+/** The production worker process (apps/worker/src/main.ts), ready once it says so. */
+function startWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...testEnv({
+        DATABASE_URL: ctx.config.databaseUrl,
+        QUEUE_PREFIX: ctx.config.queuePrefix,
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'info',
+      }),
+      NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  workers.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('"worker ready"')) {
+        child.removeAllListeners('exit');
+        resolve(child);
+      }
+    });
+  });
+}
+
+beforeAll(async () => {
+  const cert = generateCertificate('IP:127.0.0.1');
+  certDir = mkdtempSync(path.join(tmpdir(), 'sb-sigkill-'));
+  writeFileSync(path.join(certDir, 'ca.pem'), cert.cert);
+  // The first request of each event never gets an answer (the worker dies waiting for it);
+  // any later one is answered at once.
+  receiver = await startReceiver(cert, {
+    '/hook': (req: IncomingMessage, res: ServerResponse) => {
+      const id = String(req.headers['x-service-event-id']);
+      if (firstSeen.has(id)) return void res.writeHead(204).end();
+      firstSeen.add(id);
+      inFlight?.();
+    },
+  });
+  ctx = await createTestContext();
+});
+/** SIGKILLs every worker process still running. */
+async function killWorkers(): Promise<void> {
+  const alive = workers.filter((w) => w.exitCode === null && w.signalCode === null);
+  await Promise.all(
+    alive.map((w) => new Promise((resolve) => (w.once('exit', resolve), w.kill('SIGKILL')))),
+  );
+}
+
+afterAll(async () => {
+  await killWorkers();
+  await Promise.all([ctx?.close(), receiver?.close()]);
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+it('sends an interrupted delivery again within 30 s of a SIGKILL, once', async () => {
+  const { tenant, receptionistId, subscription } = await subscriber(
+    ctx,
+    `https://127.0.0.1:${receiver.port}/hook`,
+  );
+  const first = await startWorker();
+  const sent = new Promise<void>((resolve) => (inFlight = resolve));
+  const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  await sent;
+  const exited = new Promise((r) => first.once('exit', r));
+  first.kill('SIGKILL');
+  await exited;
+  const killedAt = Date.now();
+  await startWorker();
+
+  const requestsOf = () =>
+    receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId);
+  await waitFor('the delivery to be sent again', () => requestsOf().length >= 2, {
+    timeoutMs: 90_000,
+    intervalMs: 100,
+  });
+  const recoveredMs = Date.now() - killedAt;
+  const row = await waitFor('the delivery to succeed', async () => {
+    const d = await ctx.deps
+      .knex('webhook_deliveries')
+      .where({ subscription_id: subscription.id })
+      .first();
+    return d?.status === 'succeeded' ? d : undefined;
+  });
+  expect(recoveredMs).toBeLessThan(BOUND_MS);
+  // The killed attempt recorded nothing; the one that followed is attempt 1, sent once.
+  expect(row).toMatchObject({ attempts: 1, claims: 0 });
+  expect(requestsOf()).toHaveLength(2);
+}, 120_000);
+
+it('fans out an event whose fan-out job died with its worker, within 30 s', async () => {
+  await killWorkers();
+  const { tenant, receptionistId } = await subscriber(
+    ctx,
+    `https://127.0.0.1:${receiver.port}/hook`,
+  );
+  // A fan-out worker with the product's timings takes the event's job and dies with it: the
+  // job stays active in BullMQ, and its lock is no longer renewed.
+  const connection = createRedis(ctx.config.redis, 'worker');
+  let taken: () => void = () => undefined;
+  const takenJob = new Promise<void>((resolve) => (taken = resolve));
+  const dying = new Worker(
+    QUEUES.events,
+    async () => {
+      taken();
+      await new Promise(() => undefined);
+    },
+    {
+      connection,
+      prefix: ctx.config.queuePrefix,
+      lockDuration: FAN_OUT_TIMINGS.lockDurationMs,
+      stalledInterval: FAN_OUT_TIMINGS.stalledIntervalMs,
+    },
+  );
+  const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  await enqueue(ctx.deps.queues, 'events', [{ data: { v: 1, eventId } }]);
+  await takenJob;
+  await dying.close(true);
+  await closeRedis(connection);
+  const killedAt = Date.now();
+  await startWorker();
+  await waitFor(
+    'the event to be delivered',
+    () => receiver.requests.some((r) => r.headers['x-service-event-id'] === eventId),
+    { timeoutMs: 90_000, intervalMs: 100 },
+  );
+  expect(Date.now() - killedAt).toBeLessThan(BOUND_MS);
+}, 120_000);
