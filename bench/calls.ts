@@ -16,9 +16,7 @@
  * BENCH_DURATION (10 s per autocannon run), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, relative } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { ApiKeysStore, CallsStore, createKnex, type KeysetPosition } from '@switchboard/db';
@@ -26,7 +24,6 @@ import { CursorCodec } from '../apps/api/src/pagination/cursor';
 import {
   type Child,
   installChildCleanup,
-  ROOT,
   startTsChild,
   stopAllChildren,
   waitForHttp,
@@ -36,6 +33,7 @@ import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, seconds, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, summarize, table, timeSequential, type LatencySummary } from './lib/stats';
 import { databaseUrls, ensureSeed, type SeedResult, type SeedSpec } from './calls/seed';
 
@@ -606,17 +604,7 @@ async function main(): Promise<number> {
       },
       targets,
     };
-    const dir = join(ROOT, 'bench', '.results');
-    mkdirSync(dir, { recursive: true });
-    const file = join(
-      dir,
-      `calls-${startedAt
-        .toISOString()
-        .replace(/:/g, '-')
-        .replace(/\.\d+Z$/, 'Z')}.json`,
-    );
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    log(`\nresults written to ${relative(ROOT, file)}`);
+    saveResult('calls', startedAt, result, log);
     return 0;
   } finally {
     await stopAllChildren();

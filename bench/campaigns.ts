@@ -23,8 +23,6 @@
  * BENCH_CAMPAIGN_RECIPIENTS (10,000), BENCH_CAMPAIGN_FULL=1, BENCH_ADMIN_DATABASE_URL,
  * REDIS_URL.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { closeRedis, createRedis } from '@switchboard/queues';
 import { simulatorHandoffs } from '../apps/worker/src/sms/simulator';
 import {
@@ -35,11 +33,12 @@ import {
   type Window,
 } from './campaigns/measure';
 import { setupCampaignBench, type CampaignBench } from './campaigns/setup';
-import { installChildCleanup, ROOT, stopAllChildren } from './lib/children';
+import { installChildCleanup, stopAllChildren } from './lib/children';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { deleteRedisPrefix } from './outbound/setup';
 import { log, progressBar, sleep, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 
 const PREFIX = '{sbbc}';
@@ -173,44 +172,34 @@ async function main(): Promise<number> {
       `carrier log: ${fmt(Object.keys(handoffs).length)} messages handed over, ${twice} of them more than once`,
     ];
     process.stdout.write(`${report.join('\n')}\n`);
-    const dir = join(ROOT, 'bench', '.results');
-    mkdirSync(dir, { recursive: true });
-    const stamp = startedAt
-      .toISOString()
-      .replace(/:/g, '-')
-      .replace(/\.\d+Z$/, 'Z');
-    const file = join(dir, `campaigns-${stamp}.json`);
-    writeFileSync(
-      file,
-      `${JSON.stringify(
-        {
-          benchmark: 'campaigns',
-          command: 'npm run bench:campaigns',
-          startedAt: startedAt.toISOString(),
-          finishedAt: new Date().toISOString(),
-          machine,
-          options: { rounds, rate, ...opts, recipients: b.phones.length },
-          campaign,
-          single,
-          full,
-          idleCpuMsPerSecond: idle * 1000,
-          handoffs: { messages: Object.keys(handoffs).length, twice },
-          targets: {
-            rate: { achieved, deviation, goal: RATE_GOAL, met: deviation <= RATE_GOAL },
-            cost: {
-              ratio: costRatio,
-              marginalRatio,
-              perRound: ratios,
-              goal: COST_GOAL,
-              met: costRatio <= COST_GOAL,
-            },
+    saveResult(
+      'campaigns',
+      startedAt,
+      {
+        benchmark: 'campaigns',
+        command: 'npm run bench:campaigns',
+        startedAt: startedAt.toISOString(),
+        finishedAt: new Date().toISOString(),
+        machine,
+        options: { rounds, rate, ...opts, recipients: b.phones.length },
+        campaign,
+        single,
+        full,
+        idleCpuMsPerSecond: idle * 1000,
+        handoffs: { messages: Object.keys(handoffs).length, twice },
+        targets: {
+          rate: { achieved, deviation, goal: RATE_GOAL, met: deviation <= RATE_GOAL },
+          cost: {
+            ratio: costRatio,
+            marginalRatio,
+            perRound: ratios,
+            goal: COST_GOAL,
+            met: costRatio <= COST_GOAL,
           },
         },
-        null,
-        2,
-      )}\n`,
+      },
+      log,
     );
-    log(`\nresults written to ${relative(ROOT, file)}`);
     return twice === 0 ? 0 : 1;
   } finally {
     await stopAllChildren();

@@ -14,21 +14,14 @@
  * Knobs (env): BENCH_RESEED=1, BENCH_LEADS_BIG (1000000), BENCH_SAMPLES (100),
  * BENCH_IMPORT_ROWS (100000), BENCH_ROUNDS (2).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ApiKeysStore, createKnex, TenantsStore } from '@switchboard/db';
-import {
-  installChildCleanup,
-  ROOT,
-  startTsChild,
-  stopAllChildren,
-  waitForHttp,
-} from './lib/children';
+import { installChildCleanup, startTsChild, stopAllChildren, waitForHttp } from './lib/children';
 import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { closeHttpAgent, freePort } from './lib/http';
 import { machineInfo } from './lib/machine';
 import { log, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, table, type LatencySummary } from './lib/stats';
 import { makeCsv, timeImport, timeInsertLoop, type ImportRun } from './leads/import';
 import { uploadAndSample, type UploadMemory } from './leads/memory';
@@ -64,6 +57,7 @@ function startApi(databaseUrl: string, port: number, prefix: string) {
 }
 
 async function main(): Promise<number> {
+  const startedAt = new Date();
   installChildCleanup();
   const machine = machineInfo();
   log(
@@ -189,28 +183,22 @@ async function main(): Promise<number> {
   ].join('\n');
   process.stdout.write(`${out}\n`);
   for (const [label, plan] of plans) process.stdout.write(`\n-- ${label}\n${plan}\n`);
-  const dir = join(ROOT, 'bench', '.results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `leads-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        machine,
-        spec: SPEC,
-        seed,
-        searchRows,
-        plans: Object.fromEntries(plans),
-        runs,
-        importRate,
-        loopRate,
-        uploads,
-      },
-      null,
-      2,
-    ),
+  saveResult(
+    'leads',
+    startedAt,
+    {
+      machine,
+      spec: SPEC,
+      seed,
+      searchRows,
+      plans: Object.fromEntries(plans),
+      runs,
+      importRate,
+      loopRate,
+      uploads,
+    },
+    log,
   );
-  log(`results: ${relative(ROOT, file)}`);
   return 0;
 }
 

@@ -18,23 +18,16 @@
  * BENCH_REPLAY_KEYS (200), REDIS_URL.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import autocannon from 'autocannon';
 import { createKnex } from '@switchboard/db';
 import { closeRedis, createQueues, createRedis } from '@switchboard/queues';
-import {
-  installChildCleanup,
-  ROOT,
-  startTsChild,
-  stopAllChildren,
-  waitForHttp,
-} from './lib/children';
+import { installChildCleanup, startTsChild, stopAllChildren, waitForHttp } from './lib/children';
 import { freePort } from './lib/http';
 import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import { deleteRedisPrefix, setupDatabase } from './outbound/setup';
 
@@ -285,13 +278,6 @@ async function main(): Promise<number> {
     ];
     process.stdout.write(`${report.join('\n')}\n`);
 
-    const dir = join(ROOT, 'bench', '.results');
-    mkdirSync(dir, { recursive: true });
-    const stamp = startedAt
-      .toISOString()
-      .replace(/:/g, '-')
-      .replace(/\.\d+Z$/, 'Z');
-    const file = join(dir, `outbound-${stamp}.json`);
     const result = {
       benchmark: 'outbound',
       command: 'npm run bench:outbound',
@@ -311,8 +297,7 @@ async function main(): Promise<number> {
       target: { description: `unique-key req/s ≥ ${TARGET_RATIO} × bare`, met },
       checked: { calls, jobs, expected },
     };
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    log(`\nresults written to ${relative(ROOT, file)}`);
+    saveResult('outbound', startedAt, result, log);
     return 0;
   } finally {
     await stopAllChildren();

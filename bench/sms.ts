@@ -16,14 +16,13 @@
  * BENCH_SAMPLES (200), BENCH_SMS_MESSAGES (1,000,020: a smaller seed for a smoke run; deeper
  * depths are skipped), BENCH_RESEED=1, BENCH_ADMIN_DATABASE_URL, REDIS_URL.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { closeRedis, createQueues, createRedis } from '@switchboard/queues';
-import { installChildCleanup, ROOT, stopAllChildren } from './lib/children';
+import { installChildCleanup, stopAllChildren } from './lib/children';
 import { closeHttpAgent } from './lib/http';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { log, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import { deleteRedisPrefix } from './outbound/setup';
 import { measureHistory } from './sms/history';
@@ -138,13 +137,6 @@ async function main(): Promise<number> {
     ];
     process.stdout.write(`${report.join('\n')}\n`);
 
-    const dir = join(ROOT, 'bench', '.results');
-    mkdirSync(dir, { recursive: true });
-    const stamp = startedAt
-      .toISOString()
-      .replace(/:/g, '-')
-      .replace(/\.\d+Z$/, 'Z');
-    const file = join(dir, `sms-${stamp}.json`);
     const result = {
       benchmark: 'sms',
       command: 'npm run bench:sms',
@@ -159,8 +151,7 @@ async function main(): Promise<number> {
         history: { ratio: history.ratio, goal: DEPTH_TARGET, met: history.ratio <= DEPTH_TARGET },
       },
     };
-    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    log(`\nresults written to ${relative(ROOT, file)}`);
+    saveResult('sms', startedAt, result, log);
     return 0;
   } finally {
     await stopAllChildren();

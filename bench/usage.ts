@@ -18,20 +18,13 @@
  * BENCH_DURATION (10 s), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3), BENCH_DATABASE_NAME.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { createKnex } from '@switchboard/db';
-import {
-  installChildCleanup,
-  ROOT,
-  startTsChild,
-  stopAllChildren,
-  waitForHttp,
-} from './lib/children';
+import { installChildCleanup, startTsChild, stopAllChildren, waitForHttp } from './lib/children';
 import { closeHttpAgent, freePort } from './lib/http';
 import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { log, step } from './lib/progress';
+import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import {
   checkCounted,
@@ -185,13 +178,6 @@ async function main(): Promise<number> {
       `checked: every completed call counted once (${counted.oneTenant.calls} + ${counted.fleet.calls} calls)`,
     ];
     process.stdout.write(`${report.join('\n')}\n`);
-    const dir = join(ROOT, 'bench', '.results');
-    mkdirSync(dir, { recursive: true });
-    const stamp = startedAt
-      .toISOString()
-      .replace(/:/g, '-')
-      .replace(/\.\d+Z$/, 'Z');
-    const file = join(dir, `usage-${stamp}.json`);
     const result = {
       benchmark: 'usage',
       command: 'npm run bench:usage',
@@ -211,8 +197,7 @@ async function main(): Promise<number> {
         SCENARIOS.map((sc) => [sc, { ...ingest[sc], ratio: ratio(sc), counted: counted[sc] }]),
       ),
     };
-    writeFileSync(file, JSON.stringify(result, null, 2));
-    log(`results: ${relative(ROOT, file)}`);
+    saveResult('usage', startedAt, result, log);
     return 0;
   } finally {
     closeHttpAgent();
