@@ -3,8 +3,7 @@ import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
 import {
-  generateCertificate,
-  startReceiver,
+  type TestCertificate,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import {
@@ -14,7 +13,8 @@ import {
   optOut,
   recipientStates,
 } from '../support/campaigns';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestContext } from '../support/context';
+import { subscribedTenant } from '../support/subscribed-tenant';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
 
 // Campaigns sent by two real workers (in this process, each with its own pools) through the
@@ -61,23 +61,11 @@ const completed = (id: string, timeoutMs = 60_000) =>
   );
 
 beforeAll(async () => {
-  const cert = generateCertificate('IP:127.0.0.1');
-  receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
-  ctx = await createTestContext({ SIMULATOR_SPEED: '20' });
-  ({ auth, tenantId } = await ctx.tenant(['admin']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  const sub = await request(ctx.app)
-    .post('/api/v1/webhooks')
-    .set('Authorization', auth)
-    .send({ url: `https://127.0.0.1:${receiver.port}/hooks` });
-  secret = sub.body.signing_secret;
+  let cert: TestCertificate;
+  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+    env: { SIMULATOR_SPEED: '20' },
+    phoneNumber: RCP_PHONE,
+  }));
   const runner = { campaignPollMs: 200 };
   workers = [
     await startTestWorker(ctx, { webhookCa: cert.cert, runner }),

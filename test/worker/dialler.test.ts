@@ -2,11 +2,11 @@ import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import {
-  generateCertificate,
-  startReceiver,
+  type TestCertificate,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestContext } from '../support/context';
+import { subscribedTenant } from '../support/subscribed-tenant';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
 
 // The outbound dialler with the simulator: every magic number, a normal call's complete
@@ -42,23 +42,11 @@ const eventsOf = async (id: string) =>
   (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.call_id === id);
 
 beforeAll(async () => {
-  const cert = generateCertificate('IP:127.0.0.1');
-  receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
-  ctx = await createTestContext({ SIMULATOR_SPEED: '1000' });
-  ({ auth, tenantId } = await ctx.tenant(['admin']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  const sub = await request(ctx.app)
-    .post('/api/v1/webhooks')
-    .set('Authorization', auth)
-    .send({ url: `https://127.0.0.1:${receiver.port}/hooks` });
-  secret = sub.body.signing_secret;
+  let cert: TestCertificate;
+  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+    env: { SIMULATOR_SPEED: '1000' },
+    phoneNumber: RCP_PHONE,
+  }));
   // Accepted while no worker ran, and its job lost: only the reconciler can dial it.
   orphan = (await start('+14155550124')).id;
   await ctx.deps.queues.outboundCalls.remove(orphan);

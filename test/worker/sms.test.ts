@@ -3,11 +3,11 @@ import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
 import {
-  generateCertificate,
-  startReceiver,
+  type TestCertificate,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestContext } from '../support/context';
+import { subscribedTenant } from '../support/subscribed-tenant';
 import { messages } from '../support/fixtures';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
 
@@ -68,23 +68,12 @@ const ingest = (body: object) =>
     .send(body);
 
 beforeAll(async () => {
-  const cert = generateCertificate('IP:127.0.0.1');
-  receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
-  ctx = await createTestContext({ SIMULATOR_SPEED: '100' });
-  ({ auth, tenantId } = await ctx.tenant(['admin']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  const sub = await request(ctx.app)
-    .post('/api/v1/webhooks')
-    .set('Authorization', auth)
-    .send({ url: `https://127.0.0.1:${receiver.port}/hooks`, events: ['sms.sent'] });
-  secret = sub.body.signing_secret;
+  let cert: TestCertificate;
+  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+    env: { SIMULATOR_SPEED: '100' },
+    phoneNumber: RCP_PHONE,
+    events: ['sms.sent'],
+  }));
   // Accepted while no worker ran, and its job lost: only the reconciler can send it.
   orphan = (await accept('+14155550140')).id;
   await ctx.deps.queues.sms.remove(orphan);

@@ -1,0 +1,51 @@
+import request from 'supertest';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestCertificate,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext, type TestContext } from './context';
+
+/**
+ * The world of the worker's end-to-end tests: a test context, a tenant with an admin key, a
+ * `ready` receptionist on `phoneNumber`, and one webhook subscription (to `events`, or to
+ * every event) on an HTTPS receiver on 127.0.0.1 that answers 204 at `/hooks`. The worker
+ * must trust `cert.cert` (`startTestWorker(ctx, { webhookCa: cert.cert })`).
+ */
+export interface SubscribedTenant {
+  ctx: TestContext;
+  receiver: TestReceiver;
+  cert: TestCertificate;
+  auth: string;
+  tenantId: string;
+  rcp: string;
+  /** The subscription's signing secret. */
+  secret: string;
+}
+
+export async function subscribedTenant(opts: {
+  env?: Record<string, string>;
+  phoneNumber: string;
+  events?: string[];
+}): Promise<SubscribedTenant> {
+  const cert = generateCertificate('IP:127.0.0.1');
+  const receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
+  const ctx = await createTestContext(opts.env);
+  const { auth, tenantId } = await ctx.tenant(['admin']);
+  const { id: rcp } = await ctx.deps.stores.receptionists.create({
+    tenantId,
+    name: 'Front Desk',
+    status: 'ready',
+    phoneNumber: opts.phoneNumber,
+  });
+  const sub = await request(ctx.app)
+    .post('/api/v1/webhooks')
+    .set('Authorization', auth)
+    .send({
+      url: `https://127.0.0.1:${receiver.port}/hooks`,
+      ...(opts.events ? { events: opts.events } : {}),
+    });
+  if (sub.status !== 201) throw new Error(`could not subscribe: ${sub.status} ${sub.text}`);
+  return { ctx, receiver, cert, auth, tenantId, rcp, secret: sub.body.signing_secret };
+}
