@@ -12,6 +12,7 @@ import {
 } from '@switchboard/db';
 import { log, progressBar, seconds, sleep, step } from '../lib/progress';
 import { CallRowGenerator, COPY_COLUMNS, type SeedTenant } from './rows';
+import { localDatabase, withClient } from '../lib/database';
 
 /** What the database must hold; stored as the marker, so a changed spec means a reseed. */
 export interface SeedSpec {
@@ -38,31 +39,15 @@ export interface SeedResult {
 const MARKER = 'bench_seed';
 const DAY_MS = 86_400_000;
 const SPAN_MS = 365 * DAY_MS;
+/** What a constraint or index name read back must look like before it is spliced into DDL. */
 const NAME_OK = /^[a-z0-9_]+$/;
 const RECEPTIONIST_NAMES = ['Front Desk', 'After Hours', 'Emergency Line', 'Sales', 'Billing'];
 
 /** The bench database's URL: the admin URL with another database name (127.0.0.1 only). */
 export function databaseUrls(): { adminUrl: string; benchUrl: string; dbName: string } {
-  const adminUrl =
-    process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = process.env.BENCH_DATABASE_NAME ?? 'switchboard_bench';
-  const u = new URL(adminUrl);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) {
-    throw new Error(`the benchmark only talks to a local Postgres, not ${u.hostname}`);
-  }
-  if (!NAME_OK.test(dbName)) throw new Error(`bad BENCH_DATABASE_NAME ${dbName}`);
-  u.pathname = `/${dbName}`;
-  return { adminUrl, benchUrl: u.toString(), dbName };
-}
-
-async function withClient<T>(url: string, run: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
+  const { adminUrl, url } = localDatabase(dbName, 'BENCH_DATABASE_NAME');
+  return { adminUrl, benchUrl: url, dbName };
 }
 
 interface MarkerRow {

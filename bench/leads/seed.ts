@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ApiKeysStore, createKnex, migrateLatest, TenantsStore, type Knex } from '@switchboard/db';
 import { log, progressBar, seconds, step } from '../lib/progress';
 import { leadRow, prng } from './rows';
+import { localDatabase, withClient } from '../lib/database';
 
 /** What the database must hold; stored as the marker, so a changed spec means a reseed. */
 export interface LeadSeedSpec {
@@ -25,29 +25,10 @@ export interface LeadSeed {
 
 const MARKER = 'bench_leads_seed';
 const YEAR_MS = 365 * 86_400_000;
-const NAME_OK = /^[a-z0-9_]+$/;
 
 /** A database of the local server (127.0.0.1 only) by name. */
 export function benchDatabase(name: string): { adminUrl: string; url: string } {
-  const adminUrl =
-    process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const u = new URL(adminUrl);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) {
-    throw new Error(`the benchmark only talks to a local Postgres, not ${u.hostname}`);
-  }
-  if (!NAME_OK.test(name)) throw new Error(`bad database name ${name}`);
-  u.pathname = `/${name}`;
-  return { adminUrl, url: u.toString() };
-}
-
-export async function withClient<T>(url: string, run: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
+  return localDatabase(name);
 }
 
 /** Drops (when asked) and creates a database, then migrates it. */

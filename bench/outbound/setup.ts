@@ -7,8 +7,7 @@ import {
   TenantsStore,
 } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
-
-const NAME_OK = /^[a-z0-9_]+$/;
+import { localDatabase } from '../lib/database';
 
 export interface OutboundSetup {
   benchUrl: string;
@@ -19,16 +18,9 @@ export interface OutboundSetup {
 
 /** The bench database's URL: the admin URL with another database name (local Postgres only). */
 export function benchDatabase(): { adminUrl: string; benchUrl: string; dbName: string } {
-  const adminUrl =
-    process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = process.env.BENCH_OUTBOUND_DATABASE_NAME ?? 'switchboard_bench_outbound';
-  const u = new URL(adminUrl);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) {
-    throw new Error(`the benchmark only talks to a local Postgres, not ${u.hostname}`);
-  }
-  if (!NAME_OK.test(dbName)) throw new Error(`bad BENCH_OUTBOUND_DATABASE_NAME ${dbName}`);
-  u.pathname = `/${dbName}`;
-  return { adminUrl, benchUrl: u.toString(), dbName };
+  const { adminUrl, url } = localDatabase(dbName, 'BENCH_OUTBOUND_DATABASE_NAME');
+  return { adminUrl, benchUrl: url, dbName };
 }
 
 /**

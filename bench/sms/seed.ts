@@ -13,6 +13,7 @@ import {
 import { prng } from '../calls/rows';
 import { log, progressBar, seconds, step } from '../lib/progress';
 import { COPY_COLUMNS, messageRows, SPAN_MS } from './rows';
+import { localDatabase } from '../lib/database';
 
 /** What the history database must hold; stored as the marker, so a changed spec reseeds. */
 export interface SmsSeedSpec {
@@ -34,18 +35,10 @@ export interface SmsSeed {
 }
 
 const MARKER = 'bench_sms_seed';
-const NAME_OK = /^[a-z0-9_]+$/;
 /** The bench database's URL: the admin URL with another database name (127.0.0.1 only). */
 export function smsDatabaseUrls(name: string): { adminUrl: string; benchUrl: string } {
-  const adminUrl =
-    process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const u = new URL(adminUrl);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) {
-    throw new Error(`the benchmark only talks to a local Postgres, not ${u.hostname}`);
-  }
-  if (!NAME_OK.test(name)) throw new Error(`bad database name ${name}`);
-  u.pathname = `/${name}`;
-  return { adminUrl, benchUrl: u.toString() };
+  const { adminUrl, url } = localDatabase(name);
+  return { adminUrl, benchUrl: url };
 }
 
 /** Drops (when asked) and creates a database on the local server. */

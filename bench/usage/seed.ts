@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import {
   ApiKeysStore,
@@ -13,6 +12,7 @@ import {
 } from '@switchboard/db';
 import { aggregateCountedCalls } from '../../packages/db/src/migrations/008_provisioning_usage';
 import { log, progressBar, step } from '../lib/progress';
+import { localDatabase, withClient } from '../lib/database';
 
 /**
  * The usage benchmark's database: a big tenant with `bigCalls` calls ending in one month
@@ -39,7 +39,6 @@ export interface UsageSeed {
 }
 
 const MARKER = 'bench_usage_seed';
-const NAME_OK = /^[a-z0-9_]+$/;
 const COLUMNS = [
   'id',
   'tenant_id',
@@ -57,26 +56,9 @@ const COLUMNS = [
 ];
 
 export function databaseUrls(): { adminUrl: string; benchUrl: string; dbName: string } {
-  const adminUrl =
-    process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = process.env.BENCH_DATABASE_NAME ?? 'switchboard_bench_usage';
-  const u = new URL(adminUrl);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) {
-    throw new Error(`the benchmark only talks to a local Postgres, not ${u.hostname}`);
-  }
-  if (!NAME_OK.test(dbName)) throw new Error(`bad BENCH_DATABASE_NAME ${dbName}`);
-  u.pathname = `/${dbName}`;
-  return { adminUrl, benchUrl: u.toString(), dbName };
-}
-
-async function withClient<T>(url: string, run: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
+  const { adminUrl, url } = localDatabase(dbName, 'BENCH_DATABASE_NAME');
+  return { adminUrl, benchUrl: url, dbName };
 }
 
 /** COPY lines of `count` calls ending in `month` (70 % completed, the rest missed or busy). */
