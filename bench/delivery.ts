@@ -94,7 +94,7 @@ const NOOP_PREFIX = `{sbbd-${RUN}-noop}`;
 const TARGET_RATIO = 0.6;
 const TARGET_P50_MS = 25;
 const TARGET_P99_MS = 100;
-const TARGET_FANOUT_MS = 1000;
+const TARGET_FANOUT_MS = 500;
 
 const fmt = (n: number | null | undefined, digits = 0): string =>
   n !== null && n !== undefined && Number.isFinite(n)
