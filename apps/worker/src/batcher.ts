@@ -1,7 +1,10 @@
 /**
  * Coalesces calls made by concurrent jobs of one process into one call per batch: `add`
- * queues an item and resolves with its own result once the batch it fell into has run. A
- * batch runs `maxWaitMs` after its first item, or at once when it reaches `maxItems`.
+ * queues an item and resolves with its own result once the batch it fell into has run.
+ * Group commit: while fewer than `maxRunning` batches run, a batch starts at the end of the
+ * current event-loop turn (calls made in the same turn join it); otherwise calls queue
+ * until a running batch ends, at most `maxWaitMs`, or until `maxItems` are queued. So an
+ * idle process adds no wait, and a busy one sends few, large batches.
  *
  * Invariants: every item is settled exactly once (its result, or its own error); a batch
  * that fails for a reason `retryable` says may pass is run again as it is (up to `retries`
@@ -12,6 +15,7 @@
 export interface BatcherOptions {
   maxItems: number;
   maxWaitMs: number;
+  maxRunning: number;
   retries: number;
   retryable(err: unknown): boolean;
   shared(err: unknown): boolean;
@@ -26,6 +30,8 @@ interface Pending<In, Out> {
 export class Batcher<In, Out> {
   private queue: Pending<In, Out>[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private soon: NodeJS.Immediate | null = null;
+  private running = 0;
 
   /** `run` returns one result per item, in the items' order. */
   constructor(
@@ -37,16 +43,24 @@ export class Batcher<In, Out> {
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.queue.length >= this.opts.maxItems) this.flush();
+      else if (this.running < this.opts.maxRunning) this.soon ??= setImmediate(() => this.flush());
       else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs);
     });
   }
 
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.soon) clearImmediate(this.soon);
     this.timer = null;
+    this.soon = null;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length > 0) void this.runBatch(batch, 0);
+    if (batch.length === 0) return;
+    this.running++;
+    void this.runBatch(batch, 0).finally(() => {
+      this.running--;
+      if (this.queue.length > 0) this.flush();
+    });
   }
 
   private async runBatch(batch: Pending<In, Out>[], tries: number): Promise<void> {

@@ -79,12 +79,13 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   await batches.lifecycle.prepare(deps.knex, PREPARED_CONNECTIONS);
   const attempt = attemptRunner(deps, batches);
   const components: Component[] = [
-    // Fan-out and first attempts: as many event jobs as delivery jobs, and as many first
-    // attempts in flight at once (the rest fall back to delivery jobs).
+    // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job
+    // may attempt many deliveries), and at most `concurrency` first attempts in flight at
+    // once (the rest fall back to delivery jobs).
     startQueueWorker(deps, 'events', fanOutProcessor(deps, batches, lanes, attempt, concurrency), {
       lockDurationMs: opts.lockDurationMs ?? FAN_OUT_TIMINGS.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs ?? FAN_OUT_TIMINGS.stalledIntervalMs,
-      concurrency,
+      concurrency: Math.max(2, Math.ceil(concurrency / 2)),
     }),
     startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
       ...opts,

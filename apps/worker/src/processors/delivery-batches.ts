@@ -21,8 +21,12 @@ export interface DeliveryBatches {
   record(record: AttemptRecord): Promise<boolean>;
 }
 
-/** A batch runs this long after its first call, or at once at BATCH_MAX_ITEMS. */
-export const BATCH_MAX_WAIT_MS = 2;
+/**
+ * Per kind of statement: at most BATCH_MAX_RUNNING batches in flight; calls made meanwhile
+ * wait for one to end, at most BATCH_MAX_WAIT_MS, or until BATCH_MAX_ITEMS are queued.
+ */
+export const BATCH_MAX_RUNNING = 2;
+export const BATCH_MAX_WAIT_MS = 5;
 export const BATCH_MAX_ITEMS = 200;
 
 const DEADLOCK_OR_SERIALIZATION = new Set(['40P01', '40001']);
@@ -35,6 +39,7 @@ export function createDeliveryBatches(
   const opts: BatcherOptions = {
     maxItems: BATCH_MAX_ITEMS,
     maxWaitMs: BATCH_MAX_WAIT_MS,
+    maxRunning: BATCH_MAX_RUNNING,
     retries: 3,
     retryable: (err) =>
       DEADLOCK_OR_SERIALIZATION.has(String((err as { code?: unknown } | null)?.code)),

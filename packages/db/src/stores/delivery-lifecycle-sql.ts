@@ -24,19 +24,28 @@ export type OpenRow = Pick<
 >;
 
 export interface ClaimRow extends DeliveryRow {
-  event_type: string;
-  event_data: Record<string, unknown>;
-  event_created_at: Date;
-  event_receptionist_id: string | null;
+  /** Read as JSON: `created_at` is an ISO 8601 string. */
+  event: {
+    type: string;
+    data: Record<string, unknown>;
+    created_at: string;
+    receptionist_id: string | null;
+  } | null;
   subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
 }
 
-/** $1 event ids. The last branch sees the snapshot before the inserts: no row twice. */
-export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, ev AS (
-       UPDATE events SET fanned_out_at = now()
-         FROM async_commit
-        WHERE id = ANY ($1::text[]) AND fanned_out_at IS NULL
-    RETURNING id, tenant_id, receptionist_id, type
+/**
+ * $1 event ids (distinct). The last branch sees the snapshot before the inserts: no row
+ * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
+ * prepared statement, looks each one up by index instead of scanning every open delivery.
+ */
+export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
+       SELECT DISTINCT unnest($1::text[]) AS id
+     ), ev AS (
+       UPDATE events e SET fanned_out_at = now()
+         FROM async_commit, q
+        WHERE e.id = q.id AND e.fanned_out_at IS NULL
+    RETURNING e.id, e.tenant_id, e.receptionist_id, e.type
      ), to_subscriptions AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
@@ -54,25 +63,33 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, ev AS (
      )
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
      UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
-     UNION ALL SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
-                WHERE event_id = ANY ($1::text[]) AND status IN ('pending', 'delivering')`;
+     UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
+       .map((c) => `d.${c}`)
+       .join(', ')}
+                 FROM q JOIN webhook_deliveries d ON d.event_id = q.id
+                WHERE d.status IN ('pending', 'delivering')`;
 
-/** $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds. */
+/**
+ * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds. The event and the
+ * subscription are read per claimed row (subqueries by primary key), never joined: a join
+ * may be planned as a scan of every event, once per batch.
+ */
 export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
      )
      UPDATE webhook_deliveries d
         SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
             claims = d.claims + 1, updated_at = now()
-       FROM req, events e, async_commit
+       FROM req, async_commit
       WHERE d.id = req.id AND d.round = req.round AND d.attempts = req.attempts
-        AND e.id = d.event_id
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
   RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
             d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
             d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
-            d.claims, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            e.receptionist_id AS event_receptionist_id,
+            d.claims,
+            (SELECT json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+                                      'receptionist_id', e.receptionist_id)
+               FROM events e WHERE e.id = d.event_id) AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;

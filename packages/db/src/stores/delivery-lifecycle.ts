@@ -68,7 +68,7 @@ export class DeliveryLifecycle {
       const key = `${req.deliveryId}/${req.round}/${req.attempt - 1}`;
       const r = byKey.get(key);
       byKey.delete(key); // a duplicate request of the same batch gets nothing
-      return r && toClaimed(r);
+      return r?.event ? toClaimed(r, r.event) : undefined;
     });
   }
 
@@ -286,14 +286,14 @@ const toOpen = (r: OpenRow): OpenDelivery => ({
   nextAttemptAt: r.next_attempt_at,
 });
 
-const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
+const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDelivery => ({
   delivery: toDelivery(r),
   event: {
     id: r.event_id,
-    type: r.event_type,
-    data: r.event_data,
-    receptionistId: r.event_receptionist_id,
-    createdAt: r.event_created_at,
+    type: e.type,
+    data: e.data,
+    receptionistId: e.receptionist_id,
+    createdAt: new Date(e.created_at),
   },
   subscription: r.subscription && {
     url: r.subscription.url,
