@@ -46,8 +46,9 @@ export const FAN_OUT_TIMINGS: Required<QueueTimings> = {
   stalledIntervalMs: 5_000,
 };
 
-/** Pooled connections the delivery statements are prepared on at boot. */
+/** Pooled connections the delivery statements are prepared on at boot, and the wait. */
 const PREPARED_CONNECTIONS = 4;
+const PREPARE_WAIT_MS = 5_000;
 
 export interface Runner {
   metricsPort: number | null;
@@ -76,7 +77,14 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   // The delivery path's hot statements are batched per process and prepared before the
   // first job, on as many connections as the batches will use at once.
   const batches = createDeliveryBatches(deps.knex, deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS);
-  await batches.lifecycle.prepare(deps.knex, PREPARED_CONNECTIONS);
+  // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
+  // statement not prepared now is prepared on first use.
+  const prepared = batches.lifecycle
+    .prepare(deps.knex, PREPARED_CONNECTIONS)
+    .catch((err: unknown) =>
+      deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
+    );
+  await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
   const attempt = attemptRunner(deps, batches);
   const components: Component[] = [
     // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job
