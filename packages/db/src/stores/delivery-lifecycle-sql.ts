@@ -144,10 +144,18 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
 
 /**
  * $1 id, $2 round, $3 attempt number, $4 status code, $5 error, $6 duration, $7 excerpt,
- * $8 subscription id, $9 log attempt, $10 disable after. The streak is computed from the
- * subscription row's current value by the UPDATE itself (it waits for a concurrent one).
+ * $8 subscription id, $9 log attempt, $10 disable after. The subscription row is locked
+ * first (before the delivery row is touched), so exhaustions of one subscription run one
+ * after the other and never deadlock on each other's deliveries; the streak is computed from
+ * the row's current value (a locking read returns the latest version). `disabled_now` compares
+ * with the row as it was before this statement, never with a timestamp (`disabled_at` is
+ * stored to the millisecond, `now()` is not). A delivery canceled meanwhile (the exhaustion
+ * before disabled the subscription) does not move and is not counted.
  */
-export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, attempt AS (
+export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
+       SELECT id, is_active, consecutive_failures
+         FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
+     ), attempt AS (
        INSERT INTO webhook_delivery_attempts
               (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
        SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7 WHERE $9::bool
@@ -157,6 +165,7 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, attempt AS (
               claims = 0, last_status_code = $4::int, last_error = $5, updated_at = now(),
               completed_at = now()
         WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'delivering'
+          AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))
     RETURNING id
      ), counted AS (
        UPDATE webhook_subscriptions s
@@ -171,7 +180,8 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, attempt AS (
               updated_at = now()
         WHERE s.id = $8::uuid AND EXISTS (SELECT 1 FROM moved)
     RETURNING s.consecutive_failures AS failures,
-              (s.disabled_at = now() AND NOT s.is_active) AS disabled_now
+              (SELECT was.is_active AND was.consecutive_failures + 1 >= $10::int
+                 FROM subscription was) AS disabled_now
      ), canceled AS (
        UPDATE webhook_deliveries
           SET status = 'canceled', locked_until = NULL, completed_at = now(), updated_at = now()
