@@ -29,7 +29,8 @@
  * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (200/s),
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
  * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
- * BENCH_PHASES (a,b,c,d,e,w), BENCH_CPU_PROF=1, BENCH_KEEP_DB=1 (keep
+ * BENCH_PHASES (a,b,c,d,e,w; add x for (a) with 1 subscription and TWO worker processes),
+ * BENCH_CPU_PROF=1, BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
  * Redis keys: everything under `{sbbd-<run id>` is deleted at the end.
  * Result: stdout table, bench/.results/delivery-<timestamp>.json.
@@ -93,7 +94,7 @@ const NOOP_PREFIX = `{sbbd-${RUN}-noop}`;
 const TARGET_RATIO = 0.6;
 const TARGET_P50_MS = 25;
 const TARGET_P99_MS = 100;
-const TARGET_FANOUT_MS = 1000;
+const TARGET_FANOUT_MS = 500;
 
 const fmt = (n: number | null | undefined, digits = 0): string =>
   n !== null && n !== undefined && Number.isFinite(n)
@@ -128,6 +129,8 @@ interface ThroughputResult {
   phase: string;
   /** 1-minute load average when the phase started (other work on the machine). */
   load1m: number;
+  /** Worker processes delivering (the first one's /metrics are reported). */
+  workers: number;
   events: number;
   subscriptions: number;
   expected: number;
@@ -250,7 +253,7 @@ async function cpuUse(
   ctx: Ctx,
   before: CpuMark,
   after: CpuMark,
-  workerPid: number | null,
+  workerPids: number[] | null,
 ): Promise<CpuUse> {
   // Backends of the bench database now (the worker's pool) and Postgres' own processes.
   const { rows } = (await ctx.knex.raw(
@@ -266,11 +269,13 @@ async function cpuUse(
   );
   return {
     worker:
-      workerPid === null ? null : cpuDelta(before.table, after.table, (pid) => pid === workerPid),
-    workerSystem:
-      workerPid === null
+      workerPids === null
         ? null
-        : cpuDelta(before.table, after.table, (pid) => pid === workerPid, 'system'),
+        : cpuDelta(before.table, after.table, (pid) => workerPids.includes(pid)),
+    workerSystem:
+      workerPids === null
+        ? null
+        : cpuDelta(before.table, after.table, (pid) => workerPids.includes(pid), 'system'),
     receiver: r2((after.receiverMs - before.receiverMs) / 1000),
     bench: r2((after.benchUs - before.benchUs) / 1e6),
     postgresBench: cpuDelta(
@@ -461,6 +466,7 @@ async function deliveryPhase(
   phase: string,
   tenant: BenchTenant,
   events: number,
+  workers = 1,
 ): Promise<ThroughputResult> {
   const subs = tenant.subscriptionIds.length;
   const expected = events * subs;
@@ -469,12 +475,16 @@ async function deliveryPhase(
   );
   const emitSeconds = await emitBatches(ctx, tenant, phase, events);
   const load1m = Number((loadavg()[0] ?? 0).toFixed(2));
-  log(`  emitted in ${emitSeconds} s (worker not running yet); starting the worker`);
-  const w = await startWorker(ctx, phase);
+  log(`  emitted in ${emitSeconds} s (worker not running yet); starting ${workers} worker(s)`);
+  const ws: WorkerHandle[] = [];
+  for (let i = 0; i < workers; i++)
+    ws.push(await startWorker(ctx, i ? `${phase}-${i + 1}` : phase));
+  const w = ws[0] as WorkerHandle;
+  const pids = ws.map((x) => x.child.pid);
   const sampler = new PgSampler(ctx.benchUrl, ctx.dbName);
   await sampler.start();
   const m0 = await w.scrape();
-  const c0 = cpuMark(ctx, [w.child.pid], (await ctx.receiver.stats()).cpuMs);
+  const c0 = cpuMark(ctx, pids, (await ctx.receiver.stats()).cpuMs);
   const db0 = await dbStats(ctx);
   const bar = progressBar(`(a) ${phase}: deliveries received`.padEnd(46), expected, 'deliveries');
   let prev = 0;
@@ -491,12 +501,13 @@ async function deliveryPhase(
     },
   });
   bar.stop();
-  const c1 = cpuMark(ctx, [w.child.pid], (await ctx.receiver.stats()).cpuMs);
+  const c1 = cpuMark(ctx, pids, (await ctx.receiver.stats()).cpuMs);
   const db1 = await dbStats(ctx);
   const pg = await sampler.stop();
   const m1 = await w.scrape();
-  const cpu = await cpuUse(ctx, c0, c1, w.child.pid);
+  const cpu = await cpuUse(ctx, c0, c1, pids);
   const profile = await stopWorker(ctx, w, phase);
+  for (const [i, other] of ws.slice(1).entries()) await stopWorker(ctx, other, `${phase}-${i + 2}`);
   const seconds = (s.last - s.first) / 1000;
   const complete = s.distinct >= expected;
   if (!complete) log(`  TIMEOUT: only ${fmt(s.distinct)} of ${fmt(expected)} deliveries arrived`);
@@ -505,6 +516,7 @@ async function deliveryPhase(
   const result: ThroughputResult = {
     phase,
     load1m,
+    workers,
     events,
     subscriptions: subs,
     expected,
@@ -1003,6 +1015,9 @@ async function main(): Promise<number> {
     const k = knex;
     const tenants = await step('creating tenants and subscriptions', async () => ({
       a1: PHASES.has('a') ? await createTenant(k, encryptionKey, 'a1', 1, urlFor('a1')) : null,
+      a1x2: PHASES.has('x')
+        ? await createTenant(k, encryptionKey, 'a1x2', 1, urlFor('a1x2'))
+        : null,
       a10: PHASES.has('a')
         ? await createTenant(k, encryptionKey, 'a10', SUBS_10, urlFor('a10'))
         : null,
@@ -1044,6 +1059,9 @@ async function main(): Promise<number> {
     if (PHASES.has('c')) noop = await noopPhase(ctx);
     if (tenants.a1) throughput.push(await deliveryPhase(ctx, 'a1', tenants.a1, EVENTS_1));
     if (tenants.a10) throughput.push(await deliveryPhase(ctx, 'a10', tenants.a10, EVENTS_10));
+    if (tenants.a1x2) {
+      throughput.push(await deliveryPhase(ctx, 'a1x2', tenants.a1x2, EVENTS_1, 2));
+    }
     if (PHASES.has('b')) raw.push(await rawPhase(ctx, 'b2', RAW_REQUESTS));
     const { latency, latencyLow, fanout, fanoutWorker } =
       tenants.d || tenants.e
@@ -1098,7 +1116,7 @@ async function main(): Promise<number> {
           'CPU ms/item',
         ],
         ...throughput.map((t) => [
-          `(a) worker, ${fmt(t.events)} events × ${t.subscriptions} sub${t.complete ? '' : ' (INCOMPLETE)'}`,
+          `(a) ${t.workers === 1 ? 'worker' : `${t.workers} workers`}, ${fmt(t.events)} events × ${t.subscriptions} sub${t.complete ? '' : ' (INCOMPLETE)'}`,
           fmt(t.delivered),
           fmt(t.seconds, 1),
           fmt(t.perSecond),

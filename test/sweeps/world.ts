@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { fanOutEvent, type Scope } from '@switchboard/db';
+import { DeliveryLifecycle, type Scope } from '@switchboard/db';
 import { closedPort } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
@@ -134,7 +134,8 @@ export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<stri
     async (m) => {
       const knex = m.ctx.deps.knex;
       const events = await knex('events').where({ tenant_id: m.tenantId }).select('id');
-      for (const e of events) await fanOutEvent(knex, e.id as string);
+      const lifecycle = new DeliveryLifecycle();
+      for (const e of events) await lifecycle.fanOut(knex, [e.id as string]);
       const row = await knex('webhook_deliveries')
         .where({ tenant_id: m.tenantId, subscription_id: m.ids.webhook })
         .first('id');

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { claimDelivery, fanOutEvent, recordAttemptFast } from '@switchboard/db';
+import { DeliveryLifecycle } from '@switchboard/db';
 import { createLogger } from '@switchboard/logger';
 import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import {
@@ -144,16 +144,22 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
 
   const eventId = await emitCallStarted(ctx, tenantId, rcp.id);
   await flush();
-  const [open] = await fanOutEvent(deps.knex, eventId);
+  const lifecycle = new DeliveryLifecycle();
+  const [open] = await lifecycle.fanOut(deps.knex, [eventId]);
   expect(open).toBeDefined();
   expect(await walPending()).toBe(true);
   await flush();
-  const claimed = await claimDelivery(deps.knex, open?.id as string, 1, 1, 10_000);
+  const [claimed] = await lifecycle.claim(
+    deps.knex,
+    [{ deliveryId: open?.id as string, round: 1, attempt: 1 }],
+    10_000,
+  );
   expect(claimed).toBeDefined();
   expect(await walPending()).toBe(true);
   await flush();
   const delivery = claimed?.delivery as NonNullable<typeof claimed>['delivery'];
-  const attempt = { statusCode: 200, error: null, durationMs: 5, excerpt: 'ok' };
-  expect(await recordAttemptFast(deps.knex, delivery, attempt, { kind: 'succeeded' })).toBe(true);
+  const attempt = { statusCode: 200, error: null, durationMs: 5, excerpt: 'ok', logAttempt: true };
+  const outcome = { kind: 'succeeded' as const };
+  expect(await lifecycle.record(deps.knex, [{ delivery, ...attempt, outcome }])).toEqual([true]);
   expect(await walPending()).toBe(true);
 });

@@ -6,6 +6,7 @@ import {
   CampaignsStore,
   createKnex,
   DeliveriesStore,
+  DeliveryLifecycle,
   DeliveryAttemptsStore,
   EventsStore,
   ReceptionistProvisioning,
@@ -71,8 +72,10 @@ export interface Deps {
     sms: SmsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
-    /** The delivery log (read) and manual retries (a new round of attempts). */
+    /** The delivery log (read). */
     deliveries: DeliveriesStore;
+    /** Delivery transitions: here, manual retries (a new round of attempts). */
+    deliveryLifecycle: DeliveryLifecycle;
     deliveryAttempts: DeliveryAttemptsStore;
     leads: LeadsStore;
     leadImports: LeadImportsStore;
@@ -135,6 +138,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
       deliveries: new DeliveriesStore(knex),
+      deliveryLifecycle: new DeliveryLifecycle(),
       deliveryAttempts: new DeliveryAttemptsStore(knex),
       leads: new LeadsStore(knex),
       leadImports: new LeadImportsStore(knex),

@@ -9,7 +9,8 @@ import { startLeadImports } from './lead-imports';
 import { collectQueueDepths, serveMetrics } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import { startQueueWorker, type QueueTimings } from './queue-worker';
-import { CLAIM_MARGIN_MS, deliveryProcessor } from './processors/deliver';
+import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './processors/deliver';
+import { createDeliveryBatches } from './processors/delivery-batches';
 import { InFlightLanes } from './processors/in-flight';
 import { fanOutProcessor } from './processors/fan-out';
 import { startReconciler } from './processors/reconciler';
@@ -34,16 +35,20 @@ export interface RunnerOptions extends QueueTimings {
 }
 
 /**
- * BullMQ lock and stalled-check timings of the fan-out queue. A fan-out job takes
- * milliseconds, so its lock can be short: the job of a worker that died mid-fan-out is seen
- * stalled and run again within about 20 s (lock expiry, then up to two stalled checks),
- * instead of a minute with BullMQ's 30 s defaults. (Deliveries need no such thing: their job
+ * BullMQ lock and stalled-check timings of the events queue. The lock is renewed while the
+ * job runs (its first attempts included), so it can be short: the job of a worker that died
+ * mid-fan-out is seen stalled and run again within about 20 s (lock expiry, then up to two
+ * stalled checks), instead of a minute with BullMQ's 30 s defaults. (Deliveries need no such thing: their job
  * ids follow claim generations, so the reconciler re-adds them as soon as a claim lapses.)
  */
 export const FAN_OUT_TIMINGS: Required<QueueTimings> = {
   lockDurationMs: 10_000,
   stalledIntervalMs: 5_000,
 };
+
+/** Pooled connections the delivery statements are prepared on at boot, and the wait. */
+const PREPARED_CONNECTIONS = 4;
+const PREPARE_WAIT_MS = 5_000;
 
 export interface Runner {
   metricsPort: number | null;
@@ -69,13 +74,28 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       slotTtlMs: deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
     },
   );
+  // The delivery path's hot statements are batched per process and prepared before the
+  // first job, on as many connections as the batches will use at once.
+  const batches = createDeliveryBatches(deps.knex, deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS);
+  // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
+  // statement not prepared now is prepared on first use.
+  const prepared = batches.lifecycle
+    .prepare(deps.knex, PREPARED_CONNECTIONS)
+    .catch((err: unknown) =>
+      deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
+    );
+  await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
+  const attempt = attemptRunner(deps, batches);
   const components: Component[] = [
-    startQueueWorker(deps, 'events', fanOutProcessor(deps), {
+    // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job
+    // may attempt many deliveries), and at most `concurrency` first attempts in flight at
+    // once (the rest fall back to delivery jobs).
+    startQueueWorker(deps, 'events', fanOutProcessor(deps, batches, lanes, attempt, concurrency), {
       lockDurationMs: opts.lockDurationMs ?? FAN_OUT_TIMINGS.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs ?? FAN_OUT_TIMINGS.stalledIntervalMs,
       concurrency: Math.max(2, Math.ceil(concurrency / 2)),
     }),
-    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes), {
+    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
       ...opts,
       concurrency,
     }),
@@ -83,7 +103,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
     startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, () => lanes.wakeAll()),
     startRelay(deps),
-    startReconciler(deps, {
+    startReconciler(deps, batches.lifecycle, {
       intervalMs: opts.reconcileIntervalMs ?? 5_000,
       graceMs: opts.reconcileGraceMs ?? 15_000,
     }),

@@ -26,7 +26,7 @@ export {
   type DeliveryStatus,
 } from './stores/deliveries-store';
 export * from './stores/delivery-attempts-store';
-export * from './stores/delivery-hot-path';
+export * from './stores/delivery-lifecycle';
 export * from './stores/leads-store';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';

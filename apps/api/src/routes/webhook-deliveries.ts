@@ -49,7 +49,8 @@ const TAG = 'Webhooks';
  * subscription, and every delivery under it, is a 404.
  */
 export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
-  const { webhookSubscriptions, deliveries, deliveryAttempts, events } = deps.stores;
+  const { webhookSubscriptions, deliveries, deliveryLifecycle, deliveryAttempts, events } =
+    deps.stores;
 
   const ownSubscription = async (req: Request): Promise<WebhookSubscription> => {
     const id = String(req.valid.params.id).toLowerCase();
@@ -153,7 +154,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
             'An attempt of this delivery is in flight; retry once it has finished',
           );
         }
-        const retried = await deliveries.startNewRound(subscription.id, deliveryId);
+        const retried = await deliveryLifecycle.newRound(deps.knex, subscription.id, deliveryId);
         const event = retried && (await events.get(retried.eventId));
         if (!retried || !event) throw notFound('delivery', 'delivery_id'); // deleted meanwhile
         await enqueueFirstAttempt(retried, req.requestId);

@@ -1,13 +1,12 @@
 import {
-  commitAsynchronously,
   isTransientDbError,
-  recordAttemptFast,
   type AttemptOutcome,
   type AttemptRecord,
   type Delivery,
 } from '@switchboard/db';
 import type { SendErrorCode, SendResult } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
+import type { DeliveryBatches } from './delivery-batches';
 
 /**
  * What an attempt came to: the sender's result, or `outcome_unknown` for an attempt given up
@@ -46,25 +45,29 @@ export function decide(
  */
 export async function recordOutcome(
   deps: WorkerDeps,
+  batches: DeliveryBatches,
   d: Delivery,
   r: AttemptResult,
   outcome: AttemptOutcome,
 ): Promise<boolean> {
-  const attempt: AttemptRecord = {
-    statusCode: r.status_code,
-    error: r.error,
-    durationMs: Math.round(r.duration_ms),
-    excerpt: r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null,
-  };
-  const plainer: Array<[string, AttemptRecord, boolean]> = [
-    ['as it happened', attempt, true],
-    ['without the response excerpt', { ...attempt, excerpt: null }, true],
-    ['without an attempt row', attempt, false],
+  const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null;
+  const plainer: Array<[string, string | null, boolean]> = [
+    ['as it happened', excerpt, true],
+    ['without the response excerpt', null, true],
+    ['without an attempt row', excerpt, false],
   ];
   let last: unknown;
-  for (const [how, record, logAttempt] of plainer) {
+  for (const [how, excerptOrNull, logAttempt] of plainer) {
+    const record: Omit<AttemptRecord, 'outcome'> = {
+      delivery: d,
+      statusCode: r.status_code,
+      error: r.error,
+      durationMs: Math.round(r.duration_ms),
+      excerpt: excerptOrNull,
+      logAttempt,
+    };
     try {
-      return await write(deps, d, record, outcome, logAttempt);
+      return await write(deps, batches, record, outcome);
     } catch (err) {
       if (isTransientDbError(err)) throw err;
       last = err;
@@ -80,35 +83,28 @@ export async function recordOutcome(
 /**
  * The attempt row, the delivery row and the subscription's counters, atomically, committed
  * asynchronously (a lost record is redone: the delivery is sent again with the same event
- * id). The common outcomes take one statement; a delivery that spent its attempts (which may
- * disable the subscription and cancel its other deliveries) takes a transaction.
+ * id). A success or a retry joins the process's record batch; a delivery that spent its
+ * attempts (which may disable the subscription and cancel its other deliveries) is its own
+ * statement, so that the streak counts every failure exactly.
  */
 async function write(
   deps: WorkerDeps,
-  d: Delivery,
-  attempt: AttemptRecord,
+  batches: DeliveryBatches,
+  record: Omit<AttemptRecord, 'outcome'>,
   outcome: AttemptOutcome,
-  logAttempt: boolean,
 ): Promise<boolean> {
-  const { knex, stores, config, logger } = deps;
-  if (outcome.kind !== 'failed') return recordAttemptFast(knex, d, attempt, outcome, logAttempt);
-  return knex.transaction(async (trx) => {
-    await commitAsynchronously(trx);
-    const moved = await stores.deliveries.recordAttempt(trx, d, attempt, outcome, logAttempt);
-    if (!moved) return false;
-    if (!d.subscriptionId) return true;
-    const counted = await stores.subscriptions.recordDeliveryFailure(
-      trx,
-      d.subscriptionId,
-      config.webhook.disableAfterFailures,
+  if (outcome.kind !== 'failed') return batches.record({ ...record, outcome });
+  const { knex, config, logger } = deps;
+  const done = await batches.lifecycle.exhaust(knex, record, config.webhook.disableAfterFailures);
+  if (done.disabledNow) {
+    logger.warn(
+      {
+        subscriptionId: record.delivery.subscriptionId,
+        failures: done.consecutiveFailures,
+        canceled: done.canceled,
+      },
+      'subscription disabled after consecutive failures',
     );
-    if (counted?.disabledNow) {
-      const canceled = await stores.deliveries.cancelOpenForSubscription(trx, d.subscriptionId);
-      logger.warn(
-        { subscriptionId: d.subscriptionId, failures: counted.consecutiveFailures, canceled },
-        'subscription disabled after consecutive failures',
-      );
-    }
-    return true;
-  });
+  }
+  return done.moved;
 }

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import { buildEnvelope } from '@switchboard/events';
-import { claimDelivery, type Delivery } from '@switchboard/db';
+import type { ClaimRequest, Delivery } from '@switchboard/db';
 import { SecretBoxError } from '@switchboard/crypto';
 import type { DeliveryJob } from '@switchboard/queues';
 import { signPayload } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
 import { decide, recordOutcome, type AttemptResult } from './attempt-record';
+import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
-import { enqueueDeliveries } from './fan-out';
+import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane } from './in-flight';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
@@ -36,15 +37,15 @@ const OUTCOME_UNKNOWN: AttemptResult = {
   duration_ms: 0,
 };
 
+/** One attempt of one delivery, from its claim to its recorded outcome. */
+export type Attempt = (request: ClaimRequest) => Promise<void>;
+
 /**
- * The deliveries processor. First a slot in the delivery's lanes (its target and its tenant,
- * see in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one
- * attempt: the row is claimed (only the job made for this exact round and attempt can claim
- * it, and only one worker at a time), the envelope is signed and sent, and the outcome is
- * recorded atomically. A further attempt is a delayed job, never a sleep holding a slot.
+ * The deliveries processor: retries, manual retries, and first attempts that could not run
+ * in their event's job. First a slot in the delivery's lanes (its target and its tenant, see
+ * in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one attempt.
  */
-export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes) {
-  const attempt = attemptProcessor(deps);
+export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
     const lane = await laneOf(deps, data);
     if (!lane) return; // the delivery is gone
@@ -58,7 +59,7 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes) {
       throw new DelayedError();
     }
     try {
-      await attempt(data);
+      await attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt });
     } finally {
       // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
       await lanes.release(lane, holder).catch((err: unknown) => {
@@ -76,19 +77,17 @@ async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undef
   return d && targetId ? { tenantId: d.tenantId, targetId } : undefined;
 }
 
-/** One attempt of one delivery, from its claim to its recorded outcome. */
-function attemptProcessor(deps: WorkerDeps) {
-  const { config, stores, logger, metrics, sender } = deps;
-  const lockMs = config.webhook.timeoutMs + CLAIM_MARGIN_MS;
+/**
+ * One attempt: the row is claimed (only a caller for this exact round and attempt can claim
+ * it, and only one worker at a time), the envelope is signed and sent, and the outcome is
+ * recorded atomically; the claim and the record join the process's batches. A further
+ * attempt is a delayed job, never a sleep holding a slot. The caller holds a lane slot.
+ */
+export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attempt {
+  const { config, knex, logger, metrics, sender } = deps;
 
-  return async (data: DeliveryJob): Promise<void> => {
-    const claimed = await claimDelivery(
-      deps.knex,
-      data.deliveryId,
-      data.round,
-      data.attempt,
-      lockMs,
-    );
+  return async (data: ClaimRequest): Promise<void> => {
+    const claimed = await batches.claim(data);
     if (!claimed) return; // gone, final, already past this attempt, or held by another worker
     const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
@@ -107,14 +106,14 @@ function attemptProcessor(deps: WorkerDeps) {
         // An operator problem, not the subscriber's: the secret was encrypted under another
         // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
         // (the reconciler tries again) until the key is put right.
-        await stores.deliveries.release(d.id, SECRET_RETRY_MS);
+        await batches.lifecycle.release(knex, d.id, SECRET_RETRY_MS);
         log.error(
           'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
         );
         return;
       }
       if (!target) {
-        await stores.deliveries.cancel(d.id);
+        await batches.lifecycle.cancel(knex, d.id);
         metrics.deliveries.inc({ outcome: 'canceled' });
         log.info('delivery canceled: target gone or disabled');
         return;
@@ -129,7 +128,7 @@ function attemptProcessor(deps: WorkerDeps) {
     }
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
-    if (!(await recordOutcome(deps, d, result, outcome))) {
+    if (!(await recordOutcome(deps, batches, d, result, outcome))) {
       log.info('delivery attempt superseded by a manual retry');
       return;
     }

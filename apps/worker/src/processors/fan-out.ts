@@ -1,46 +1,81 @@
-import { enqueue, type EventJob } from '@switchboard/queues';
-import { fanOutEvent, type OpenDelivery } from '@switchboard/db';
+import { randomUUID } from 'node:crypto';
+import type { OpenDelivery } from '@switchboard/db';
+import type { EventJob } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
+import type { Attempt } from './deliver';
+import type { DeliveryBatches } from './delivery-batches';
+import { enqueueDeliveries } from './enqueue-deliveries';
+import type { InFlightLanes, Lane } from './in-flight';
 
 /**
- * Turns one event into its deliveries: one statement creates a delivery per matching active
- * subscription of the event's tenant and one for its receptionist's legacy webhook_url, and
- * marks the event fanned out (see `fanOutEvent`). Only after that commit are the delivery
- * jobs added, so a crash in between leaves rows the reconciler finds; a re-run creates
- * nothing new and re-adds the jobs of the deliveries still open.
+ * The event's job: fan-out and the first attempt of each of its deliveries, with no second
+ * job in between. One statement (batched with the fan-outs of concurrent event jobs) creates
+ * a delivery per matching active subscription and one for the legacy webhook_url, and marks
+ * the event fanned out. Then each new delivery whose lanes have a free slot, while the
+ * process runs fewer than `inlineBudget` such attempts, is attempted right here; every other
+ * open delivery (lane full, budget spent, or a re-run finding a delivery past its first
+ * attempt) gets a delivery job, added before any inline attempt starts.
+ *
+ * Crash safety: the rows are committed before anything is sent. A worker that dies here
+ * leaves its event job active: BullMQ runs it again (the fan-out creates nothing new and
+ * returns the deliveries still open), and a claim it held lapses for the reconciler.
  */
-export function fanOutProcessor(deps: WorkerDeps) {
-  return async (data: EventJob): Promise<void> => {
-    const open = await fanOutEvent(deps.knex, data.eventId);
-    await enqueueDeliveries(deps, open);
-  };
-}
-
-/**
- * Adds the job for each delivery's next attempt. The id is deterministic for a claim
- * generation (re-adding is harmless); the job names the delivery's lanes (in-flight caps).
- */
-export async function enqueueDeliveries(
+export function fanOutProcessor(
   deps: WorkerDeps,
-  deliveries: readonly OpenDelivery[],
-): Promise<void> {
-  if (deliveries.length === 0) return;
-  await enqueue(
-    deps.queues,
-    'deliveries',
-    deliveries.map((d) => {
-      const targetId = d.subscriptionId ?? d.receptionistId;
-      return {
-        data: {
-          v: 1 as const,
-          deliveryId: d.id,
-          round: d.round,
-          attempt: d.attempts + 1,
-          ...(d.claims > 0 ? { claims: d.claims } : {}),
-          ...(targetId ? { tenantId: d.tenantId, targetId } : {}),
-        },
-        opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
-      };
-    }),
-  );
+  batches: DeliveryBatches,
+  lanes: InFlightLanes,
+  attempt: Attempt,
+  inlineBudget: number,
+) {
+  let inline = 0;
+  return async (data: EventJob): Promise<void> => {
+    const open = await batches.fanOut(data.eventId);
+    const later: OpenDelivery[] = [];
+    const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
+    await Promise.all(
+      open.map(async (d) => {
+        const targetId = d.subscriptionId ?? d.receptionistId;
+        const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
+        if (!fresh || !targetId || inline >= inlineBudget) return void later.push(d);
+        inline++; // taken before the first await: the budget is never overshot
+        const lane = { tenantId: d.tenantId, targetId };
+        const holder = `inline:${d.id}#${randomUUID()}`;
+        const verdict = await lanes.acquire(lane, holder).catch((err: unknown) => {
+          deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
+          return 'error' as const;
+        });
+        if (verdict === 'ok') return void now.push({ d, lane, holder });
+        inline--;
+        later.push(d);
+      }),
+    );
+    try {
+      await enqueueDeliveries(deps, later);
+    } catch (err) {
+      // The slots taken go back; the job fails and runs again (nothing was sent).
+      await Promise.all(now.map((n) => release(n.lane, n.holder)));
+      inline -= now.length;
+      throw err;
+    }
+    await Promise.all(
+      now.map(async ({ d, lane, holder }) => {
+        try {
+          await attempt({ deliveryId: d.id, round: d.round, attempt: 1 });
+        } catch (err) {
+          // The claim lapses and the reconciler redoes the attempt (same event id).
+          deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
+        } finally {
+          inline--;
+          await release(lane, holder);
+        }
+      }),
+    );
+  };
+
+  async function release(lane: Lane, holder: string): Promise<void> {
+    // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
+    await lanes.release(lane, holder).catch((err: unknown) => {
+      deps.logger.warn({ err }, 'could not release a lane slot');
+    });
+  }
 }

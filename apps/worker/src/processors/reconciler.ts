@@ -2,7 +2,8 @@ import { enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import type { Component } from '../component';
-import { enqueueDeliveries } from './fan-out';
+import type { DeliveryLifecycle } from '@switchboard/db';
+import { enqueueDeliveries } from './enqueue-deliveries';
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -21,8 +22,12 @@ const BATCH = 500;
  * Deterministic job ids make every re-add a no-op while the original job still exists, and
  * the delivery claim makes a duplicate job for the same attempt do nothing.
  */
-export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Component {
-  const { queues, stores, logger } = deps;
+export function startReconciler(
+  deps: WorkerDeps,
+  lifecycle: DeliveryLifecycle,
+  opts: ReconcilerOptions,
+): Component {
+  const { queues, stores, logger, knex } = deps;
   async function tick(): Promise<void> {
     const events = await stores.events.notFannedOut(opts.graceMs, BATCH);
     await enqueue(
@@ -30,7 +35,7 @@ export function startReconciler(deps: WorkerDeps, opts: ReconcilerOptions): Comp
       'events',
       events.map((eventId) => ({ data: { v: 1 as const, eventId } })),
     );
-    const overdue = await stores.deliveries.overdue(opts.graceMs, BATCH);
+    const overdue = await lifecycle.overdue(knex, opts.graceMs, BATCH);
     await enqueueDeliveries(deps, overdue);
     if (events.length || overdue.length) {
       logger.info(

@@ -35,7 +35,7 @@ const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
   attemptedAt: r.attempted_at,
 });
 
-/** Attempts are written by DeliveriesStore.recordAttempt (same transaction); read here. */
+/** Attempts are written by DeliveryLifecycle (with the delivery row they move); read here. */
 export class DeliveryAttemptsStore {
   constructor(private readonly db: Knex) {}
 

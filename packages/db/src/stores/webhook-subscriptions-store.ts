@@ -204,35 +204,4 @@ export class WebhookSubscriptionsStore {
       .first()) as { secret_ciphertext: string; secret_key_id: string } | undefined;
     return row && { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id };
   }
-
-  /**
-   * A delivery that spent all its attempts: the streak grows by one and, on reaching
-   * `disableAfter`, the subscription is disabled. A single UPDATE computes both from the
-   * row's current value, so concurrent failures never lose a count. `disabledNow` is true
-   * only for the statement that crossed the threshold.
-   */
-  async recordDeliveryFailure(
-    trx: Knex,
-    id: string,
-    disableAfter: number,
-  ): Promise<{ consecutiveFailures: number; disabledNow: boolean } | undefined> {
-    const { rows } = (await trx.raw(
-      `UPDATE ${TABLE} s
-          SET consecutive_failures = s.consecutive_failures + 1,
-              last_delivery_at = now(),
-              last_failure_at = now(),
-              is_active = s.is_active AND s.consecutive_failures + 1 < :limit,
-              disabled_at = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= :limit
-                                 THEN now() ELSE s.disabled_at END,
-              disabled_reason = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= :limit
-                                     THEN 'consecutive_failures' ELSE s.disabled_reason END,
-              updated_at = now()
-        WHERE s.id = :id
-    RETURNING s.consecutive_failures,
-              (s.disabled_at = now() AND NOT s.is_active) AS disabled_now`,
-      { id, limit: disableAfter },
-    )) as { rows: Array<{ consecutive_failures: number; disabled_now: boolean }> };
-    const row = rows[0];
-    return row && { consecutiveFailures: row.consecutive_failures, disabledNow: row.disabled_now };
-  }
 }

@@ -1,0 +1,83 @@
+/**
+ * Coalesces calls made by concurrent jobs of one process into one call per batch: `add`
+ * queues an item and resolves with its own result once the batch it fell into has run.
+ * Group commit: while fewer than `maxRunning` batches run, a batch starts at the end of the
+ * current event-loop turn (calls made in the same turn join it); otherwise calls queue
+ * until a running batch ends, at most `maxWaitMs`, or until `maxItems` are queued. So an
+ * idle process adds no wait, and a busy one sends few, large batches.
+ *
+ * Invariants: every item is settled exactly once (its result, or its own error); a batch
+ * that fails for a reason `retryable` says may pass is run again as it is (up to `retries`
+ * times, e.g. a deadlock); one that fails for a reason `shared` says is everyone's (an
+ * outage) fails every caller; one that fails otherwise is run again item by item, so one bad
+ * item fails only its own caller.
+ */
+export interface BatcherOptions {
+  maxItems: number;
+  maxWaitMs: number;
+  maxRunning: number;
+  retries: number;
+  retryable(err: unknown): boolean;
+  shared(err: unknown): boolean;
+}
+
+interface Pending<In, Out> {
+  item: In;
+  resolve(out: Out): void;
+  reject(err: unknown): void;
+}
+
+export class Batcher<In, Out> {
+  private queue: Pending<In, Out>[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private soon: NodeJS.Immediate | null = null;
+  private running = 0;
+
+  /** `run` returns one result per item, in the items' order. */
+  constructor(
+    private readonly run: (items: In[]) => Promise<Out[]>,
+    private readonly opts: BatcherOptions,
+  ) {}
+
+  add(item: In): Promise<Out> {
+    return new Promise<Out>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.queue.length >= this.opts.maxItems) this.flush();
+      else if (this.running < this.opts.maxRunning) this.soon ??= setImmediate(() => this.flush());
+      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.soon) clearImmediate(this.soon);
+    this.timer = null;
+    this.soon = null;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    this.running++;
+    void this.runBatch(batch, 0).finally(() => {
+      this.running--;
+      if (this.queue.length > 0) this.flush();
+    });
+  }
+
+  private async runBatch(batch: Pending<In, Out>[], tries: number): Promise<void> {
+    let results: Out[];
+    try {
+      results = await this.run(batch.map((p) => p.item));
+    } catch (err) {
+      if (tries < this.opts.retries && this.opts.retryable(err)) {
+        return this.runBatch(batch, tries + 1);
+      }
+      if (batch.length === 1 || this.opts.retryable(err) || this.opts.shared(err)) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
+      await Promise.all(batch.map((p) => this.runBatch([p], tries)));
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(results[i] as Out));
+  }
+}

@@ -1,0 +1,83 @@
+import {
+  DeliveryLifecycle,
+  isTransientDbError,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type ClaimRequest,
+  type Knex,
+  type OpenDelivery,
+} from '@switchboard/db';
+import { Batcher, type BatcherOptions } from '../batcher';
+
+/**
+ * The delivery lifecycle's hot transitions as the jobs of one worker process call them: each
+ * call joins the batch of its kind, and a batch is one statement (see DeliveryLifecycle).
+ * Postgres then sees a few statements per batch instead of several per delivery.
+ */
+export interface DeliveryBatches {
+  lifecycle: DeliveryLifecycle;
+  fanOut(eventId: string): Promise<OpenDelivery[]>;
+  claim(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
+  record(record: AttemptRecord): Promise<boolean>;
+}
+
+/**
+ * Per kind of statement: at most BATCH_MAX_RUNNING batches in flight; calls made meanwhile
+ * wait for one to end, at most BATCH_MAX_WAIT_MS, or until BATCH_MAX_ITEMS are queued.
+ */
+export const BATCH_MAX_RUNNING = 2;
+export const BATCH_MAX_WAIT_MS = 5;
+export const BATCH_MAX_ITEMS = 200;
+
+const DEADLOCK_OR_SERIALIZATION = new Set(['40P01', '40001']);
+
+export function createDeliveryBatches(
+  knex: Knex,
+  lockMs: number,
+  lifecycle = new DeliveryLifecycle(),
+): DeliveryBatches {
+  const opts: BatcherOptions = {
+    maxItems: BATCH_MAX_ITEMS,
+    maxWaitMs: BATCH_MAX_WAIT_MS,
+    maxRunning: BATCH_MAX_RUNNING,
+    retries: 3,
+    retryable: (err) =>
+      DEADLOCK_OR_SERIALIZATION.has(String((err as { code?: unknown } | null)?.code)),
+    shared: isTransientDbError,
+  };
+  const fanOut = new Batcher<string, OpenDelivery[]>(async (eventIds) => {
+    const open = await lifecycle.fanOut(knex, [...new Set(eventIds)]);
+    return eventIds.map((id) => open.filter((d) => d.eventId === id));
+  }, opts);
+  const claim = new Batcher<ClaimRequest, ClaimedDelivery | undefined>(
+    (requests) => lifecycle.claim(knex, requests, lockMs),
+    opts,
+  );
+  const record = new Batcher<AttemptRecord, boolean>(async (records) => {
+    // A delivery appears at most once per statement; a second record of the same one (two
+    // claims of it, one lapsed) runs after the first.
+    const seen = new Set<string>();
+    const first: number[] = [];
+    const later: number[] = [];
+    records.forEach((r, i) => {
+      (seen.has(r.delivery.id) ? later : first).push(i);
+      seen.add(r.delivery.id);
+    });
+    const moved = new Array<boolean>(records.length).fill(false);
+    const firstMoved = await lifecycle.record(
+      knex,
+      first.map((i) => records[i] as AttemptRecord),
+    );
+    first.forEach((i, k) => (moved[i] = firstMoved[k] ?? false));
+    for (const i of later) {
+      moved[i] = (await lifecycle.record(knex, [records[i] as AttemptRecord]))[0] ?? false;
+    }
+    return moved;
+  }, opts);
+  return {
+    lifecycle,
+    fanOut: (eventId) => fanOut.add(eventId),
+    claim: (request) => claim.add(request),
+    record: (r) => record.add(r),
+  };
+}

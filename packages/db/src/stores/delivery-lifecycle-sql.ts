@@ -1,0 +1,196 @@
+import { ASYNC_COMMIT_CTE } from '../commit';
+import type { DeliveryRow } from './deliveries-store';
+
+/**
+ * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
+ * Each takes arrays, one element per delivery of the batch, and reads or writes several
+ * tables at once on purpose (data-modifying CTEs): one round trip and one commit per batch.
+ */
+
+export const OPEN_COLUMNS =
+  'id, tenant_id, event_id, subscription_id, receptionist_id, round, attempts, claims, next_attempt_at';
+
+export type OpenRow = Pick<
+  DeliveryRow,
+  | 'id'
+  | 'tenant_id'
+  | 'event_id'
+  | 'subscription_id'
+  | 'receptionist_id'
+  | 'round'
+  | 'attempts'
+  | 'claims'
+  | 'next_attempt_at'
+>;
+
+export interface ClaimRow extends DeliveryRow {
+  /** Read as JSON: `created_at` is an ISO 8601 string. */
+  event: {
+    type: string;
+    data: Record<string, unknown>;
+    created_at: string;
+    receptionist_id: string | null;
+  } | null;
+  subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
+}
+
+/**
+ * $1 event ids (distinct). The last branch sees the snapshot before the inserts: no row
+ * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
+ * prepared statement, looks each one up by index instead of scanning every open delivery.
+ */
+export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
+       SELECT DISTINCT unnest($1::text[]) AS id
+     ), ev AS (
+       UPDATE events e SET fanned_out_at = now()
+         FROM async_commit, q
+        WHERE e.id = q.id AND e.fanned_out_at IS NULL
+    RETURNING e.id, e.tenant_id, e.receptionist_id, e.type
+     ), to_subscriptions AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
+       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
+         FROM ev JOIN webhook_subscriptions s
+           ON s.tenant_id = ev.tenant_id AND s.is_active
+          AND (s.events = '{}' OR ev.type = ANY (s.events))
+       ON CONFLICT DO NOTHING
+    RETURNING ${OPEN_COLUMNS}
+     ), to_legacy AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
+       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, r.id, now()
+         FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
+       ON CONFLICT DO NOTHING
+    RETURNING ${OPEN_COLUMNS}
+     )
+     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
+     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
+     UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
+       .map((c) => `d.${c}`)
+       .join(', ')}
+                 FROM q JOIN webhook_deliveries d ON d.event_id = q.id
+                WHERE d.status IN ('pending', 'delivering')`;
+
+/**
+ * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds. The event and the
+ * subscription are read per claimed row (subqueries by primary key), never joined: a join
+ * may be planned as a scan of every event, once per batch.
+ */
+export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
+     )
+     UPDATE webhook_deliveries d
+        SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
+            claims = d.claims + 1, updated_at = now()
+       FROM req, async_commit
+      WHERE d.id = req.id AND d.round = req.round AND d.attempts = req.attempts
+        AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
+  RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
+            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
+            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
+            d.claims,
+            (SELECT json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+                                      'receptionist_id', e.receptionist_id)
+               FROM events e WHERE e.id = d.event_id) AS event,
+            (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
+                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
+               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
+
+/**
+ * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
+ * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt.
+ */
+export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
+                            $7::text[], $8::bool[], $9::timestamptz[], $10::uuid[], $11::bool[])
+           AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
+                subscription_id, log_attempt)
+     ), attempt AS (
+       INSERT INTO webhook_delivery_attempts
+              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
+       SELECT id, round, attempt, status_code, error, duration_ms, excerpt
+         FROM input WHERE log_attempt
+     ), moved AS (
+       UPDATE webhook_deliveries d
+          SET status = CASE WHEN i.success THEN 'succeeded' ELSE 'pending' END,
+              attempts = i.attempt, next_attempt_at = i.next_at, locked_until = NULL, claims = 0,
+              last_status_code = i.status_code, last_error = i.error, updated_at = now(),
+              completed_at = CASE WHEN i.success THEN now() ELSE NULL END,
+              first_success_at = CASE WHEN i.success THEN coalesce(d.first_success_at, now())
+                                      ELSE d.first_success_at END
+         FROM input i
+        WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
+          AND d.status = 'delivering'
+    RETURNING d.id, i.subscription_id, i.success
+     ), touched AS (
+       SELECT subscription_id AS id, bool_or(success) AS any_success,
+              bool_or(NOT success) AS any_failure
+         FROM moved WHERE subscription_id IS NOT NULL GROUP BY subscription_id
+     ), locked AS (
+       SELECT s.id FROM webhook_subscriptions s JOIN touched t ON t.id = s.id
+        WHERE (t.any_success AND (s.consecutive_failures <> 0 OR s.last_success_at IS NULL
+                                  OR s.last_success_at < now() - interval '1 second'))
+           OR (t.any_failure AND (s.last_failure_at IS NULL
+                                  OR s.last_failure_at < now() - interval '1 second'))
+        ORDER BY s.id FOR NO KEY UPDATE OF s
+     ), counters AS (
+       UPDATE webhook_subscriptions s
+          SET consecutive_failures = CASE WHEN t.any_success THEN 0 ELSE s.consecutive_failures END,
+              last_delivery_at = now(),
+              last_success_at = CASE WHEN t.any_success THEN now() ELSE s.last_success_at END,
+              last_failure_at = CASE WHEN t.any_failure THEN now() ELSE s.last_failure_at END
+         FROM touched t
+        WHERE s.id = t.id AND s.id IN (SELECT id FROM locked)
+     )
+     SELECT (SELECT array_agg(id) FROM moved) AS moved FROM async_commit`;
+
+/**
+ * $1 id, $2 round, $3 attempt number, $4 status code, $5 error, $6 duration, $7 excerpt,
+ * $8 subscription id, $9 log attempt, $10 disable after. The subscription row is locked
+ * first (before the delivery row is touched), so exhaustions of one subscription run one
+ * after the other and never deadlock on each other's deliveries; the streak is computed from
+ * the row's current value (a locking read returns the latest version). `disabled_now` compares
+ * with the row as it was before this statement, never with a timestamp (`disabled_at` is
+ * stored to the millisecond, `now()` is not). A delivery canceled meanwhile (the exhaustion
+ * before disabled the subscription) does not move and is not counted.
+ */
+export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
+       SELECT id, is_active, consecutive_failures
+         FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
+     ), attempt AS (
+       INSERT INTO webhook_delivery_attempts
+              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
+       SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7 WHERE $9::bool
+     ), moved AS (
+       UPDATE webhook_deliveries
+          SET status = 'failed', attempts = $3::int, next_attempt_at = NULL, locked_until = NULL,
+              claims = 0, last_status_code = $4::int, last_error = $5, updated_at = now(),
+              completed_at = now()
+        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'delivering'
+          AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))
+    RETURNING id
+     ), counted AS (
+       UPDATE webhook_subscriptions s
+          SET consecutive_failures = s.consecutive_failures + 1,
+              last_delivery_at = now(),
+              last_failure_at = now(),
+              is_active = s.is_active AND s.consecutive_failures + 1 < $10::int,
+              disabled_at = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= $10::int
+                                 THEN now() ELSE s.disabled_at END,
+              disabled_reason = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= $10::int
+                                     THEN 'consecutive_failures' ELSE s.disabled_reason END,
+              updated_at = now()
+        WHERE s.id = $8::uuid AND EXISTS (SELECT 1 FROM moved)
+    RETURNING s.consecutive_failures AS failures,
+              (SELECT was.is_active AND was.consecutive_failures + 1 >= $10::int
+                 FROM subscription was) AS disabled_now
+     ), canceled AS (
+       UPDATE webhook_deliveries
+          SET status = 'canceled', locked_until = NULL, completed_at = now(), updated_at = now()
+        WHERE subscription_id = $8::uuid AND id <> $1 AND status IN ('pending', 'delivering')
+          AND EXISTS (SELECT 1 FROM counted WHERE disabled_now)
+    RETURNING id
+     )
+     SELECT (SELECT count(*)::int FROM moved) AS moved,
+            (SELECT failures FROM counted) AS failures,
+            (SELECT disabled_now FROM counted) AS disabled_now,
+            (SELECT count(*)::int FROM canceled) AS canceled
+       FROM async_commit`;

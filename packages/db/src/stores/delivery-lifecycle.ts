@@ -1,0 +1,304 @@
+import type { Knex } from 'knex';
+import { runPrepared } from '../prepared';
+import { toPgText } from '../text';
+import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
+import {
+  CLAIM_SQL,
+  EXHAUST_SQL,
+  FAN_OUT_SQL,
+  OPEN_COLUMNS,
+  RECORD_SQL,
+  type ClaimRow,
+  type OpenRow,
+} from './delivery-lifecycle-sql';
+
+/**
+ * Every transition of a webhook delivery, one statement each:
+ *
+ *   (fan-out) ──create──▶ pending ──claim──▶ delivering ──record──▶ succeeded
+ *                            ▲                  │  │ └──record (retry)──▶ pending (next attempt)
+ *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
+ *                            └──release─────────┘
+ *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
+ *
+ * One way to pass a transaction: every method takes the connection or transaction to run on
+ * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
+ * coalesces the deliveries in flight in one process into one statement per batch
+ * (`= ANY($1)` / `unnest`), a batch of one being the single case.
+ *
+ * Fan-out, claim, record and exhaust commit asynchronously (ASYNC_COMMIT_CTE): one lost in a
+ * Postgres crash is redone by the reconciler, and a redelivery carries the same event id (at
+ * least once). The outbox event itself was committed durably by its producer.
+ */
+export class DeliveryLifecycle {
+  /**
+   * Fans events out, in one statement for all of them: marks each fanned out (only the first
+   * caller does), creates a delivery per active subscription of its tenant whose filter
+   * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
+   * returns every open delivery of those events: the new ones, or on a re-run the ones still
+   * open. Unique indexes on (target, event) make a re-run create nothing new.
+   */
+  async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [eventIds]);
+    return rows.map(toOpen);
+  }
+
+  /**
+   * Claims attempts, one statement for the batch; the result is aligned with `requests`
+   * (undefined: not claimed). Only a request for the row's exact round and attempt claims it,
+   * and only one at a time (a duplicate request in the same batch gets nothing); a claim left
+   * by a crashed worker lapses at `locked_until`. The claim counts itself in `claims`, and
+   * returns the event and the subscription's target as they are now.
+   */
+  async claim(
+    db: Knex,
+    requests: readonly ClaimRequest[],
+    lockMs: number,
+  ): Promise<Array<ClaimedDelivery | undefined>> {
+    if (requests.length === 0) return [];
+    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_claim', CLAIM_SQL, [
+      requests.map((r) => r.deliveryId),
+      requests.map((r) => r.round),
+      requests.map((r) => r.attempt - 1),
+      lockMs / 1000,
+    ]);
+    const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
+    return requests.map((req) => {
+      const key = `${req.deliveryId}/${req.round}/${req.attempt - 1}`;
+      const r = byKey.get(key);
+      byKey.delete(key); // a duplicate request of the same batch gets nothing
+      return r?.event ? toClaimed(r, r.event) : undefined;
+    });
+  }
+
+  /**
+   * Records attempts that succeeded or will be retried, one statement for the batch: the
+   * attempt rows (unless `logAttempt` is false: the last resort when a row cannot be stored);
+   * each delivery row, only if it is still at the claimed round and attempt (a manual retry
+   * may have started a new round); the subscriptions' timestamps and streak, only for
+   * deliveries that moved, and only when that changes more than sub-second timestamps (so
+   * concurrent deliveries do not queue on the subscription row). Subscription rows are locked
+   * in id order: two batches never wait on each other in a cycle. Returns, aligned with
+   * `records`, whether each delivery moved. A delivery must appear at most once per batch.
+   */
+  async record(db: Knex, records: readonly AttemptRecord[]): Promise<boolean[]> {
+    if (records.length === 0) return [];
+    const rows = await runPrepared<{ moved: string[] | null }>(db, 'sb_dl_record', RECORD_SQL, [
+      records.map((r) => r.delivery.id),
+      records.map((r) => r.delivery.round),
+      records.map((r) => r.delivery.attempts + 1),
+      records.map((r) => r.statusCode),
+      records.map((r) => r.error),
+      records.map((r) => r.durationMs),
+      records.map((r) => (r.excerpt === null ? null : toPgText(r.excerpt))),
+      records.map((r) => r.outcome.kind === 'succeeded'),
+      records.map((r) => (r.outcome.kind === 'retry' ? r.outcome.nextAttemptAt : null)),
+      records.map((r) => r.delivery.subscriptionId),
+      records.map((r) => r.logAttempt),
+    ]);
+    const moved = new Set(rows[0]?.moved ?? []);
+    return records.map((r) => moved.has(r.delivery.id));
+  }
+
+  /**
+   * Records the last allowed attempt, failed, in one statement: the attempt row, the delivery
+   * row (only if still at the claimed round and attempt), the subscription's streak grown by
+   * one from its current value (concurrent failures never lose a count) and, when that
+   * reaches `disableAfter`, the subscription disabled and its other open deliveries
+   * canceled. `disabledNow` is true only for the statement that crossed the threshold.
+   */
+  async exhaust(
+    db: Knex,
+    record: Omit<AttemptRecord, 'outcome'>,
+    disableAfter: number,
+  ): Promise<Exhausted> {
+    const d = record.delivery;
+    const rows = await runPrepared<{
+      moved: number;
+      failures: number | null;
+      disabled_now: boolean | null;
+      canceled: number;
+    }>(db, 'sb_dl_exhaust', EXHAUST_SQL, [
+      d.id,
+      d.round,
+      d.attempts + 1,
+      record.statusCode,
+      record.error,
+      record.durationMs,
+      record.excerpt === null ? null : toPgText(record.excerpt),
+      d.subscriptionId,
+      record.logAttempt,
+      disableAfter,
+    ]);
+    const r = rows[0];
+    return {
+      moved: (r?.moved ?? 0) > 0,
+      consecutiveFailures: r?.failures ?? null,
+      disabledNow: r?.disabled_now === true,
+      canceled: r?.canceled ?? 0,
+    };
+  }
+
+  /**
+   * Gives a claimed delivery back, unattempted, to be tried again in `delayMs`; the claim
+   * takes itself off the count (it sent nothing).
+   */
+  async release(db: Knex, id: string, delayMs: number): Promise<void> {
+    await db.raw(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', locked_until = NULL, claims = greatest(claims - 1, 0),
+              next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
+        WHERE id = ? AND status = 'delivering'`,
+      [delayMs / 1000, id],
+    );
+  }
+
+  /** Marks an open delivery canceled (its target is gone or disabled). */
+  async cancel(db: Knex, id: string): Promise<void> {
+    await db.raw(
+      `UPDATE webhook_deliveries
+          SET status = 'canceled', locked_until = NULL, completed_at = now(), updated_at = now()
+        WHERE id = ? AND status IN ('pending', 'delivering')`,
+      [id],
+    );
+  }
+
+  /** Starts a fresh round of attempts (manual retry); undefined when no such delivery. */
+  async newRound(db: Knex, subscriptionId: string, id: string): Promise<Delivery | undefined> {
+    const { rows } = (await db.raw(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+              locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+        WHERE id = ? AND subscription_id = ?
+    RETURNING *`,
+      [id, subscriptionId],
+    )) as { rows: DeliveryRow[] };
+    const row = rows[0];
+    return row && toDelivery(row);
+  }
+
+  /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
+  async overdue(db: Knex, graceMs: number, limit: number): Promise<OpenDelivery[]> {
+    const { rows } = (await db.raw(
+      `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
+        WHERE status IN ('pending', 'delivering')
+          AND next_attempt_at < now() - make_interval(secs => ?)
+          AND (locked_until IS NULL OR locked_until < now())
+        ORDER BY next_attempt_at LIMIT ?`,
+      [graceMs / 1000, limit],
+    )) as { rows: OpenRow[] };
+    return rows.map(toOpen);
+  }
+
+  /**
+   * Prepares the hot statements on up to `connections` pooled connections (each runs once
+   * with empty input, which writes nothing), so that the first deliveries after boot are
+   * as fast as the rest.
+   */
+  async prepare(db: Knex, connections: number): Promise<void> {
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[]]);
+        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1]);
+        await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+          [],
+        ]);
+      }),
+    );
+  }
+}
+
+/** What it takes to run or enqueue a delivery's next attempt: its ids, counters and lanes. */
+export type OpenDelivery = Pick<
+  Delivery,
+  | 'id'
+  | 'tenantId'
+  | 'eventId'
+  | 'subscriptionId'
+  | 'receptionistId'
+  | 'round'
+  | 'attempts'
+  | 'claims'
+  | 'nextAttemptAt'
+>;
+
+export interface ClaimRequest {
+  deliveryId: string;
+  round: number;
+  /** The attempt to make (1-based): the row must have made `attempt - 1`. */
+  attempt: number;
+}
+
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  event: {
+    id: string;
+    type: string;
+    data: Record<string, unknown>;
+    receptionistId: string | null;
+    createdAt: Date;
+  };
+  /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
+  subscription: { url: string; isActive: boolean; tenantId: string; ciphertext: string } | null;
+}
+
+/** One attempt as it happened, for the delivery as it was claimed. */
+export interface AttemptRecord {
+  delivery: Pick<Delivery, 'id' | 'round' | 'attempts' | 'subscriptionId'>;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  excerpt: string | null;
+  outcome: { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date };
+  /** False: the last resort when the attempt row itself cannot be stored. */
+  logAttempt: boolean;
+}
+
+export interface Exhausted {
+  moved: boolean;
+  /** The subscription's streak after this failure (null: legacy delivery or superseded). */
+  consecutiveFailures: number | null;
+  disabledNow: boolean;
+  /** Other open deliveries of the subscription canceled because it was disabled now. */
+  canceled: number;
+}
+
+const toOpen = (r: OpenRow): OpenDelivery => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  eventId: r.event_id,
+  subscriptionId: r.subscription_id,
+  receptionistId: r.receptionist_id,
+  round: r.round,
+  attempts: r.attempts,
+  claims: r.claims,
+  nextAttemptAt: r.next_attempt_at,
+});
+
+const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDelivery => ({
+  delivery: toDelivery(r),
+  event: {
+    id: r.event_id,
+    type: e.type,
+    data: e.data,
+    receptionistId: e.receptionist_id,
+    createdAt: new Date(e.created_at),
+  },
+  subscription: r.subscription && {
+    url: r.subscription.url,
+    isActive: r.subscription.is_active,
+    tenantId: r.subscription.tenant_id,
+    ciphertext: r.subscription.ciphertext,
+  },
+});

@@ -1,0 +1,133 @@
+import { DeliveryLifecycle, type ClaimedDelivery } from '@switchboard/db';
+import { createTestContext, type TestContext } from '../support/context';
+import { emitCallStarted, subscriber } from '../support/worker';
+
+// The delivery lifecycle's batched statements (no worker running: called directly): a batch
+// behaves as its calls one by one would, duplicates included, and the failure streak is
+// exact when many deliveries of one subscription are exhausted at once.
+let ctx: TestContext;
+const lifecycle = new DeliveryLifecycle();
+const LOCK_MS = 10_000;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+/** `n` events of a fresh subscriber, fanned out in one batch, and their deliveries. */
+async function deliveries(n: number) {
+  const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
+  const eventIds: string[] = [];
+  for (let i = 0; i < n; i++) {
+    eventIds.push(await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId));
+  }
+  const open = await lifecycle.fanOut(ctx.deps.knex, [...eventIds, eventIds[0] as string]);
+  return { ...s, eventIds, open };
+}
+
+it('fans out a batch of events once each, and a re-run returns the open deliveries', async () => {
+  const { eventIds, open } = await deliveries(3);
+  expect(open.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+  const again = await lifecycle.fanOut(ctx.deps.knex, eventIds);
+  expect(again.map((d) => d.id).sort()).toEqual(open.map((d) => d.id).sort());
+});
+
+it('claims each delivery of a batch once; a duplicate request in the batch gets nothing', async () => {
+  const { open } = await deliveries(2);
+  const [a, b] = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
+  const claimed = await lifecycle.claim(
+    ctx.deps.knex,
+    [a!, b!, a!, { ...b!, attempt: 2 }],
+    LOCK_MS,
+  );
+  expect(claimed.map((c) => c?.delivery.id ?? null)).toEqual([
+    a!.deliveryId,
+    b!.deliveryId,
+    null,
+    null,
+  ]);
+  expect(claimed[0]?.event.type).toBe('call.started');
+  expect(claimed[0]?.subscription?.isActive).toBe(true);
+  // Held: no second claim until the lock lapses.
+  expect(await lifecycle.claim(ctx.deps.knex, [a!], LOCK_MS)).toEqual([undefined]);
+});
+
+it('records a batch of successes and retries; only rows at the claimed attempt move', async () => {
+  const { open, subscription } = await deliveries(3);
+  const claimed = (await lifecycle.claim(
+    ctx.deps.knex,
+    open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 })),
+    LOCK_MS,
+  )) as ClaimedDelivery[];
+  const base = { statusCode: 200, error: null, durationMs: 3, excerpt: 'ok', logAttempt: true };
+  const [d1, d2, d3] = claimed.map((c) => c.delivery);
+  const moved = await lifecycle.record(ctx.deps.knex, [
+    { ...base, delivery: d1!, outcome: { kind: 'succeeded' } },
+    {
+      ...base,
+      statusCode: 503,
+      delivery: d2!,
+      outcome: { kind: 'retry', nextAttemptAt: new Date(Date.now() + 60_000) },
+    },
+    // Superseded: recorded as if for an attempt this row is not at.
+    { ...base, delivery: { ...d3!, attempts: 1 }, outcome: { kind: 'succeeded' } },
+  ]);
+  expect(moved).toEqual([true, true, false]);
+  const rows = await ctx.deps
+    .knex('webhook_deliveries')
+    .whereIn('id', [d1!.id, d2!.id, d3!.id])
+    .select('id', 'status', 'attempts', 'claims');
+  const byId = new Map(rows.map((r: { id: string }) => [r.id, r]));
+  expect(byId.get(d1!.id)).toMatchObject({ status: 'succeeded', attempts: 1, claims: 0 });
+  expect(byId.get(d2!.id)).toMatchObject({ status: 'pending', attempts: 1, claims: 0 });
+  expect(byId.get(d3!.id)).toMatchObject({ status: 'delivering', attempts: 0 });
+  const sub = await ctx.deps.knex('webhook_subscriptions').where({ id: subscription.id }).first();
+  expect(sub.consecutive_failures).toBe(0);
+  expect(sub.last_success_at).not.toBeNull();
+  expect(sub.last_failure_at).not.toBeNull();
+});
+
+it('counts exhausted deliveries exactly under concurrency, disabling at exactly 20', async () => {
+  const { open, subscription } = await deliveries(24);
+  const claimed = (await lifecycle.claim(
+    ctx.deps.knex,
+    open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 })),
+    LOCK_MS,
+  )) as ClaimedDelivery[];
+  const results = await Promise.all(
+    claimed.map((c) =>
+      lifecycle.exhaust(
+        ctx.deps.knex,
+        {
+          delivery: c.delivery,
+          statusCode: 500,
+          error: 'http_5xx',
+          durationMs: 1,
+          excerpt: null,
+          logAttempt: true,
+        },
+        20,
+      ),
+    ),
+  );
+  // Twenty count, one at a time; the twentieth disables the subscription and cancels the
+  // four still open, whose exhaustion then changes nothing.
+  const counted = results.filter((r) => r.moved);
+  expect(counted.map((r) => r.consecutiveFailures).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
+  const disabled = results.filter((r) => r.disabledNow);
+  expect(disabled).toHaveLength(1);
+  expect(disabled[0]).toMatchObject({ consecutiveFailures: 20, canceled: 4 });
+  const sub = await ctx.deps.knex('webhook_subscriptions').where({ id: subscription.id }).first();
+  expect(sub).toMatchObject({ is_active: false, consecutive_failures: 20 });
+  const statuses = await ctx.deps
+    .knex('webhook_deliveries')
+    .where({ subscription_id: subscription.id })
+    .pluck('status');
+  expect(statuses.filter((x: string) => x === 'failed')).toHaveLength(20);
+  expect(statuses.filter((x: string) => x === 'canceled')).toHaveLength(4);
+  expect(sub.disabled_reason).toBe('consecutive_failures');
+});
