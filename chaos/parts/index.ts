@@ -1,5 +1,6 @@
 import type { ChaosPart } from '../part';
 import { fuzzPart } from './fuzz';
+import { workerKillPart } from './worker-kill';
 
 /**
  * Every part of `npm run chaos`, by name, in the order a full run takes them. A new part
@@ -7,4 +8,5 @@ import { fuzzPart } from './fuzz';
  */
 export const PARTS: Record<string, ChaosPart> = {
   fuzz: fuzzPart,
+  'worker-kill': workerKillPart,
 };
