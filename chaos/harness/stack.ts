@@ -74,7 +74,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       return w;
     };
     const startApi = async () => {
-      const a = await startApiProcess(config, { env: { LOG_LEVEL: 'silent', ...opts.apiEnv } });
+      const a = await startApiProcess(config, {
+        env: { LOG_LEVEL: process.env.CHAOS_API_LOG_LEVEL ?? 'silent', ...opts.apiEnv },
+      });
       apis.push(a);
       return a;
     };

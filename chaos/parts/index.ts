@@ -1,5 +1,8 @@
 import type { ChaosPart } from '../part';
+import { apiSigtermPart } from './api-sigterm';
 import { fuzzPart } from './fuzz';
+import { postgresOutagePart } from './postgres-outage';
+import { redisOutagePart } from './redis-outage';
 import { workerKillPart } from './worker-kill';
 
 /**
@@ -9,4 +12,7 @@ import { workerKillPart } from './worker-kill';
 export const PARTS: Record<string, ChaosPart> = {
   fuzz: fuzzPart,
   'worker-kill': workerKillPart,
+  'redis-outage': redisOutagePart,
+  'postgres-outage': postgresOutagePart,
+  'api-sigterm': apiSigtermPart,
 };

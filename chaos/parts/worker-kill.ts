@@ -43,6 +43,7 @@ export async function runWorkerKill({
       outcomes.push(await stack.ingest(receptionistId));
     });
     let killed = 0;
+    const resumeMs: number[] = [];
     const killer = (async () => {
       for (let k = 1; k <= kills; k++) {
         const threshold = Math.floor((events * k) / (kills + 1));
@@ -52,8 +53,17 @@ export async function runWorkerKill({
         if (distinct() < threshold) throw new Error(`stuck below ${threshold} deliveries`);
         await stack.worker.kill();
         killed++;
-        log(`  SIGKILL ${k}/${kills} at ${distinct()} events delivered; restarting the worker`);
+        const at = Date.now();
+        const before = distinct();
+        log(`  SIGKILL ${k}/${kills} at ${before} events delivered; restarting the worker`);
         stack.worker = await stack.startWorker();
+        const ready = Date.now() - at;
+        while (distinct() === before && Date.now() - at < 60_000)
+          await new Promise((r) => setTimeout(r, 20));
+        resumeMs.push(Date.now() - at);
+        log(
+          `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(Date.now() - at)}`,
+        );
       }
     })();
     await Promise.all([ingestion, killer]);
@@ -91,6 +101,10 @@ export async function runWorkerKill({
         ['delivered (distinct event ids)', a.acked - a.undelivered.length - a.uncommitted.length],
         ['lost', a.undelivered.length + a.uncommitted.length],
         ['duplicate requests', `${a.duplicates} (bound: ${kills} × ${IN_FLIGHT} in flight)`],
+        [
+          'deliveries resume after a kill (max)',
+          `${secs(Math.max(0, ...resumeMs))} (new process started and ready included)`,
+        ],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],
         ['duration', `${secs(elapsed)} (${((a.acked * 1000) / elapsed).toFixed(0)} events/s)`],
