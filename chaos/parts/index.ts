@@ -3,6 +3,7 @@ import { apiSigtermPart } from './api-sigterm';
 import { fuzzPart } from './fuzz';
 import { postgresOutagePart } from './postgres-outage';
 import { redisOutagePart } from './redis-outage';
+import { stuckReceiverPart } from './stuck-receiver';
 import { workerKillPart } from './worker-kill';
 
 /**
@@ -15,4 +16,5 @@ export const PARTS: Record<string, ChaosPart> = {
   'redis-outage': redisOutagePart,
   'postgres-outage': postgresOutagePart,
   'api-sigterm': apiSigtermPart,
+  'stuck-receiver': stuckReceiverPart,
 };
