@@ -77,10 +77,11 @@ export async function runApiSigterm(opts: ApiSigtermOptions): Promise<PartResult
     });
     probing = false;
     await prober;
+    let timer: NodeJS.Timeout | undefined;
     const exit = await Promise.race([
       exited,
-      new Promise<null>((r) => setTimeout(() => r(null), 30_000)),
-    ]);
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), 30_000))),
+    ]).finally(() => clearTimeout(timer));
     const problems: string[] = [];
     const failed = outcomes.filter((o) => o.status !== 202);
     if (failed.length) {

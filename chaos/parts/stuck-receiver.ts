@@ -133,6 +133,10 @@ export async function runStuckReceiver(opts: StuckReceiverOptions): Promise<Part
         ],
         ['dead endpoint: attempt timeout', `${timeoutMs} ms`],
         [
+          'dead endpoint: requests received (none answered)',
+          stack.receiver.requests.filter((r) => r.path === '/stuck').length,
+        ],
+        [
           'dead endpoint: most attempts open at once',
           `${maxOpen} (cap ${PER_SUBSCRIPTION} of ${CONCURRENCY} worker slots)`,
         ],

@@ -7,6 +7,11 @@ import { callSubscriber, startStack } from '../harness/stack';
 export interface WorkerKillOptions {
   events: number;
   kills: number;
+  /**
+   * WEBHOOK_TIMEOUT_MS. A killed worker's in-flight slots free themselves one attempt
+   * timeout (plus a margin) later, so this bounds how long deliveries wait after a kill.
+   */
+  webhookTimeoutMs?: number;
   log(line: string): void;
 }
 
@@ -20,17 +25,15 @@ const IN_FLIGHT = 10;
  * must end delivered; duplicates may only come from attempts in flight at a kill (at most
  * `IN_FLIGHT` each), and always carry the same event id.
  */
-export async function runWorkerKill({
-  events,
-  kills,
-  log,
-}: WorkerKillOptions): Promise<PartResult> {
+export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult> {
+  const { events, kills, log } = opts;
   const stack = await startStack({
     // A few milliseconds per request keep deliveries in flight when the worker is killed.
     routes: { '/hook': (_req, res) => void setTimeout(() => res.writeHead(200).end(), 5) },
     workerEnv: {
       WORKER_CONCURRENCY: '20',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: String(IN_FLIGHT),
+      ...(opts.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(opts.webhookTimeoutMs) } : {}),
     },
   });
   try {
@@ -77,14 +80,29 @@ export async function runWorkerKill({
       log,
     });
     const elapsed = Date.now() - started;
-    const open = Number(
-      (
-        await stack.servers.ctx.deps
-          .knex('webhook_deliveries')
-          .whereNot({ status: 'succeeded' })
-          .count<{ n: string }[]>({ n: '*' })
-      )[0]?.n,
-    );
+    // A delivery the receiver got from a worker killed before it recorded the result stays
+    // `delivering` until its job is recovered (and delivered again): wait for every row.
+    const notFinal = async () =>
+      Number(
+        (
+          await stack.servers.ctx.deps
+            .knex('webhook_deliveries')
+            .whereNot({ status: 'succeeded' })
+            .count<{ n: string }[]>({ n: '*' })
+        )[0]?.n,
+      );
+    let open = await notFinal();
+    const finalDeadline = Date.now() + 60_000;
+    let lastLog = Date.now();
+    while (open && Date.now() < finalDeadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      open = await notFinal();
+      if (Date.now() - lastLog > 5000) {
+        lastLog = Date.now();
+        log(`  waiting for ${open} delivery row(s) to be final`);
+      }
+    }
+    const settled = Date.now() - started;
     const problems = accountProblems(a);
     const refused = outcomes.filter((o) => o.status !== 202);
     if (refused.length) problems.push(`ingestion answered ${tally(refused)} (all 202 expected)`);
@@ -107,6 +125,7 @@ export async function runWorkerKill({
         ],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],
+        ['every row final after', secs(settled)],
         ['duration', `${secs(elapsed)} (${((a.acked * 1000) / elapsed).toFixed(0)} events/s)`],
       ],
       problems,
