@@ -6,7 +6,8 @@ import { PARTS } from './parts';
 // npm run chaos [-- PART ...]: runs the named parts of the chaos suite (all of them without
 // a name), prints one table of figures per part on stdout, and exits 1 when any part found
 // a problem. Each part gets its own database (cloned from a template migrated here) and its
-// own Redis prefix, like a test file.
+// own Redis prefix, like a test file; the fault scenarios run on private servers of their own
+// (chaos/harness/stack.ts).
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<number> {

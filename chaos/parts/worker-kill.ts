@@ -125,7 +125,7 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         ],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],
-        ['every row final after', secs(settled)],
+        ['every row final, from the first request', secs(settled)],
         ['duration', `${secs(elapsed)} (${((a.acked * 1000) / elapsed).toFixed(0)} events/s)`],
       ],
       problems,
