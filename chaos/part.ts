@@ -1,7 +1,8 @@
 /**
- * One named part of `npm run chaos` (docs/RELIABILITY.md): a fuzz campaign today, fault
- * scenarios (private Postgres and Redis stopped, workers killed) to come. Each part sets up
- * what it needs, runs, and says how it went in figures; the runner prints them as a table.
+ * One named part of `npm run chaos` (docs/RELIABILITY.md): the fuzz campaign, or a fault
+ * scenario (a worker killed, a private Postgres or Redis stopped, an API SIGTERMed, a dead
+ * receiver). Each sets up what it needs, runs, and says how it went in figures; the runner
+ * prints them as a table. A part's problems are broken rules, never slow figures.
  */
 export interface ChaosPart {
   /** One line for the usage text and the table. */

@@ -1,5 +1,10 @@
 import type { ChaosPart } from '../part';
+import { apiSigtermPart } from './api-sigterm';
 import { fuzzPart } from './fuzz';
+import { postgresOutagePart } from './postgres-outage';
+import { redisOutagePart } from './redis-outage';
+import { stuckReceiverPart } from './stuck-receiver';
+import { workerKillPart } from './worker-kill';
 
 /**
  * Every part of `npm run chaos`, by name, in the order a full run takes them. A new part
@@ -7,4 +12,9 @@ import { fuzzPart } from './fuzz';
  */
 export const PARTS: Record<string, ChaosPart> = {
   fuzz: fuzzPart,
+  'worker-kill': workerKillPart,
+  'redis-outage': redisOutagePart,
+  'postgres-outage': postgresOutagePart,
+  'api-sigterm': apiSigtermPart,
+  'stuck-receiver': stuckReceiverPart,
 };

@@ -18,7 +18,9 @@ const startWorker = () =>
   startWorkerProcess(ctx.config, { SIMULATOR_SPEED: '1', WORKER_CONCURRENCY: '20' });
 
 beforeAll(async () => {
-  ctx = await createTestContext();
+  // 300 sends with one key, 50 at a time: more than the default burst (200, refilling at 100
+  // a second) whenever the batches go faster than that. Rate limits are not under test here.
+  ctx = await createTestContext({ RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000' });
 });
 afterAll(async () => {
   if (worker) await worker.kill();

@@ -32,6 +32,18 @@ it.each([
     'endless redirections',
     new Error('Too many Cluster redirections. Last error: Error: connect ECONNREFUSED'),
   ],
+  // Postgres stopped (pg_ctl stop -m fast) under ingestion: the connection of a transaction
+  // died, and knex's ROLLBACK or COMMIT on it failed with node-postgres' message (no code).
+  [
+    'a rollback on a lost Postgres connection',
+    new Error('ROLLBACK - Client has encountered a connection error and is not queryable'),
+  ],
+  [
+    'a commit on a lost Postgres connection',
+    new Error('COMMIT; - Client has encountered a connection error and is not queryable'),
+  ],
+  ['Postgres shutting down', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+  ['no Postgres connection in time', named('KnexTimeoutError', 'Knex: Timeout acquiring')],
   [
     'no node answering the slot map',
     named('ClusterAllFailedError', 'Failed to refresh slots cache.'),

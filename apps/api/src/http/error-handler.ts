@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isTransientDbError } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { ApiError, serviceUnavailable } from '../errors';
 
@@ -26,27 +27,21 @@ const PARSER_ERRORS: Record<string, () => ApiError> = {
 
 /**
  * Outages of Postgres or Redis are the caller's cue to retry, not bugs: a 503 with
- * Retry-After. Recognised by the errors pg, knex and ioredis raise when a server is away.
+ * Retry-After. Postgres' side is the one rule the worker retries by (`isTransientDbError`:
+ * the server stopping or restarting, a lost connection, e.g. a transaction whose connection
+ * died, which node-postgres reports by message only); Redis' side is recognised by the
+ * errors ioredis raises when a server is away.
  */
 function isBackendUnavailable(err: unknown): boolean {
+  if (isTransientDbError(err)) return true;
   const e = err as { name?: string; code?: string; message?: string };
-  if (
-    e.name === 'KnexTimeoutError' ||
-    e.name === 'MaxRetriesPerRequestError' ||
-    e.name === 'ClusterAllFailedError'
-  )
-    return true;
-  if (
-    e.code &&
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03'].includes(e.code)
-  )
-    return true;
+  if (e.name === 'MaxRetriesPerRequestError' || e.name === 'ClusterAllFailedError') return true;
+  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(e.code)) return true;
   const m = e.message ?? '';
   return (
     m.includes('enableOfflineQueue options is false') ||
     m.includes('Connection is closed') ||
     m.includes('Command timed out') ||
-    m.includes('Connection terminated') ||
     // A Redis Cluster that lost a slot's master, or whose nodes keep redirecting.
     m.startsWith('CLUSTERDOWN') ||
     m.startsWith('Too many Cluster redirections')

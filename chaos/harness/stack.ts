@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  generateCertificate,
+  startReceiver,
+  type Handler,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { startApiProcess, type ApiProcess } from '../../test/support/api-process';
+import { messages, uid } from '../../test/support/fixtures';
+import { startPrivateServers, type PrivateServers } from '../../test/support/private-servers';
+import { subscriber } from '../../test/support/worker';
+import { startWorkerProcess, type WorkerProcess } from '../../test/support/worker-process';
+import { send, type Outcome } from './client';
+
+/**
+ * One scenario's world: private Postgres and Redis (test/support/private-servers.ts), an
+ * HTTPS receiver on 127.0.0.1 whose CA the worker trusts, and the API and the worker as real
+ * processes on those servers. Everything is torn down by `destroy()`.
+ */
+export interface Stack {
+  servers: PrivateServers;
+  receiver: TestReceiver;
+  /** `https://127.0.0.1:PORT` + path: a webhook URL on the receiver. */
+  hookUrl(routePath: string): string;
+  api: ApiProcess;
+  /** The running worker process (replaced by `restartWorker`). */
+  worker: WorkerProcess;
+  /** Starts another worker process (a second replica, or the one after a crash). */
+  startWorker(): Promise<WorkerProcess>;
+  /** Starts another API process on the same servers (a rolling deploy's next replica). */
+  startApi(): Promise<ApiProcess>;
+  /**
+   * Posts one `call.started` for `receptionistId` to ingestion on `baseUrl` (default: the
+   * stack's API); the outcome's `ref` is the message id.
+   */
+  ingest(receptionistId: string, lane?: string, baseUrl?: string): Promise<Outcome>;
+  destroy(): Promise<void>;
+}
+
+export interface StackOptions {
+  routes: Readonly<Record<string, Handler>>;
+  /** Variables for the worker processes over the test environment. */
+  workerEnv?: Record<string, string>;
+  apiEnv?: Record<string, string>;
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
+  const certDir = mkdtempSync(path.join(tmpdir(), 'sb-chaos-'));
+  const caFile = path.join(certDir, 'ca.pem');
+  writeFileSync(caFile, cert.cert);
+  const cleanups: Array<() => Promise<unknown>> = [
+    async () => rmSync(certDir, { recursive: true, force: true }),
+  ];
+  const destroy = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    const receiver = await startReceiver(cert, opts.routes);
+    cleanups.push(() => receiver.close());
+    const servers = await startPrivateServers();
+    cleanups.push(() => servers.destroy());
+    const { config } = servers.ctx;
+    const workerEnv = { NODE_EXTRA_CA_CERTS: caFile, ...opts.workerEnv };
+    const workers: WorkerProcess[] = [];
+    const apis: ApiProcess[] = [];
+    cleanups.push(() => Promise.all(workers.map((w) => w.kill())));
+    cleanups.push(() => Promise.all(apis.map((a) => a.stop())));
+    const startWorker = async () => {
+      const w = await startWorkerProcess(config, workerEnv);
+      workers.push(w);
+      return w;
+    };
+    const startApi = async () => {
+      const a = await startApiProcess(config, {
+        env: { LOG_LEVEL: process.env.CHAOS_API_LOG_LEVEL ?? 'silent', ...opts.apiEnv },
+      });
+      apis.push(a);
+      return a;
+    };
+    const [api, worker] = await Promise.all([startApi(), startWorker()]);
+    const stack: Stack = {
+      servers,
+      receiver,
+      hookUrl: (routePath) => `https://127.0.0.1:${receiver.port}${routePath}`,
+      api,
+      worker,
+      startWorker,
+      startApi,
+      ingest(receptionistId, lane = 'ingest', baseUrl = stack.api.baseUrl) {
+        const message = messages.started(receptionistId, `CA${uid()}`, new Date().toISOString());
+        return send(`${baseUrl}/internal/v1/telephony/events`, {
+          lane,
+          headers: { authorization: `Bearer ${config.ingestToken}` },
+          body: message,
+          ref: message.id,
+        });
+      },
+      destroy,
+    };
+    return stack;
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+}
+
+/** A tenant with one ready receptionist and a `call.started` subscription to `url`. */
+export async function callSubscriber(stack: Stack, url: string) {
+  return subscriber(stack.servers.ctx, url, ['call.started']);
+}

@@ -1,0 +1,142 @@
+import type { ChaosPart, PartResult } from '../part';
+import { accountProblems, ackedRefs, awaitDelivery } from '../harness/accounting';
+import { pool, tally, type Outcome } from '../harness/client';
+import { intEnv, secs } from '../harness/env';
+import { callSubscriber, startStack } from '../harness/stack';
+
+export interface WorkerKillOptions {
+  events: number;
+  kills: number;
+  /**
+   * WEBHOOK_TIMEOUT_MS. A killed worker's in-flight slots free themselves one attempt
+   * timeout (plus a margin) later, so this bounds how long deliveries wait after a kill.
+   */
+  webhookTimeoutMs?: number;
+  log(line: string): void;
+}
+
+/** Deliveries in flight to one subscription at once: the most a SIGKILL can interrupt. */
+const IN_FLIGHT = 10;
+
+/**
+ * Worker SIGKILLed during deliveries: `events` call.started messages are ingested through a
+ * real API process while the worker process (real HTTPS to a receiver on 127.0.0.1) is
+ * SIGKILLed `kills` times, evenly over the deliveries, and restarted each time. Every 202
+ * must end delivered; duplicates may only come from attempts in flight at a kill (at most
+ * `IN_FLIGHT` each), and always carry the same event id.
+ */
+export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult> {
+  const { events, kills, log } = opts;
+  const stack = await startStack({
+    // A few milliseconds per request keep deliveries in flight when the worker is killed.
+    routes: { '/hook': (_req, res) => void setTimeout(() => res.writeHead(200).end(), 5) },
+    workerEnv: {
+      WORKER_CONCURRENCY: '20',
+      WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: String(IN_FLIGHT),
+      ...(opts.webhookTimeoutMs ? { WEBHOOK_TIMEOUT_MS: String(opts.webhookTimeoutMs) } : {}),
+    },
+  });
+  try {
+    const { receptionistId } = await callSubscriber(stack, stack.hookUrl('/hook'));
+    const distinct = () =>
+      new Set(stack.receiver.requests.map((r) => r.headers['x-service-event-id'])).size;
+    const outcomes: Outcome[] = [];
+    const started = Date.now();
+    const ingestion = pool(events, 8, async () => {
+      outcomes.push(await stack.ingest(receptionistId));
+    });
+    let killed = 0;
+    const resumeMs: number[] = [];
+    const killer = (async () => {
+      for (let k = 1; k <= kills; k++) {
+        const threshold = Math.floor((events * k) / (kills + 1));
+        const deadline = Date.now() + 120_000;
+        while (distinct() < threshold && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+        if (distinct() < threshold) throw new Error(`stuck below ${threshold} deliveries`);
+        await stack.worker.kill();
+        killed++;
+        const at = Date.now();
+        const before = distinct();
+        log(`  SIGKILL ${k}/${kills} at ${before} events delivered; restarting the worker`);
+        stack.worker = await stack.startWorker();
+        const ready = Date.now() - at;
+        while (distinct() === before && Date.now() - at < 60_000)
+          await new Promise((r) => setTimeout(r, 20));
+        resumeMs.push(Date.now() - at);
+        log(
+          `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(Date.now() - at)}`,
+        );
+      }
+    })();
+    await Promise.all([ingestion, killer]);
+    const acked = ackedRefs(outcomes);
+    const a = await awaitDelivery({
+      knex: stack.servers.ctx.deps.knex,
+      acked,
+      requests: stack.receiver.requests,
+      routePath: '/hook',
+      timeoutMs: 120_000,
+      log,
+    });
+    const elapsed = Date.now() - started;
+    // A delivery the receiver got from a worker killed before it recorded the result stays
+    // `delivering` until its job is recovered (and delivered again): wait for every row.
+    const notFinal = async () =>
+      Number(
+        (
+          await stack.servers.ctx.deps
+            .knex('webhook_deliveries')
+            .whereNot({ status: 'succeeded' })
+            .count<{ n: string }[]>({ n: '*' })
+        )[0]?.n,
+      );
+    let open = await notFinal();
+    const finalDeadline = Date.now() + 60_000;
+    let lastLog = Date.now();
+    while (open && Date.now() < finalDeadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      open = await notFinal();
+      if (Date.now() - lastLog > 5000) {
+        lastLog = Date.now();
+        log(`  waiting for ${open} delivery row(s) to be final`);
+      }
+    }
+    const settled = Date.now() - started;
+    const problems = accountProblems(a);
+    const refused = outcomes.filter((o) => o.status !== 202);
+    if (refused.length) problems.push(`ingestion answered ${tally(refused)} (all 202 expected)`);
+    if (killed !== kills) problems.push(`only ${killed} of ${kills} kills happened`);
+    if (a.duplicates > kills * IN_FLIGHT)
+      problems.push(
+        `${a.duplicates} duplicates, more than ${kills} kills × ${IN_FLIGHT} in flight`,
+      );
+    if (open) problems.push(`${open} delivery row(s) not succeeded`);
+    return {
+      figures: [
+        ['events acked (202)', `${a.acked} of ${events}`],
+        ['worker SIGKILLs', killed],
+        ['delivered (distinct event ids)', a.acked - a.undelivered.length - a.uncommitted.length],
+        ['lost', a.undelivered.length + a.uncommitted.length],
+        ['duplicate requests', `${a.duplicates} (bound: ${kills} × ${IN_FLIGHT} in flight)`],
+        [
+          'deliveries resume after a kill (max)',
+          `${secs(Math.max(0, ...resumeMs))} (new process started and ready included)`,
+        ],
+        ['event id header ≠ body id', a.mismatched],
+        ['delivery rows not succeeded', open],
+        ['every row final, from the first request', secs(settled)],
+        ['duration', `${secs(elapsed)} (${((a.acked * 1000) / elapsed).toFixed(0)} events/s)`],
+      ],
+      problems,
+    };
+  } finally {
+    await stack.destroy();
+  }
+}
+
+export const workerKillPart: ChaosPart = {
+  description: 'worker SIGKILLed 5 times during 2,000 deliveries: nothing lost, no stray duplicate',
+  run: ({ log }) =>
+    runWorkerKill({ events: intEnv('CHAOS_EVENTS', 2000), kills: intEnv('CHAOS_KILLS', 5), log }),
+};
