@@ -13,6 +13,7 @@ import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './processors/
 import { createDeliveryBatches } from './processors/delivery-batches';
 import { InFlightLanes } from './processors/in-flight';
 import { fanOutProcessor } from './processors/fan-out';
+import { InlineAttempts } from './processors/inline-attempts';
 import { startReconciler } from './processors/reconciler';
 import { startRelay } from './processors/relay';
 import { startSmsSender } from './sms';
@@ -86,15 +87,23 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     );
   await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
   const attempt = attemptRunner(deps, batches);
-  const components: Component[] = [
-    // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job
-    // may attempt many deliveries), and at most `concurrency` first attempts in flight at
-    // once (the rest fall back to delivery jobs).
-    startQueueWorker(deps, 'events', fanOutProcessor(deps, batches, lanes, attempt, concurrency), {
+  // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job may
+  // start many attempts), and at most `concurrency` first attempts in flight at once in this
+  // process (the rest fall back to delivery jobs). Event jobs do not wait for them.
+  const inline = new InlineAttempts(concurrency);
+  const events = startQueueWorker(
+    deps,
+    'events',
+    fanOutProcessor(deps, batches, lanes, attempt, inline),
+    {
       lockDurationMs: opts.lockDurationMs ?? FAN_OUT_TIMINGS.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs ?? FAN_OUT_TIMINGS.stalledIntervalMs,
       concurrency: Math.max(2, Math.ceil(concurrency / 2)),
-    }),
+    },
+  );
+  const components: Component[] = [
+    // The event worker first stops (no new inline attempts), then the running ones finish.
+    { name: events.name, close: () => events.close().then(() => inline.drain()) },
     startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
       ...opts,
       concurrency,

@@ -6,28 +6,31 @@ import type { Attempt } from './deliver';
 import type { DeliveryBatches } from './delivery-batches';
 import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane } from './in-flight';
+import type { InlineAttempts } from './inline-attempts';
 
 /**
  * The event's job: fan-out and the first attempt of each of its deliveries, with no second
  * job in between. One statement (batched with the fan-outs of concurrent event jobs) creates
  * a delivery per matching active subscription and one for the legacy webhook_url, and marks
  * the event fanned out. Then each new delivery whose lanes have a free slot, while the
- * process runs fewer than `inlineBudget` such attempts, is attempted right here; every other
- * open delivery (lane full, budget spent, or a re-run finding a delivery past its first
- * attempt) gets a delivery job, added before any inline attempt starts.
+ * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
+ * process at once; every other open delivery (lane full, budget spent, or a re-run finding a
+ * delivery past its first attempt) gets a delivery job, added before any inline attempt
+ * starts. The job does not wait for the attempts it started: a receiver that never answers
+ * must not hold an event job slot, or every other subscription's events would wait for it.
  *
- * Crash safety: the rows are committed before anything is sent. A worker that dies here
- * leaves its event job active: BullMQ runs it again (the fan-out creates nothing new and
- * returns the deliveries still open), and a claim it held lapses for the reconciler.
+ * Crash safety: the rows are committed before anything is sent. A worker that dies before
+ * the job ends leaves it active: BullMQ runs it again (the fan-out creates nothing new and
+ * returns the deliveries still open). One that dies during an inline attempt leaves an open
+ * row whose claim (if taken) lapses: the reconciler redoes the attempt, same event id.
  */
 export function fanOutProcessor(
   deps: WorkerDeps,
   batches: DeliveryBatches,
   lanes: InFlightLanes,
   attempt: Attempt,
-  inlineBudget: number,
+  inline: InlineAttempts,
 ) {
-  let inline = 0;
   return async (data: EventJob): Promise<void> => {
     const open = await batches.fanOut(data.eventId);
     const later: OpenDelivery[] = [];
@@ -36,8 +39,8 @@ export function fanOutProcessor(
       open.map(async (d) => {
         const targetId = d.subscriptionId ?? d.receptionistId;
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
-        if (!fresh || !targetId || inline >= inlineBudget) return void later.push(d);
-        inline++; // taken before the first await: the budget is never overshot
+        // Taken before the first await: the budget is never overshot.
+        if (!fresh || !targetId || !inline.take()) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
         const holder = `inline:${d.id}#${randomUUID()}`;
         const verdict = await lanes.acquire(lane, holder).catch((err: unknown) => {
@@ -45,7 +48,7 @@ export function fanOutProcessor(
           return 'error' as const;
         });
         if (verdict === 'ok') return void now.push({ d, lane, holder });
-        inline--;
+        inline.untake();
         later.push(d);
       }),
     );
@@ -54,22 +57,21 @@ export function fanOutProcessor(
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
       await Promise.all(now.map((n) => release(n.lane, n.holder)));
-      inline -= now.length;
+      for (let i = 0; i < now.length; i++) inline.untake();
       throw err;
     }
-    await Promise.all(
-      now.map(async ({ d, lane, holder }) => {
+    for (const { d, lane, holder } of now) {
+      inline.start(async () => {
         try {
           await attempt({ deliveryId: d.id, round: d.round, attempt: 1 });
         } catch (err) {
           // The claim lapses and the reconciler redoes the attempt (same event id).
           deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
         } finally {
-          inline--;
           await release(lane, holder);
         }
-      }),
-    );
+      });
+    }
   };
 
   async function release(lane: Lane, holder: string): Promise<void> {
