@@ -16,14 +16,24 @@ import type { InlineAttempts } from './inline-attempts';
  * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
  * process at once; every other open delivery (lane full, budget spent, or a re-run finding a
  * delivery past its first attempt) gets a delivery job, added before any inline attempt
- * starts. The job does not wait for the attempts it started: a receiver that never answers
- * must not hold an event job slot, or every other subscription's events would wait for it.
+ * starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long
+ * enough for a healthy receiver, so event jobs are paced by their receivers and a busy
+ * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
+ * receiver that never answers must not hold event job slots that every other subscription's
+ * events need.
  *
  * Crash safety: the rows are committed before anything is sent. A worker that dies before
  * the job ends leaves it active: BullMQ runs it again (the fan-out creates nothing new and
  * returns the deliveries still open). One that dies during an inline attempt leaves an open
  * row whose claim (if taken) lapses: the reconciler redoes the attempt, same event id.
  */
+/**
+ * How long an event job waits for its inline attempts before it lets them run on alone: a
+ * healthy receiver answers well within it (attempts take a few ms, tens at p99, in
+ * docs/BENCHMARKS.md).
+ */
+export const INLINE_WAIT_MS = 250;
+
 export function fanOutProcessor(
   deps: WorkerDeps,
   batches: DeliveryBatches,
@@ -60,7 +70,7 @@ export function fanOutProcessor(
       for (let i = 0; i < now.length; i++) inline.untake();
       throw err;
     }
-    for (const { d, lane, holder } of now) {
+    const started = now.map(({ d, lane, holder }) =>
       inline.start(async () => {
         try {
           await attempt({ deliveryId: d.id, round: d.round, attempt: 1 });
@@ -70,8 +80,9 @@ export function fanOutProcessor(
         } finally {
           await release(lane, holder);
         }
-      });
-    }
+      }),
+    );
+    await settledWithin(started, INLINE_WAIT_MS);
   };
 
   async function release(lane: Lane, holder: string): Promise<void> {
@@ -80,4 +91,15 @@ export function fanOutProcessor(
       deps.logger.warn({ err }, 'could not release a lane slot');
     });
   }
+}
+
+/** Resolves when every promise settled, or after `ms`, whichever comes first. */
+async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.allSettled(promises), deadline]);
+  clearTimeout(timer);
 }

@@ -1,8 +1,8 @@
 /**
- * The first attempts an event's job started and did not wait for. The event job returns as
- * soon as its deliveries are committed and every attempt is either started here or queued as
- * a delivery job, so a receiver that never answers holds its own attempt (and its lane slot)
- * for the HTTP deadline, never an event job slot that other subscriptions' events need.
+ * The first attempts an event's job started. The job waits for them at most
+ * INLINE_WAIT_MS (./fan-out.ts), so a receiver that never answers holds its own attempt (and
+ * its lane slot) for the HTTP deadline, but an event job slot that other subscriptions'
+ * events need for no longer than that.
  *
  * At most `budget` run at once in a process. A worker killed mid-attempt leaves a claimed
  * row whose claim lapses; the reconciler redoes the attempt (same event id). On shutdown,
@@ -25,13 +25,17 @@ export class InlineAttempts {
     this.taken--;
   }
 
-  /** Runs `attempt` (which holds one taken unit) in the background; the unit returns after. */
-  start(attempt: () => Promise<void>): void {
+  /**
+   * Runs `attempt` (which holds one taken unit; it must not throw) in the background; the
+   * unit returns after. The promise ends with the attempt, for a caller that waits a while.
+   */
+  start(attempt: () => Promise<void>): Promise<void> {
     const run = attempt().finally(() => {
       this.taken--;
       this.running.delete(run);
     });
     this.running.add(run);
+    return run;
   }
 
   /** Waits for every attempt running; call it after the event worker closed. */
