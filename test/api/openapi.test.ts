@@ -217,10 +217,14 @@ describe('operations', () => {
       '415',
       '422',
       '429',
+      '431',
       '500',
       '503',
     ]);
     expect(outbound.responses['409']?.headers).toHaveProperty('Retry-After');
+    // Answered by the HTTP parser, before the key is read: no rate-limit fields.
+    expect(outbound.responses['431']?.headers).not.toHaveProperty('RateLimit');
+    expect(outbound.responses['429']?.headers).toHaveProperty('RateLimit');
     expect(outbound.responses['401']?.headers).toHaveProperty('WWW-Authenticate');
   });
 });

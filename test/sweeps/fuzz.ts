@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import fc from 'fast-check';
+import { createLogger } from '@switchboard/logger';
+import { answerClientErrors } from '../../apps/api/src/http/client-errors';
 import { errorBodyChecker, responseChecker } from '../support/openapi-responses';
 import { anyCase, toRequest, type FuzzCase } from './cases';
 import type { OpenApiDoc, Operation } from './operations';
@@ -73,6 +75,7 @@ function problemsOf(
   if (
     known &&
     status !== 401 &&
+    status !== 431 && // the HTTP parser's answer, before the key is read
     status < 500 &&
     !(res.headers.ratelimit && res.headers['ratelimit-policy'])
   ) {
@@ -112,7 +115,9 @@ export async function runFuzz(opts: {
       return !schema || schema.$ref === '#/components/schemas/Error';
     },
   };
+  // As apps/api/src/server.ts serves it: what the HTTP parser refuses is answered as JSON.
   const server: Server = createServer(opts.app);
+  answerClientErrors(server, createLogger('fuzz', 'silent'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const report: FuzzReport = {
     requests: cases.length,

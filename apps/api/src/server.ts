@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from '@switchboard/config';
 import { createApp } from './app';
 import { createDeps } from './deps';
+import { answerClientErrors } from './http/client-errors';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
 const config = loadConfigOrExit('api');
@@ -9,6 +10,7 @@ const app = createApp(deps);
 const server = app.listen(config.port, () => {
   deps.logger.info({ port: config.port }, `api listening on http://127.0.0.1:${config.port}`);
 });
+answerClientErrors(server, deps.logger);
 server.on('error', (err) => {
   deps.logger.fatal({ err }, 'api could not listen');
   process.exit(1);

@@ -10,12 +10,15 @@ export const REQUEST_ID_HEADER_REF = { $ref: '#/components/headers/X-Request-Id'
 /**
  * Every answer to a request whose API key was recognised carries the per-key rate limit's
  * IETF fields (docs/API.md, Rate limits): every response of an authenticated operation but
- * its 401.
+ * its 401 and 431 (answered before the key is read).
  */
 export const RATE_LIMIT_HEADER_REFS = {
   'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
   RateLimit: { $ref: '#/components/headers/RateLimit' },
 } as const;
+
+/** Answers given before the API key is known: they carry no rate-limit fields. */
+const BEFORE_THE_KEY = new Set([401, 431]);
 
 const retryAfter = {
   description: 'Seconds to wait before retrying',
@@ -144,6 +147,17 @@ function genericErrors(route: RouteDef): Map<number, ErrorSpec> {
       headers: { 'Retry-After': retryAfter },
     });
   }
+  out.set(431, {
+    description:
+      '`request_headers_too_large`: the request line (with its query string) and headers ' +
+      'exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the ' +
+      'connection is closed',
+    example: {
+      type: 'invalid_request_error',
+      code: 'request_headers_too_large',
+      message: 'The request line and headers exceed 16 KiB',
+    },
+  });
   out.set(500, {
     description: '`internal_error`: a bug on our side; the body never holds details',
     example: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred' },
@@ -172,7 +186,7 @@ export function errorResponses(
   const out: Record<string, object> = {};
   for (const status of [...specs.keys()].sort((a, b) => a - b)) {
     const spec = specs.get(status) as ErrorSpec;
-    const limited = route.scope && status !== 401 ? RATE_LIMIT_HEADER_REFS : {};
+    const limited = route.scope && !BEFORE_THE_KEY.has(status) ? RATE_LIMIT_HEADER_REFS : {};
     const other = route.errorBodies?.[status];
     out[String(status)] = {
       description: spec.description,

@@ -1779,6 +1779,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -2063,6 +2083,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -2255,6 +2295,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2508,6 +2568,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2782,6 +2862,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -2999,6 +3099,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3228,6 +3348,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3472,6 +3612,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3778,6 +3938,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4098,6 +4278,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -4295,6 +4495,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4526,6 +4746,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -4714,6 +4954,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4985,6 +5245,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -5190,6 +5470,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -5366,6 +5666,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5623,6 +5943,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -5872,6 +6212,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -6097,6 +6457,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6389,6 +6769,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -6571,6 +6971,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6771,6 +7191,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7114,6 +7554,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -7396,6 +7856,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -7602,6 +8082,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -7799,6 +8299,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8105,6 +8625,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -8290,6 +8830,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8611,6 +9171,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -8805,6 +9385,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9079,6 +9679,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `internal_error`: a bug on our side; the body never holds details */
             500: {
                 headers: {
@@ -9338,6 +9958,26 @@ export interface operations {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
                      *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
