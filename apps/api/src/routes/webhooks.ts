@@ -9,8 +9,6 @@ import type { Deps } from '../deps';
 import { conflict, notFound } from '../errors';
 import { consumeAll, RateLimiter } from '../http/rate-limit';
 import { defineRoute, type RouteDef } from '../openapi/route';
-import { pageBody, pageRequest } from '../pagination/page';
-import { pageExample, pageQuerySchema, paginated } from '../schemas/common';
 import {
   createdWebhookSubscriptionExample,
   createdWebhookSubscriptionSchema,
@@ -24,6 +22,7 @@ import {
 } from '../schemas/webhook';
 import { checkSubscriptionUrl } from './webhook-url';
 import { sendTestDelivery } from './webhook-test-delivery';
+import { defineListRoute } from '../pagination/list-route';
 
 type CreateWebhookBody = FromSchema<typeof createWebhookBodySchema>;
 type WebhookSubscriptionBody = FromSchema<typeof webhookSubscriptionSchema>;
@@ -153,28 +152,19 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         });
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/webhooks',
       operationId: 'listWebhooks',
       summary: 'List webhook subscriptions, newest first',
       tag: TAG,
       scope: 'admin',
-      query: pageQuerySchema,
-      responses: {
-        200: {
-          description: 'A page of subscriptions',
-          schema: paginated(webhookSubscriptionSchema),
-          example: pageExample(webhookSubscriptionExample),
-        },
-      },
-      handler: async (req, res) => {
-        const page = await store.list(
-          req.auth.tenantId,
-          pageRequest(req, deps.cursors, 'webhooks'),
-        );
-        res.json(pageBody(req, deps.cursors, 'webhooks', page, renderWebhookSubscription));
-      },
+      description: 'A page of subscriptions',
+      itemSchema: webhookSubscriptionSchema,
+      itemExample: webhookSubscriptionExample,
+      family: 'webhooks',
+      cursors: deps.cursors,
+      list: (tenantId, page) => store.list(tenantId, page),
+      render: renderWebhookSubscription,
     }),
     defineRoute({
       method: 'get',

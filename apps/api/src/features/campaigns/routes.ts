@@ -6,8 +6,7 @@ import {
   respondIdempotently,
 } from '../../idempotency';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { pageBody, pageRequest } from '../../pagination/page';
-import { idParamSchema, pageExample, pageQuerySchema, paginated } from '../../schemas/common';
+import { idParamSchema } from '../../schemas/common';
 import { cancelCampaign } from './cancel-campaign';
 import { createCampaign } from './create-campaign';
 import { renderCampaign } from './render';
@@ -20,6 +19,7 @@ import {
   runningCampaignExample,
   type CreateCampaignBody,
 } from './schemas';
+import { defineListRoute } from '../../pagination/list-route';
 
 /** SMS campaigns (docs/API.md, Campaigns): create, list, read, cancel. */
 export function campaignRoutes(deps: Deps): RouteDef[] {
@@ -77,28 +77,19 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
         );
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/campaigns',
       operationId: 'listCampaigns',
       summary: 'List campaigns, newest first',
       tag: 'Campaigns',
       scope: 'read',
-      query: pageQuerySchema,
-      responses: {
-        200: {
-          description: 'A page of campaigns',
-          schema: paginated(campaignSchema),
-          example: pageExample(runningCampaignExample),
-        },
-      },
-      handler: async (req, res) => {
-        const page = await campaigns.list(
-          req.auth.tenantId,
-          pageRequest(req, deps.cursors, 'campaigns'),
-        );
-        res.json(pageBody(req, deps.cursors, 'campaigns', page, renderCampaign));
-      },
+      description: 'A page of campaigns',
+      itemSchema: campaignSchema,
+      itemExample: runningCampaignExample,
+      family: 'campaigns',
+      cursors: deps.cursors,
+      list: (tenantId, page) => campaigns.list(tenantId, page),
+      render: renderCampaign,
     }),
     defineRoute({
       method: 'get',

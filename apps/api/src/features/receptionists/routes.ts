@@ -6,8 +6,7 @@ import {
   respondIdempotently,
 } from '../../idempotency';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { pageBody, pageRequest } from '../../pagination/page';
-import { idParamSchema, pageExample, pageQuerySchema, paginated } from '../../schemas/common';
+import { idParamSchema } from '../../schemas/common';
 import { createReceptionist, type CreateReceptionistBody } from './create-receptionist';
 import { reprovisionReceptionist } from './provision-receptionist';
 import { renderReceptionist } from './render';
@@ -21,6 +20,7 @@ import {
   updateReceptionistExample,
 } from './schemas';
 import { updateReceptionist, type UpdateReceptionistBody } from './update-receptionist';
+import { defineListRoute } from '../../pagination/list-route';
 
 /**
  * Receptionists (docs/API.md, Receptionists): list, read, create (provisioned by the worker), provision
@@ -29,28 +29,19 @@ import { updateReceptionist, type UpdateReceptionistBody } from './update-recept
 export function receptionistRoutes(deps: Deps): RouteDef[] {
   const { receptionists } = deps.stores;
   return [
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/receptionists',
       operationId: 'listReceptionists',
       summary: 'List receptionists, newest first',
       tag: 'Receptionists',
       scope: 'read',
-      query: pageQuerySchema,
-      responses: {
-        200: {
-          description: 'A page of receptionists',
-          schema: paginated(receptionistSchema),
-          example: pageExample(receptionistExample),
-        },
-      },
-      handler: async (req, res) => {
-        const page = await receptionists.list(
-          req.auth.tenantId,
-          pageRequest(req, deps.cursors, 'receptionists'),
-        );
-        res.json(pageBody(req, deps.cursors, 'receptionists', page, renderReceptionist));
-      },
+      description: 'A page of receptionists',
+      itemSchema: receptionistSchema,
+      itemExample: receptionistExample,
+      family: 'receptionists',
+      cursors: deps.cursors,
+      list: (tenantId, page) => receptionists.list(tenantId, page),
+      render: renderReceptionist,
     }),
     defineRoute({
       method: 'post',
