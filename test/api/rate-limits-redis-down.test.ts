@@ -3,6 +3,7 @@ import { parseList } from 'structured-headers';
 import { REDIS_DEADLINE_MS } from '../../apps/api/src/http/rate-limit';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
+import { waitFor } from '../support/wait';
 
 // Without Redis the per-key limits fall back to each API process's memory (docs/DECISIONS.md,
 // Rate limits): a Redis outage must not take down what needs no Redis (reads, and writes
@@ -84,13 +85,17 @@ it('Redis down → reads work, each key is limited in memory, keyed writes are a
 
 it('once Redis is back, the buckets are counted in Redis again', async () => {
   const { auth } = await ctx.tenant(['read']);
-  const deadline = Date.now() + 10_000;
-  let keys: string[] = [];
   // The connection reconnects on its own schedule; each request counts where it can.
-  while (Date.now() < deadline && keys.length === 0) {
-    expect((await list(auth)).status).toBe(200);
-    keys = await ctx.deps.redis.keys(`${ctx.config.queuePrefix}:rl:api-key:*`).catch(() => []);
-    if (keys.length === 0) await new Promise((r) => setTimeout(r, 200));
-  }
+  const keys = await waitFor(
+    'a bucket in Redis',
+    async () => {
+      expect((await list(auth)).status).toBe(200);
+      const found = await ctx.deps.redis
+        .keys(`${ctx.config.queuePrefix}:rl:api-key:*`)
+        .catch(() => []);
+      return found.length > 0 && found;
+    },
+    { timeoutMs: 10_000, intervalMs: 200 },
+  );
   expect(keys.length).toBeGreaterThan(0);
 });

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Config } from '@switchboard/config';
 import { killOnExit } from './children';
 import { redisEnv, testEnv } from './env';
+import { waitFor } from './wait';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -92,20 +93,20 @@ export async function startApiProcess(
     if (proc.exitCode === null && proc.signalCode === null) proc.kill(s);
   };
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`API process exited early:\n${stderr}`);
-    const up = await fetch(`${baseUrl}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) {
-      signal('SIGKILL');
-      throw new Error(`API process not ready within 30 s:\n${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    'the API process to answer /healthz',
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`API process exited early:\n${stderr}`);
+      return fetch(`${baseUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  ).catch((err: unknown) => {
+    signal('SIGKILL');
+    throw new Error(`${(err as Error).message}:\n${stderr}`);
+  });
   return {
     baseUrl,
     pid: proc.pid as number,

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import IORedis from 'ioredis';
 import { freePort } from './api-process';
 import { exited, killOnExit } from './children';
+import { waitFor } from './wait';
 
 const run = promisify(execFile);
 
@@ -121,18 +122,21 @@ async function waitForClusterOk(port: number, masters: number): Promise<void> {
   const redis = new IORedis({ port, host: '127.0.0.1', lazyConnect: true });
   redis.on('error', () => undefined);
   try {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const info = await redis.cluster('INFO').catch(() => '');
-      if (
-        info.includes('cluster_state:ok') &&
-        info.includes(`cluster_known_nodes:${masters}`) &&
-        info.includes('cluster_slots_assigned:16384')
-      )
-        return;
-      if (Date.now() > deadline) throw new Error(`cluster not ok on ${port}:\n${info}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let info = '';
+    await waitFor(
+      `cluster ok on ${port}`,
+      async () => {
+        info = await redis.cluster('INFO').catch(() => '');
+        return (
+          info.includes('cluster_state:ok') &&
+          info.includes(`cluster_known_nodes:${masters}`) &&
+          info.includes('cluster_slots_assigned:16384')
+        );
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}:\n${info}`);
+    });
   } finally {
     redis.disconnect();
   }

@@ -7,6 +7,8 @@ import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import { startRunner, type Runner, type RunnerOptions } from '../../apps/worker/src/runner';
 import type { TestContext } from './context';
 
+export { waitFor } from './wait';
+
 export interface TestWorker {
   deps: WorkerDeps;
   runner: Runner;
@@ -43,25 +45,6 @@ export async function startTestWorker(
       await deps.close();
     },
   };
-}
-
-/**
- * Waits until `check` returns a value (not undefined/false), re-checking every `intervalMs`
- * up to `timeoutMs`; then fails with `what`. Bounded: never an open-ended loop.
- */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 15_000, intervalMs = 25 } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 /** A committed `call.started` for the receptionist (what ingestion would emit). */

@@ -1,4 +1,4 @@
-import type { ApiKey, LeadImport, Receptionist, Tenant } from '@switchboard/db';
+import type { ApiKey, Receptionist, Tenant } from '@switchboard/db';
 
 /** JSON shapes printed by the CLI (README, Operator CLI); snake_case like the API. */
 export const renderTenant = (t: Tenant) => ({
@@ -30,19 +30,4 @@ export const renderReceptionist = (r: Receptionist) => ({
   plan: r.plan,
   created_at: r.createdAt.toISOString(),
   provisioned_at: r.provisionedAt?.toISOString() ?? null,
-});
-
-export const renderImport = (i: LeadImport) => ({
-  id: i.id,
-  status: i.status,
-  total_rows: i.totalRows,
-  processed_rows: i.processedRows,
-  created: i.created,
-  updated: i.updated,
-  skipped: i.skipped,
-  duplicates: i.duplicates,
-  errors: i.errors,
-  failure_reason: i.failureReason,
-  created_at: i.createdAt.toISOString(),
-  completed_at: i.completedAt?.toISOString() ?? null,
 });

@@ -14,3 +14,4 @@ export * from './import/rows';
 export * from './import/batch';
 export * from './import/run';
 export * from './import/stage';
+export * from './import/view';

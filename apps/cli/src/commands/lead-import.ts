@@ -2,10 +2,9 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { LeadImportsStore, type LeadImport } from '@switchboard/db';
-import { ImportFileError, runImport, stageFile } from '@switchboard/leads';
+import { ImportFileError, renderLeadImport, runImport, stageFile } from '@switchboard/leads';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
-import { renderImport } from '../render';
 
 function progressBar(total: number): SingleBar {
   const bar = new SingleBar(
@@ -63,5 +62,5 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
     bar.stop();
   }
   const imp = (await imports.findById(staged.importId)) as LeadImport;
-  return { ...renderImport(imp), tenant_id: tenantId };
+  return { ...renderLeadImport(imp), tenant_id: tenantId };
 }

@@ -1,19 +1,18 @@
 import type { Request, Response } from 'express';
 import type { LeadImport } from '@switchboard/db';
-import { MAX_IMPORT_BYTES, stageFile } from '@switchboard/leads';
+import { MAX_IMPORT_BYTES, renderLeadImport, stageFile } from '@switchboard/leads';
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { ApiError } from '../../errors';
 import { replayOrReject, respondIdempotently, type IdempotentResponse } from '../../idempotency';
 import { withLeadErrors } from './errors';
-import { renderImport } from './render';
 
 const tooLarge = () =>
   new ApiError(413, 'invalid_request_error', 'payload_too_large', 'The file is larger than 20 MiB');
 
 const accepted = (imp: LeadImport, replayed: boolean): IdempotentResponse => ({
   status: 202,
-  body: renderImport(imp),
+  body: renderLeadImport(imp),
   location: `/api/v1/leads/imports/${imp.id}`,
   replayed,
 });

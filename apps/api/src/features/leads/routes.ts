@@ -1,4 +1,4 @@
-import type { LeadInput } from '@switchboard/leads';
+import { renderLeadImport, type LeadInput } from '@switchboard/leads';
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import {
@@ -10,7 +10,7 @@ import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema, pageExample, paginated } from '../../schemas/common';
 import { createLeadFor } from './create-lead';
 import { importLeads } from './import-leads';
-import { renderImport, renderLead } from './render';
+import { renderLead } from './render';
 import {
   completedLeadImportExample,
   createLeadBodySchema,
@@ -147,7 +147,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
           req.valid.params.id as string,
         );
         if (!found) throw notFound('import', 'id');
-        res.json(renderImport(found));
+        res.json(renderLeadImport(found));
       },
     }),
     defineRoute({
