@@ -40,6 +40,8 @@ function problemsOf(
     error: (body: unknown) => string | null;
     response: ReturnType<typeof responseChecker>;
     plainError: (op: Operation, status: number) => boolean;
+    /** Whether the document says this answer carries the RateLimit fields. */
+    rateLimited: (op: Operation, status: number) => boolean;
   },
 ): string[] {
   const out: string[] = [];
@@ -74,9 +76,8 @@ function problemsOf(
   const known = KEYED.has(c.auth) && c.auth !== 'revoked' && code !== 'invalid_path';
   if (
     known &&
-    status !== 401 &&
-    status !== 431 && // the HTTP parser's answer, before the key is read
     status < 500 &&
+    checks.rateLimited(c.op, status) &&
     !(res.headers.ratelimit && res.headers['ratelimit-policy'])
   ) {
     out.push('an answer to a known key without RateLimit and RateLimit-Policy');
@@ -113,6 +114,11 @@ export async function runFuzz(opts: {
         Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> | undefined;
       const schema = responses?.[String(status)]?.content?.['application/json']?.schema;
       return !schema || schema.$ref === '#/components/schemas/Error';
+    },
+    rateLimited: (op: Operation, status: number) => {
+      const responses = opts.doc.paths[op.path]?.[op.method]?.responses as
+        Record<string, { headers?: Record<string, unknown> }> | undefined;
+      return Boolean(responses?.[String(status)]?.headers?.['RateLimit']);
     },
   };
   // As apps/api/src/server.ts serves it: what the HTTP parser refuses is answered as JSON.
