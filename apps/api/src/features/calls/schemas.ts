@@ -6,7 +6,7 @@ import {
   recordingSchema,
   transcriptSchema,
 } from '@switchboard/telephony';
-import { historyFilterProperties, nullableTimestamp, timestamp } from './common';
+import { historyFilterProperties, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 const nullable = <T extends object>(schema: T) => ({ oneOf: [schema, { type: 'null' }] }) as const;
 
