@@ -3,7 +3,7 @@ import { E164_PATTERN } from '@switchboard/phone';
 
 /**
  * Telephony messages (docs/API.md, Telephony ingestion): what the voice platform reports,
- * one JSON message per request. Sub-shapes are those of the call detail (section 5).
+ * one JSON message per request. Sub-shapes are those of the call detail (docs/API.md, Calls).
  */
 const phone = { type: 'string', pattern: E164_PATTERN } as const;
 const ts = { type: 'string', format: 'date-time' } as const;
