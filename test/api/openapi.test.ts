@@ -158,6 +158,8 @@ describe('operations', () => {
       'post /webhooks/{id}/enable': 'enableWebhook',
       'get /webhooks/{id}/deliveries': 'listWebhookDeliveries',
       'post /webhooks/{id}/deliveries/{delivery_id}/retry': 'retryWebhookDelivery',
+      'patch /webhooks/{id}': 'updateWebhook',
+      'post /webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
     });
   });
 

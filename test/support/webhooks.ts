@@ -42,6 +42,8 @@ export const READ_SHAPE_KEYS = [
   'last_delivery_at',
   'last_failure_at',
   'last_success_at',
+  'rate_limit_per_second',
+  'secret_overlap_ends_at',
   'updated_at',
   'url',
 ];

@@ -31,6 +31,8 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   deleteWebhook: { id: 'webhook' },
   testWebhook: { id: 'webhook' },
   enableWebhook: { id: 'webhook' },
+  updateWebhook: { id: 'webhook' },
+  rotateWebhookSecret: { id: 'webhook' },
   listWebhookDeliveries: { id: 'webhook' },
   retryWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
 };

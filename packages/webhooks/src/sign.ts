@@ -19,6 +19,11 @@ export interface SignPayloadInput {
   body: string;
   /** Unix seconds; defaults to now. */
   timestamp?: number;
+  /**
+   * The secret before a rotation, while its overlap lasts: the delivery then carries two
+   * signatures per scheme, newest (`secret`) first.
+   */
+  previousSecret?: string | null;
 }
 
 /**
@@ -88,14 +93,19 @@ export function signPayload(input: SignPayloadInput): SignedHeaders {
   if (!HEADER_SAFE.test(eventId)) {
     throw new TypeError('eventId must be non-empty visible ASCII');
   }
-  const key = decodeSigningSecret(secret);
+  const secrets = input.previousSecret ? [secret, input.previousSecret] : [secret];
+  const keys = secrets.map(decodeSigningSecret);
   const ts = String(timestamp);
   return {
     [SERVICE_TIMESTAMP_HEADER]: ts,
-    [SERVICE_SIGNATURE_HEADER]: computeServiceSignature(secret, ts, body),
+    // Comma-separated: hex never contains one.
+    [SERVICE_SIGNATURE_HEADER]: secrets.map((s) => computeServiceSignature(s, ts, body)).join(','),
     [SERVICE_EVENT_ID_HEADER]: eventId,
     [STANDARD_ID_HEADER]: eventId,
     [STANDARD_TIMESTAMP_HEADER]: ts,
-    [STANDARD_SIGNATURE_HEADER]: `v1,${computeStandardSignature(key, eventId, ts, body)}`,
+    // Space-separated `v1,` entries, as Standard Webhooks specifies.
+    [STANDARD_SIGNATURE_HEADER]: keys
+      .map((k) => `v1,${computeStandardSignature(k, eventId, ts, body)}`)
+      .join(' '),
   };
 }

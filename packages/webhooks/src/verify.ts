@@ -78,9 +78,13 @@ export function verifyServiceSignature(input: VerifyInput): void {
   const signature = required(input.headers, SERVICE_SIGNATURE_HEADER);
   checkTimestamp(timestamp, input);
   const expected = computeServiceSignature(input.secret, timestamp, input.body);
-  if (!safeEqual(expected, signature.toLowerCase())) {
-    fail('invalid_signature', 'signature does not match');
+  // A comma-separated list during a secret rotation's overlap: any entry may match. Every
+  // entry is compared (no early exit) so timing does not reveal which one matched.
+  let matched = false;
+  for (const entry of signature.toLowerCase().split(',')) {
+    if (safeEqual(expected, entry.trim())) matched = true;
   }
+  if (!matched) fail('invalid_signature', 'signature does not match');
 }
 
 /**

@@ -10,6 +10,7 @@ import { callRoutes } from './calls/routes';
 import { outboundCallRoutes } from './outbound-calls/routes';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes';
 import { webhookRoutes } from './webhooks/routes';
+import { webhookEditRoutes } from './webhooks/edit-routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -19,6 +20,7 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...outboundCallRoutes(deps),
     ...smsRoutes(deps),
     ...webhookRoutes(deps),
+    ...webhookEditRoutes(deps),
     ...webhookDeliveryRoutes(deps),
     ...usageRoutes(deps),
     ...leadRoutes(deps),

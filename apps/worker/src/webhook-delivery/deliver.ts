@@ -25,6 +25,11 @@ export const CLAIM_MARGIN_MS = 5_000;
  * sending and recording, a record that failed) before the attempt is given up unsent.
  */
 const MAX_CLAIMS_PER_ATTEMPT = 3;
+/**
+ * How long a delivery of a paused subscription waits before it looks again; a resume makes
+ * it due at once (the API wakes it), so this only bounds a lost wake-up.
+ */
+const PAUSED_RECHECK_MS = 10 * 60_000;
 /** A parked job wakes by itself after this long if no wake-up reached it. */
 const PARKED_DELAY_MS = 30_000;
 
@@ -112,6 +117,12 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         );
         return;
       }
+      if (target === 'paused') {
+        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume.
+        await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
+        log.info('delivery waits: subscription paused');
+        return;
+      }
       if (!target) {
         await batches.lifecycle.cancel(knex, d.id);
         metrics.deliveries.inc({ outcome: 'canceled' });
@@ -119,7 +130,12 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         return;
       }
       const body = JSON.stringify(buildEnvelope(event));
-      const headers = signPayload({ secret: target.secret, eventId: event.id, body });
+      const headers = signPayload({
+        secret: target.secret,
+        previousSecret: target.previousSecret,
+        eventId: event.id,
+        body,
+      });
       result = await sender.send({ url: target.url, body, headers });
       metrics.attemptDuration.observe(
         { result: result.delivered ? 'success' : 'failure' },

@@ -2,10 +2,15 @@ import { webhookSecretContext, type ClaimedDelivery, type Delivery } from '@swit
 import { generateSigningSecret } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
 
-/** Where a delivery goes and the secret it is signed with; null = cancel the delivery. */
+/**
+ * Where a delivery goes and the secret(s) it is signed with; null = cancel the delivery;
+ * `paused` = the subscription is paused by its tenant: the delivery waits, unattempted.
+ */
 export interface DeliveryTarget {
   url: string;
   secret: string;
+  /** The secret before a rotation, while its overlap lasts. */
+  previousSecret: string | null;
 }
 
 const receptionistSecretContext = (tenantId: string, receptionistId: string) =>
@@ -20,17 +25,19 @@ export async function resolveTarget(
   deps: WorkerDeps,
   d: Delivery,
   subscription: ClaimedDelivery['subscription'],
-): Promise<DeliveryTarget | null> {
+): Promise<DeliveryTarget | 'paused' | null> {
   const { stores, secretBox, knex } = deps;
   if (d.subscriptionId) {
     // Read by the claim itself, in the same statement: the state at send time.
+    if (subscription?.paused) return 'paused';
     if (!subscription || !subscription.isActive) return null;
+    const context = webhookSecretContext(subscription.tenantId, d.subscriptionId);
     return {
       url: subscription.url,
-      secret: secretBox.decrypt(
-        subscription.ciphertext,
-        webhookSecretContext(subscription.tenantId, d.subscriptionId),
-      ),
+      secret: secretBox.decrypt(subscription.ciphertext, context),
+      previousSecret: subscription.previousCiphertext
+        ? secretBox.decrypt(subscription.previousCiphertext, context)
+        : null,
     };
   }
   if (!d.receptionistId) return null;
@@ -45,5 +52,5 @@ export async function resolveTarget(
       stores.receptionists.ensureWebhookSecret(trx, receptionistId, fresh),
     );
   }
-  return { url: r.url, secret: secretBox.decrypt(sealed, context) };
+  return { url: r.url, secret: secretBox.decrypt(sealed, context), previousSecret: null };
 }

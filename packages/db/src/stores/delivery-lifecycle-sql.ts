@@ -31,7 +31,16 @@ export interface ClaimRow extends DeliveryRow {
     created_at: string;
     receptionist_id: string | null;
   } | null;
-  subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
+  subscription: {
+    url: string;
+    is_active: boolean;
+    disabled_reason: string | null;
+    tenant_id: string;
+    ciphertext: string;
+    /** The previous secret while its overlap lasts, else null. */
+    previous_ciphertext: string | null;
+    rate_limit_per_second: number | null;
+  } | null;
 }
 
 /**
@@ -50,7 +59,7 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
-           ON s.tenant_id = ev.tenant_id AND s.is_active
+           ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           AND (s.events = '{}' OR ev.type = ANY (s.events))
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
@@ -91,7 +100,12 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
                                       'receptionist_id', e.receptionist_id)
                FROM events e WHERE e.id = d.event_id) AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
-                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
+                                      'disabled_reason', s.disabled_reason,
+                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
+                                      'previous_ciphertext',
+                                      CASE WHEN s.secret_overlap_ends_at > now()
+                                           THEN s.previous_secret_ciphertext END,
+                                      'rate_limit_per_second', s.rate_limit_per_second)
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
 
 /**

@@ -178,6 +178,21 @@ export class DeliveryLifecycle {
     return row && toDelivery(row);
   }
 
+  /**
+   * Makes the waiting deliveries of a subscription due now (it was resumed): they were
+   * released unattempted while it was paused. Returns up to `limit` of them to enqueue; the
+   * reconciler finds the rest, which are overdue from now on.
+   */
+  async wake(db: Knex, subscriptionId: string, limit: number): Promise<OpenDelivery[]> {
+    const { rows } = (await db.raw(
+      `UPDATE webhook_deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE subscription_id = ? AND status = 'pending' AND next_attempt_at > now()
+    RETURNING ${OPEN_COLUMNS}`,
+      [subscriptionId],
+    )) as { rows: OpenRow[] };
+    return rows.slice(0, limit).map(toOpen);
+  }
+
   /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
   async overdue(db: Knex, graceMs: number, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
@@ -250,7 +265,17 @@ export interface ClaimedDelivery {
     createdAt: Date;
   };
   /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
-  subscription: { url: string; isActive: boolean; tenantId: string; ciphertext: string } | null;
+  subscription: {
+    url: string;
+    isActive: boolean;
+    /** Paused by the tenant (disabled_reason manual): its deliveries wait, never cancelled. */
+    paused: boolean;
+    tenantId: string;
+    ciphertext: string;
+    /** The previous secret while a rotation's overlap lasts, else null. */
+    previousCiphertext: string | null;
+    rateLimitPerSecond: number | null;
+  } | null;
 }
 
 /** One attempt as it happened, for the delivery as it was claimed. */
@@ -298,7 +323,10 @@ const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDeliv
   subscription: r.subscription && {
     url: r.subscription.url,
     isActive: r.subscription.is_active,
+    paused: !r.subscription.is_active && r.subscription.disabled_reason === 'manual',
     tenantId: r.subscription.tenant_id,
     ciphertext: r.subscription.ciphertext,
+    previousCiphertext: r.subscription.previous_ciphertext,
+    rateLimitPerSecond: r.subscription.rate_limit_per_second,
   },
 });

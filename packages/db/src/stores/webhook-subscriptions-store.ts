@@ -5,7 +5,7 @@ import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
 const TABLE = 'webhook_subscriptions';
 
 /** Why a subscription was turned off; null while it is active or was never disabled. */
-export type WebhookDisabledReason = 'consecutive_failures';
+export type WebhookDisabledReason = 'consecutive_failures' | 'manual';
 
 /** A subscription as the rest of the code sees it: the secret is deliberately absent. */
 export interface WebhookSubscription {
@@ -24,6 +24,10 @@ export interface WebhookSubscription {
   lastDeliveryAt: Date | null;
   lastSuccessAt: Date | null;
   lastFailureAt: Date | null;
+  /** Attempts per second across every worker; null = unlimited. */
+  rateLimitPerSecond: number | null;
+  /** While set and in the future, deliveries are signed with the previous secret too. */
+  secretOverlapEndsAt: Date | null;
 }
 
 /** The encrypted signing secret of one subscription, as stored. */
@@ -47,6 +51,8 @@ interface WebhookSubscriptionRow {
   last_delivery_at: Date | null;
   last_success_at: Date | null;
   last_failure_at: Date | null;
+  rate_limit_per_second: number | null;
+  secret_overlap_ends_at: Date | null;
 }
 
 /** Every column except the secret ones: no ordinary read ever loads the ciphertext. */
@@ -65,6 +71,8 @@ const COLUMNS = [
   'last_delivery_at',
   'last_success_at',
   'last_failure_at',
+  'rate_limit_per_second',
+  'secret_overlap_ends_at',
 ] as const;
 
 const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
@@ -82,6 +90,8 @@ const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
   lastDeliveryAt: r.last_delivery_at,
   lastSuccessAt: r.last_success_at,
   lastFailureAt: r.last_failure_at,
+  rateLimitPerSecond: r.rate_limit_per_second,
+  secretOverlapEndsAt: r.secret_overlap_ends_at,
 });
 
 /** Subscription ids are plain UUIDs (docs/API.md, Basics), chosen before the insert. */
@@ -101,7 +111,26 @@ export interface NewWebhookSubscription {
   url: string;
   events: string[];
   description: string | null;
+  rateLimitPerSecond?: number | null;
   secret: SealedSecret;
+  /** The request's Idempotency-Key and body fingerprint, stored as the key's backstop. */
+  idempotency?: { key: string; fingerprint: string } | null;
+}
+
+/** What {@link WebhookSubscriptionsStore.createWithinLimit} did. */
+export type CreateSubscriptionResult =
+  | { kind: 'created'; subscription: WebhookSubscription }
+  | { kind: 'limit_exceeded' }
+  /** The key already holds a subscription: the caller replays it (or 422s on another body). */
+  | { kind: 'existing'; subscription: WebhookSubscription; fingerprint: string | null };
+
+/** The fields PATCH /webhooks/{id} may change; absent = unchanged. */
+export interface WebhookSubscriptionPatch {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  isActive?: boolean;
+  rateLimitPerSecond?: number | null;
 }
 
 async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookSubscription> {
@@ -112,6 +141,9 @@ async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookS
       url: input.url,
       events: input.events,
       description: input.description,
+      rate_limit_per_second: input.rateLimitPerSecond ?? null,
+      idempotency_key: input.idempotency?.key ?? null,
+      idempotency_fingerprint: input.idempotency?.fingerprint ?? null,
       secret_ciphertext: input.secret.ciphertext,
       secret_key_id: input.secret.keyId,
     })
@@ -129,20 +161,34 @@ export class WebhookSubscriptionsStore {
 
   /**
    * Inserts a subscription unless its tenant already has `max` (disabled ones count: they
-   * can be enabled again); null when over the limit. Creates of one tenant are serialised by
-   * a lock on its tenant row, so two creates at `max - 1` cannot both pass. FOR NO KEY
-   * UPDATE, not FOR UPDATE: the foreign-key checks of other inserts that reference the
-   * tenant (calls, events, keys) take KEY SHARE locks, which this does not block.
+   * can be enabled again). Creates of one tenant are serialised by a lock on its tenant row,
+   * so two creates at `max - 1` cannot both pass, and two creates with one Idempotency-Key
+   * cannot both insert (the second finds the first: `existing`). FOR NO KEY UPDATE, not FOR
+   * UPDATE: the foreign-key checks of other inserts that reference the tenant (calls, events,
+   * keys) take KEY SHARE locks, which this does not block.
    */
   async createWithinLimit(
     input: NewWebhookSubscription,
     max: number,
-  ): Promise<WebhookSubscription | null> {
+  ): Promise<CreateSubscriptionResult> {
     return this.db.transaction(async (trx) => {
       await trx('tenants').where({ id: input.tenantId }).forNoKeyUpdate().first('id');
+      if (input.idempotency) {
+        const held = (await trx(TABLE)
+          .select([...COLUMNS, 'idempotency_fingerprint'])
+          .where({ tenant_id: input.tenantId, idempotency_key: input.idempotency.key })
+          .first()) as (WebhookSubscriptionRow & { idempotency_fingerprint: string }) | undefined;
+        if (held) {
+          return {
+            kind: 'existing',
+            subscription: toSubscription(held),
+            fingerprint: held.idempotency_fingerprint,
+          };
+        }
+      }
       const [counted] = await trx(TABLE).where({ tenant_id: input.tenantId }).count('* as n');
-      if (Number(counted?.n ?? 0) >= max) return null;
-      return insert(trx, input);
+      if (Number(counted?.n ?? 0) >= max) return { kind: 'limit_exceeded' };
+      return { kind: 'created', subscription: await insert(trx, input) };
     });
   }
 
@@ -180,13 +226,69 @@ export class WebhookSubscriptionsStore {
 
   /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */
   async enable(tenantId: string, id: string): Promise<WebhookSubscription | undefined> {
+    return this.update(tenantId, id, { isActive: true });
+  }
+
+  /**
+   * Applies a PATCH. `isActive: false` pauses (reason `manual`; a subscription disabled
+   * already keeps its reason and time); `isActive: true` enables and zeroes the failure
+   * counter and the failing level. Undefined if not found.
+   */
+  async update(
+    tenantId: string,
+    id: string,
+    patch: WebhookSubscriptionPatch,
+  ): Promise<WebhookSubscription | undefined> {
+    const raw = this.db.raw.bind(this.db);
+    const set: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    if (patch.url !== undefined) set.url = patch.url;
+    if (patch.events !== undefined) set.events = patch.events;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.rateLimitPerSecond !== undefined) {
+      set.rate_limit_per_second = patch.rateLimitPerSecond;
+    }
+    if (patch.isActive === true) {
+      Object.assign(set, {
+        is_active: true,
+        consecutive_failures: 0,
+        failing_level: 0,
+        disabled_at: null,
+        disabled_reason: null,
+      });
+    } else if (patch.isActive === false) {
+      Object.assign(set, {
+        is_active: false,
+        disabled_at: raw('CASE WHEN is_active THEN now() ELSE disabled_at END'),
+        disabled_reason: raw("CASE WHEN is_active THEN 'manual' ELSE disabled_reason END"),
+      });
+    }
+    const [row] = await this.db(TABLE)
+      .where({ tenant_id: tenantId, id })
+      .update(set)
+      .returning(COLUMNS);
+    return row ? toSubscription(row as WebhookSubscriptionRow) : undefined;
+  }
+
+  /**
+   * Replaces the secret. The current one becomes the previous one until `overlapEndsAt`
+   * (null = dropped now); a previous secret still in its overlap is dropped at once, so a
+   * subscription never has more than two.
+   */
+  async rotateSecret(
+    tenantId: string,
+    id: string,
+    fresh: SealedSecret,
+    overlapEndsAt: Date | null,
+  ): Promise<WebhookSubscription | undefined> {
+    const keep = overlapEndsAt !== null;
     const [row] = await this.db(TABLE)
       .where({ tenant_id: tenantId, id })
       .update({
-        is_active: true,
-        consecutive_failures: 0,
-        disabled_at: null,
-        disabled_reason: null,
+        previous_secret_ciphertext: keep ? this.db.ref('secret_ciphertext') : null,
+        previous_secret_key_id: keep ? this.db.ref('secret_key_id') : null,
+        secret_overlap_ends_at: overlapEndsAt,
+        secret_ciphertext: fresh.ciphertext,
+        secret_key_id: fresh.keyId,
         updated_at: this.db.fn.now(),
       })
       .returning(COLUMNS);

@@ -1,12 +1,8 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import {
-  newWebhookSubscriptionId,
-  webhookSecretContext,
-  type WebhookSubscription,
-} from '@switchboard/db';
-import { generateSigningSecret } from '@switchboard/webhooks';
+import type { WebhookSubscription } from '@switchboard/db';
 import type { Deps } from '../../deps';
-import { conflict, notFound } from '../../errors';
+import { notFound } from '../../errors';
+import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
 import { consumeAll, RateLimiter } from '../../http/rate-limit';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import {
@@ -20,31 +16,15 @@ import {
   webhookTestResultExample,
   webhookTestResultSchema,
 } from './schemas';
-import { checkSubscriptionUrl } from '../../shared/webhook-url';
+import { respondCreateWebhook } from './create-webhook';
+import { wakeSubscription } from './edit-routes';
+import { renderWebhookSubscription } from './render';
 import { sendTestDelivery } from './test-delivery';
 import { defineListRoute } from '../../pagination/list-route';
 
+export { renderWebhookSubscription, SECRET_WARNING } from './render';
+
 type CreateWebhookBody = FromSchema<typeof createWebhookBodySchema>;
-type WebhookSubscriptionBody = FromSchema<typeof webhookSubscriptionSchema>;
-
-export const SECRET_WARNING = 'Store this secret now: it is shown only once.';
-
-/** The read shape (docs/API.md, Webhooks). It has no place for the secret, by construction. */
-export const renderWebhookSubscription = (s: WebhookSubscription): WebhookSubscriptionBody => ({
-  id: s.id,
-  url: s.url,
-  events: s.events,
-  description: s.description,
-  is_active: s.isActive,
-  created_at: s.createdAt.toISOString(),
-  updated_at: s.updatedAt.toISOString(),
-  disabled_at: s.disabledAt?.toISOString() ?? null,
-  disabled_reason: s.disabledReason,
-  consecutive_failures: s.consecutiveFailures,
-  last_delivery_at: s.lastDeliveryAt?.toISOString() ?? null,
-  last_success_at: s.lastSuccessAt?.toISOString() ?? null,
-  last_failure_at: s.lastFailureAt?.toISOString() ?? null,
-});
 
 const TAG = 'Webhooks';
 
@@ -104,6 +84,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       scope: 'admin',
       body: createWebhookBodySchema,
       bodyExample: createWebhookBodyExample,
+      headers: [idempotencyKeyHeaderDoc],
       responses: {
         201: {
           description: 'The subscription and its secret',
@@ -111,45 +92,18 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
           example: createdWebhookSubscriptionExample,
           headers: {
             Location: { description: '/api/v1/webhooks/{id}', schema: { type: 'string' } },
+            ...idempotentReplayHeaderDoc,
           },
         },
       },
       errors: {
-        409: 'limit_exceeded: the tenant has the maximum number of subscriptions',
+        409:
+          'limit_exceeded: the tenant has the maximum number of subscriptions; or ' +
+          'idempotency_request_in_progress (Retry-After) while the first request with this key runs',
+        422: 'idempotency_key_reused: the key was used with another body',
       },
       handler: async (req, res) => {
-        const body = req.valid.body as CreateWebhookBody;
-        const url = await checkSubscriptionUrl(body.url, deps);
-        const tenantId = req.auth.tenantId;
-        const id = newWebhookSubscriptionId();
-        const secret = generateSigningSecret();
-        const max = deps.config.webhook.maxSubscriptionsPerTenant;
-        const created = await store.createWithinLimit(
-          {
-            id,
-            tenantId,
-            url,
-            events: [...new Set(body.events ?? [])],
-            description: body.description ?? null,
-            secret: {
-              ciphertext: deps.secretBox.encrypt(secret, webhookSecretContext(tenantId, id)),
-              keyId: deps.secretBox.activeKeyId,
-            },
-          },
-          max,
-        );
-        if (!created) {
-          throw conflict(
-            'limit_exceeded',
-            `This account already has the maximum of ${max} webhook subscriptions; delete one first`,
-          );
-        }
-        res.status(201).location(`/api/v1/webhooks/${id}`);
-        res.json({
-          ...renderWebhookSubscription(created),
-          signing_secret: secret,
-          _warning: SECRET_WARNING,
-        });
+        await respondCreateWebhook(deps, req, res, req.valid.body as CreateWebhookBody);
       },
     }),
     defineListRoute({
@@ -251,8 +205,10 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       },
       errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
       handler: async (req, res) => {
-        const enabled = await store.enable(req.auth.tenantId, idOf(req.valid.params));
+        const before = await found(req.auth.tenantId, idOf(req.valid.params));
+        const enabled = await store.enable(req.auth.tenantId, before.id);
         if (!enabled) throw notFound('webhook subscription', 'id');
+        if (!before.isActive) await wakeSubscription(deps, enabled);
         res.json(renderWebhookSubscription(enabled));
       },
     }),

@@ -18,6 +18,27 @@ export const webhookIdParamSchema = {
   },
 } as const;
 
+/** 1 to 1,000 attempts per second across every worker, or null for unlimited. */
+const rateLimitSchema = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 1000,
+  description: 'Attempts per second to this endpoint, across every worker; null = unlimited',
+} as const;
+
+const createWebhookBodySchemaUrl = {
+  type: 'string',
+  maxLength: 2048,
+  description: 'Absolute https:// URL without user-info; its host must resolve to public addresses',
+} as const;
+
+const createWebhookBodySchemaEvents = {
+  type: 'array',
+  maxItems: 100,
+  items: { type: 'string', pattern: EVENT_NAME_PATTERN },
+  description: 'Event names to deliver; omitted or empty means every event',
+} as const;
+
 /** Body of POST /webhooks (docs/API.md, Webhooks). The URL policy runs after this schema. */
 export const createWebhookBodySchema = {
   title: 'WebhookSubscriptionCreate',
@@ -25,19 +46,68 @@ export const createWebhookBodySchema = {
   required: ['url'],
   additionalProperties: false,
   properties: {
-    url: {
-      type: 'string',
-      maxLength: 2048,
-      description:
-        'Absolute https:// URL without user-info; its host must resolve to public addresses',
-    },
-    events: {
-      type: 'array',
-      maxItems: 100,
-      items: { type: 'string', pattern: EVENT_NAME_PATTERN },
-      description: 'Event names to deliver; omitted or empty means every event',
-    },
+    url: createWebhookBodySchemaUrl,
+    events: createWebhookBodySchemaEvents,
     description: { type: ['string', 'null'], maxLength: 500 },
+    rate_limit_per_second: rateLimitSchema,
+  },
+} as const;
+
+/** Body of PATCH /webhooks/{id}: any of the fields, at least one; `url` is checked as at creation. */
+export const patchWebhookBodySchema = {
+  title: 'WebhookSubscriptionPatch',
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: {
+    url: createWebhookBodySchemaUrl,
+    events: createWebhookBodySchemaEvents,
+    description: { type: ['string', 'null'], maxLength: 500 },
+    is_active: {
+      type: 'boolean',
+      description:
+        'false pauses (disabled_reason manual: deliveries wait and go out on resume); true ' +
+        'enables and zeroes the failure counter',
+    },
+    rate_limit_per_second: rateLimitSchema,
+  },
+} as const;
+
+/** Body of POST /webhooks/{id}/rotate-secret. */
+export const rotateSecretBodySchema = {
+  title: 'WebhookSecretRotation',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    overlap_seconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 604800,
+      default: 86400,
+      description:
+        'How long the previous secret keeps signing deliveries next to the new one (0 = ends now)',
+    },
+  },
+} as const;
+
+/** Answer of POST /webhooks/{id}/rotate-secret: the new secret, shown this once. */
+export const rotatedSecretSchema = {
+  title: 'WebhookRotatedSecret',
+  type: 'object',
+  required: ['id', 'signing_secret', 'previous_secret_expires_at', '_warning'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    signing_secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+      description: 'The new secret; returned only in this response',
+    },
+    previous_secret_expires_at: {
+      ...nullableTimestamp,
+      description: 'End of the overlap; null when the previous secret was dropped at once',
+    },
+    _warning: { type: 'string' },
   },
 } as const;
 
@@ -50,11 +120,22 @@ const readProperties = {
   created_at: timestamp,
   updated_at: timestamp,
   disabled_at: nullableTimestamp,
-  disabled_reason: { enum: ['consecutive_failures', null] },
+  disabled_reason: {
+    enum: ['consecutive_failures', 'manual', null],
+    description: 'consecutive_failures (disabled by the service) or manual (paused by PATCH)',
+  },
   consecutive_failures: { type: 'integer', minimum: 0 },
   last_delivery_at: nullableTimestamp,
   last_success_at: nullableTimestamp,
   last_failure_at: nullableTimestamp,
+  rate_limit_per_second: {
+    type: ['integer', 'null'],
+    description: 'Attempts per second across every worker; null = unlimited',
+  },
+  secret_overlap_ends_at: {
+    ...nullableTimestamp,
+    description: 'Until then deliveries carry a signature with the previous secret too',
+  },
 } as const;
 
 const readRequired = [
@@ -71,6 +152,8 @@ const readRequired = [
   'last_delivery_at',
   'last_success_at',
   'last_failure_at',
+  'rate_limit_per_second',
+  'secret_overlap_ends_at',
 ] as const;
 
 /** The read shape (list and get): never carries the signing secret. */
@@ -168,6 +251,21 @@ export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSc
   last_delivery_at: '2026-11-21T10:16:36.000Z',
   last_success_at: '2026-11-21T10:16:36.000Z',
   last_failure_at: null,
+  rate_limit_per_second: null,
+  secret_overlap_ends_at: null,
+};
+
+export const patchWebhookBodyExample: FromSchema<typeof patchWebhookBodySchema> = {
+  url: 'https://example.com/hooks/switchboard-v2',
+  is_active: false,
+  rate_limit_per_second: 50,
+};
+
+export const rotatedSecretExample: FromSchema<typeof rotatedSecretSchema> = {
+  id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  signing_secret: 'whsec_Zq1lJ3m4N5o6P7q8R9s0T1u2V3w4X5y6Z7a8B9c0D1e=',
+  previous_secret_expires_at: '2026-11-22T10:30:00.000Z',
+  _warning: 'Store this secret now: it is shown only once.',
 };
 
 export const createdWebhookSubscriptionExample: FromSchema<
