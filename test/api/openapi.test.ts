@@ -160,6 +160,8 @@ describe('operations', () => {
       'post /webhooks/{id}/deliveries/{delivery_id}/retry': 'retryWebhookDelivery',
       'patch /webhooks/{id}': 'updateWebhook',
       'post /webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
+      'get /webhooks/{id}/deliveries/{delivery_id}': 'getWebhookDelivery',
+      'get /webhook-deliveries': 'listTenantWebhookDeliveries',
     });
   });
 

@@ -197,6 +197,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
     const item = (await list()).body.data.find((d: { id: string }) => d.id === shaped.id);
     expect(item).toEqual({
       id: shaped.id,
+      subscription_id: subId,
       event_id: shaped.eventId,
       event_type: 'call.started',
       status: 'succeeded',

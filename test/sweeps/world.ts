@@ -33,6 +33,7 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   enableWebhook: { id: 'webhook' },
   updateWebhook: { id: 'webhook' },
   rotateWebhookSecret: { id: 'webhook' },
+  getWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
   listWebhookDeliveries: { id: 'webhook' },
   retryWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
 };

@@ -80,6 +80,8 @@ export function createWorkerDeps(
     allowPrivateTargets: config.webhook.allowPrivateTargets,
     lookup: overrides.lookup,
     ca: overrides.webhookCa,
+    // The delivery log shows 4 KiB of each response (docs/API.md, Webhooks).
+    excerptBytes: 4096,
   });
   return {
     config,

@@ -24,6 +24,7 @@ export {
   FINAL_DELIVERY_STATUSES,
   type AttemptOutcome,
   type Delivery,
+  type DeliveryFilter,
   type DeliveryStatus,
 } from './stores/deliveries-store';
 export * from './stores/delivery-attempts-store';

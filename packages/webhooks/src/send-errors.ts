@@ -21,6 +21,10 @@ export interface SendResult {
   duration_ms: number;
   /** Start of the response body as UTF-8; null when no response came back. */
   response_excerpt: string | null;
+  /** The headers sent (signatures included; a secret is never a header). */
+  request_headers?: Record<string, string>;
+  /** The response's headers (lowercase names), capped; null when no response came back. */
+  response_headers?: Record<string, string> | null;
 }
 
 const TLS_CODES = new Set([

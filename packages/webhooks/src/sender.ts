@@ -13,6 +13,21 @@ import {
   type LookupFn,
 } from './url-policy';
 
+/** Response headers kept per attempt, and the characters kept of each value. */
+const MAX_RESPONSE_HEADERS = 50;
+const MAX_HEADER_VALUE = 1024;
+
+/** The response's headers for the delivery log: at most 50, each value at most 1 KiB. */
+function keptHeaders(raw: Record<string, unknown>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw).slice(0, MAX_RESPONSE_HEADERS)) {
+    if (value === undefined || value === null) continue;
+    const text = Array.isArray(value) ? value.join(', ') : String(value);
+    kept[name.toLowerCase()] = text.slice(0, MAX_HEADER_VALUE);
+  }
+  return kept;
+}
+
 /** Options of {@link createWebhookSender}. */
 export interface WebhookSenderOptions {
   /** Deadline of one attempt, DNS + connect + TLS + response headers (contract: 10 000). */
@@ -141,13 +156,21 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       );
     }
     const body = Buffer.from(request.body, 'utf8');
+    const sent = outgoingHeaders(request, userAgent, body.length);
+    const sentNone = {
+      delivered: false,
+      status_code: null,
+      response_excerpt: null,
+      request_headers: sent,
+      response_headers: null,
+    } as const;
     let response;
     try {
       response = await client.request<Readable>({
         url: parsed.url.href,
         method: 'POST',
         data: body,
-        headers: outgoingHeaders(request, userAgent, body.length),
+        headers: sent,
         httpsAgent: agent,
         lookup: pinnedLookup(target),
         proxy: false, // never route through an environment proxy: it would dial on our behalf
@@ -159,7 +182,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         signal: deadline,
       });
     } catch (error) {
-      return failed(classifySendError(error, deadline.aborted));
+      return { ...sentNone, error: classifySendError(error, deadline.aborted) };
     }
     const status = response.status;
     // The status is in: the verdict no longer depends on the body, whose read the deadline cuts.
@@ -167,7 +190,14 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     const excerpt = bytes.subarray(0, excerptBytes).toString('utf8');
     const delivered = status >= 200 && status < 300;
     const error = delivered ? null : status >= 300 && status < 400 ? 'redirect' : 'http_error';
-    return { delivered, status_code: status, error, response_excerpt: excerpt };
+    return {
+      delivered,
+      status_code: status,
+      error,
+      response_excerpt: excerpt,
+      request_headers: sent,
+      response_headers: keptHeaders(response.headers as Record<string, unknown>),
+    };
   }
 
   return {

@@ -11,6 +11,7 @@ import { outboundCallRoutes } from './outbound-calls/routes';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookEditRoutes } from './webhooks/edit-routes';
+import { webhookDeliveryLogRoutes } from './webhooks/delivery-log-routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -21,6 +22,7 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...smsRoutes(deps),
     ...webhookRoutes(deps),
     ...webhookEditRoutes(deps),
+    ...webhookDeliveryLogRoutes(deps),
     ...webhookDeliveryRoutes(deps),
     ...usageRoutes(deps),
     ...leadRoutes(deps),

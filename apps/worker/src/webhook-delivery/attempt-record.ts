@@ -50,7 +50,7 @@ export async function recordOutcome(
   r: AttemptResult,
   outcome: AttemptOutcome,
 ): Promise<boolean> {
-  const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 1024) : null;
+  const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 4096) : null;
   const plainer: Array<[string, string | null, boolean]> = [
     ['as it happened', excerpt, true],
     ['without the response excerpt', null, true],
@@ -64,6 +64,9 @@ export async function recordOutcome(
       error: r.error,
       durationMs: Math.round(r.duration_ms),
       excerpt: excerptOrNull,
+      // Dropped with the excerpt: the plainer records keep only what cannot be refused.
+      requestHeaders: excerptOrNull === null ? null : (r.request_headers ?? null),
+      responseHeaders: excerptOrNull === null ? null : (r.response_headers ?? null),
       logAttempt,
     };
     try {

@@ -10,6 +10,16 @@ export const FINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
   'canceled',
 ];
 
+/** Filters of the delivery log (docs/API.md, Webhooks); `until` is exclusive. */
+export interface DeliveryFilter {
+  tenantId?: string;
+  subscriptionId?: string;
+  statuses?: readonly DeliveryStatus[];
+  event?: string;
+  since?: Date;
+  until?: Date;
+}
+
 export interface Delivery {
   id: string;
   tenantId: string;
@@ -90,19 +100,35 @@ export class DeliveriesStore {
   async listForSubscription(
     subscriptionId: string,
     page: { limit: number; after?: KeysetPosition | null },
+    filter: Omit<DeliveryFilter, 'tenantId' | 'subscriptionId'> = {},
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
-    const result = await keysetPage<DeliveryRow & { event_type: string }>(
-      this.db(`${TABLE} as d`)
-        .join('events as e', 'e.id', 'd.event_id')
-        .where('d.subscription_id', subscriptionId)
-        .select('d.*', 'e.type as event_type'),
-      {
-        timeColumn: 'd.created_at',
-        idColumn: 'd.id',
-        ...page,
-        position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-      },
-    );
+    return this.list({ ...filter, subscriptionId }, page);
+  }
+
+  /**
+   * Deliveries to subscriptions (never the legacy per-receptionist ones), newest first,
+   * filtered; `tenantId` and/or `subscriptionId` scope them.
+   */
+  async list(
+    filter: DeliveryFilter,
+    page: { limit: number; after?: KeysetPosition | null },
+  ): Promise<KeysetPage<Delivery & { eventType: string }>> {
+    const q = this.db(`${TABLE} as d`)
+      .join('events as e', 'e.id', 'd.event_id')
+      .whereNotNull('d.subscription_id')
+      .select('d.*', 'e.type as event_type');
+    if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
+    if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
+    if (filter.statuses) q.whereIn('d.status', filter.statuses);
+    if (filter.event) q.where('e.type', filter.event);
+    if (filter.since) q.where('d.created_at', '>=', filter.since);
+    if (filter.until) q.where('d.created_at', '<', filter.until);
+    const result = await keysetPage<DeliveryRow & { event_type: string }>(q, {
+      timeColumn: 'd.created_at',
+      idColumn: 'd.id',
+      ...page,
+      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+    });
     return {
       rows: result.rows.map((r) => ({ ...toDelivery(r), eventType: r.event_type })),
       next: result.next,

@@ -11,6 +11,9 @@ export interface DeliveryAttempt {
   durationMs: number;
   responseExcerpt: string | null;
   attemptedAt: Date;
+  /** Headers sent (signatures, never the secret) and received; null for older attempts. */
+  requestHeaders: Record<string, string> | null;
+  responseHeaders: Record<string, string> | null;
 }
 
 interface AttemptRow {
@@ -22,6 +25,8 @@ interface AttemptRow {
   duration_ms: number;
   response_excerpt: string | null;
   attempted_at: Date;
+  request_headers: Record<string, string> | null;
+  response_headers: Record<string, string> | null;
 }
 
 const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
@@ -33,6 +38,8 @@ const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
   durationMs: r.duration_ms,
   responseExcerpt: r.response_excerpt,
   attemptedAt: r.attempted_at,
+  requestHeaders: r.request_headers ?? null,
+  responseHeaders: r.response_headers ?? null,
 });
 
 /** Attempts are written by DeliveryLifecycle (with the delivery row they move); read here. */

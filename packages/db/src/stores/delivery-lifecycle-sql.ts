@@ -110,17 +110,21 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
 
 /**
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
- * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt.
+ * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt,
+ * $12 request headers, $13 response headers (JSON text).
  */
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
-                            $7::text[], $8::bool[], $9::timestamptz[], $10::uuid[], $11::bool[])
+                            $7::text[], $8::bool[], $9::timestamptz[], $10::uuid[], $11::bool[],
+                            $12::text[], $13::text[])
            AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
-                subscription_id, log_attempt)
+                subscription_id, log_attempt, request_headers, response_headers)
      ), attempt AS (
        INSERT INTO webhook_delivery_attempts
-              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
-       SELECT id, round, attempt, status_code, error, duration_ms, excerpt
+              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt,
+               request_headers, response_headers)
+       SELECT id, round, attempt, status_code, error, duration_ms, excerpt,
+              request_headers::jsonb, response_headers::jsonb
          FROM input WHERE log_attempt
      ), moved AS (
        UPDATE webhook_deliveries d
@@ -158,7 +162,8 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
 
 /**
  * $1 id, $2 round, $3 attempt number, $4 status code, $5 error, $6 duration, $7 excerpt,
- * $8 subscription id, $9 log attempt, $10 disable after. The subscription row is locked
+ * $8 subscription id, $9 log attempt, $10 disable after, $11 request headers, $12 response
+ * headers (JSON text). The subscription row is locked
  * first (before the delivery row is touched), so exhaustions of one subscription run one
  * after the other and never deadlock on each other's deliveries; the streak is computed from
  * the row's current value (a locking read returns the latest version). `disabled_now` compares
@@ -171,8 +176,9 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
          FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
      ), attempt AS (
        INSERT INTO webhook_delivery_attempts
-              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt)
-       SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7 WHERE $9::bool
+              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt,
+               request_headers, response_headers)
+       SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7, $11::jsonb, $12::jsonb WHERE $9::bool
      ), moved AS (
        UPDATE webhook_deliveries
           SET status = 'failed', attempts = $3::int, next_attempt_at = NULL, locked_until = NULL,

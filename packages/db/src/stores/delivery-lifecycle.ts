@@ -96,6 +96,8 @@ export class DeliveryLifecycle {
       records.map((r) => (r.outcome.kind === 'retry' ? r.outcome.nextAttemptAt : null)),
       records.map((r) => r.delivery.subscriptionId),
       records.map((r) => r.logAttempt),
+      records.map((r) => headersJson(r.requestHeaders)),
+      records.map((r) => headersJson(r.responseHeaders)),
     ]);
     const moved = new Set(rows[0]?.moved ?? []);
     return records.map((r) => moved.has(r.delivery.id));
@@ -130,6 +132,8 @@ export class DeliveryLifecycle {
       d.subscriptionId,
       record.logAttempt,
       disableAfter,
+      headersJson(record.requestHeaders),
+      headersJson(record.responseHeaders),
     ]);
     const r = rows[0];
     return {
@@ -285,6 +289,9 @@ export interface AttemptRecord {
   error: string | null;
   durationMs: number;
   excerpt: string | null;
+  /** The headers sent and received, for the delivery log; null when not known. */
+  requestHeaders?: Record<string, string> | null;
+  responseHeaders?: Record<string, string> | null;
   outcome: { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date };
   /** False: the last resort when the attempt row itself cannot be stored. */
   logAttempt: boolean;
@@ -298,6 +305,14 @@ export interface Exhausted {
   /** Other open deliveries of the subscription canceled because it was disabled now. */
   canceled: number;
 }
+
+/** Headers as JSON text Postgres accepts (no NUL, no lone surrogate); null when absent. */
+const headersJson = (h: Record<string, string> | null | undefined): string | null =>
+  h
+    ? JSON.stringify(
+        Object.fromEntries(Object.entries(h).map(([k, v]) => [toPgText(k), toPgText(v)])),
+      )
+    : null;
 
 const toOpen = (r: OpenRow): OpenDelivery => ({
   id: r.id,

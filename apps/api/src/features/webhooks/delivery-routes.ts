@@ -5,12 +5,8 @@ import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { conflict, notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { pageBody, pageRequest } from '../../pagination/page';
-import { pageExample, pageQuerySchema, paginated } from '../../shared/schemas';
 import {
   retriedWebhookDeliveryExample,
-  webhookDeliveriesParamSchema,
-  webhookDeliveryExample,
   webhookDeliveryParamSchema,
   webhookDeliverySchema,
 } from './delivery-schemas';
@@ -23,6 +19,7 @@ export const renderDelivery = (
   attempts: readonly DeliveryAttempt[],
 ): WebhookDeliveryBody => ({
   id: d.id,
+  subscription_id: d.subscriptionId ?? '',
   event_id: d.eventId,
   event_type: d.eventType,
   status: d.status,
@@ -81,37 +78,6 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
   };
 
   return [
-    defineRoute({
-      method: 'get',
-      path: '/webhooks/:id/deliveries',
-      operationId: 'listWebhookDeliveries',
-      summary: "A subscription's deliveries with every attempt, newest first",
-      tag: TAG,
-      scope: 'admin',
-      params: webhookDeliveriesParamSchema,
-      query: pageQuerySchema,
-      responses: {
-        200: {
-          description: 'A page of deliveries',
-          schema: paginated(webhookDeliverySchema),
-          example: pageExample(webhookDeliveryExample),
-        },
-      },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
-      handler: async (req, res) => {
-        const subscription = await ownSubscription(req);
-        const page = await deliveries.listForSubscription(
-          subscription.id,
-          pageRequest(req, deps.cursors, 'deliveries'),
-        );
-        const attempts = await deliveryAttempts.forDeliveries(page.rows.map((d) => d.id));
-        res.json(
-          pageBody(req, deps.cursors, 'deliveries', page, (d) =>
-            renderDelivery(d, attempts.get(d.id) ?? []),
-          ),
-        );
-      },
-    }),
     defineRoute({
       method: 'post',
       path: '/webhooks/:id/deliveries/:delivery_id/retry',

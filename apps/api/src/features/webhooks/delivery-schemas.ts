@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from '../../shared/schemas';
+import { nullableTimestamp, pageQuerySchema, timestamp } from '../../shared/schemas';
 import { webhookIdParamSchema } from './schemas';
 
 /** Path of the delivery log: the subscription (UUID). */
@@ -47,7 +47,7 @@ export const deliveryAttemptSchema = {
     duration_ms: { type: 'integer', minimum: 0 },
     response_excerpt: {
       type: ['string', 'null'],
-      description: 'The first 1 KiB of the response body',
+      description: 'The first 4 KiB of the response body (NUL replaced by U+FFFD)',
     },
     attempted_at: timestamp,
   },
@@ -59,6 +59,7 @@ export const webhookDeliverySchema = {
   type: 'object',
   required: [
     'id',
+    'subscription_id',
     'event_id',
     'event_type',
     'status',
@@ -71,6 +72,7 @@ export const webhookDeliverySchema = {
   additionalProperties: false,
   properties: {
     id: { type: 'string', pattern: '^dlv_' },
+    subscription_id: { type: 'string', format: 'uuid' },
     event_id: { type: 'string', pattern: '^evt_' },
     event_type: { type: 'string' },
     status: { enum: ['pending', 'delivering', 'succeeded', 'failed', 'canceled'] },
@@ -95,6 +97,7 @@ export const webhookDeliverySchema = {
 
 export const webhookDeliveryExample: FromSchema<typeof webhookDeliverySchema> = {
   id: 'dlv_5Rt8yU1iO4pA',
+  subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
   event_id: 'evt_9Xa2bC4dE6fG8hJ0',
   event_type: 'call.completed',
   status: 'succeeded',
@@ -131,4 +134,140 @@ export const retriedWebhookDeliveryExample: FromSchema<typeof webhookDeliverySch
   round: 2,
   next_attempt_at: '2026-11-21T11:00:00.000Z',
   completed_at: null,
+};
+
+const isoInstant = {
+  type: 'string',
+  format: 'date-time',
+  'x-error-message': 'must be an ISO 8601 date-time, e.g. 2026-11-21T10:15:00Z',
+} as const;
+
+/** Filters of the delivery logs (docs/API.md, Webhooks). */
+export const deliveryFilterProperties = {
+  status: {
+    enum: ['pending', 'succeeded', 'failed', 'cancelled', 'canceled'],
+    description:
+      'pending (includes an attempt in flight), succeeded, failed, or cancelled (also spelled ' +
+      'canceled, as the status field shows it)',
+  },
+  event: { type: 'string', maxLength: 200, description: 'Event name, e.g. call.completed' },
+  since: { ...isoInstant, description: 'Created at or after this time' },
+  until: { ...isoInstant, description: 'Created before this time' },
+} as const;
+
+/** Query of GET /webhooks/{id}/deliveries: a page and the filters. */
+export const deliveryLogQuerySchema = {
+  type: 'object',
+  properties: { ...pageQuerySchema.properties, ...deliveryFilterProperties },
+} as const;
+
+/** Query of GET /webhook-deliveries: the same, plus one subscription. */
+export const tenantDeliveryLogQuerySchema = {
+  type: 'object',
+  properties: {
+    ...deliveryLogQuerySchema.properties,
+    subscription_id: { type: 'string', format: 'uuid', description: 'One subscription only' },
+  },
+} as const;
+
+const headerMap = {
+  type: ['object', 'null'],
+  additionalProperties: { type: 'string' },
+} as const;
+
+/** GET /webhooks/{id}/deliveries/{delivery_id}: what was signed, sent, and answered. */
+export const webhookDeliveryDetailSchema = {
+  title: 'WebhookDeliveryDetail',
+  type: 'object',
+  required: [
+    'id',
+    'subscription_id',
+    'event_id',
+    'event',
+    'status',
+    'payload',
+    'attempts',
+    'created_at',
+    'completed_at',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^dlv_' },
+    subscription_id: { type: 'string', format: 'uuid' },
+    event_id: { type: 'string', pattern: '^evt_' },
+    event: { type: 'string' },
+    status: webhookDeliverySchema.properties.status,
+    payload: {
+      type: 'object',
+      description: 'The envelope exactly as signed and sent (JSON.stringify of it is the body)',
+    },
+    attempts: {
+      type: 'array',
+      description: 'Every attempt of every round, oldest first',
+      items: {
+        type: 'object',
+        required: [
+          'round',
+          'attempt',
+          'attempted_at',
+          'duration_ms',
+          'request_headers',
+          'status_code',
+          'response_headers',
+          'response_excerpt',
+          'error',
+        ],
+        additionalProperties: false,
+        properties: {
+          ...deliveryAttemptSchema.properties,
+          request_headers: {
+            ...headerMap,
+            description: 'Headers sent, signatures included (never the secret)',
+          },
+          response_headers: {
+            ...headerMap,
+            description: 'Headers received (lowercase, at most 50); null without a response',
+          },
+        },
+      },
+    },
+    created_at: timestamp,
+    completed_at: nullableTimestamp,
+  },
+} as const;
+
+export const webhookDeliveryDetailExample: FromSchema<typeof webhookDeliveryDetailSchema> = {
+  id: 'dlv_5Rt8yU1iO4pA',
+  subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  event_id: 'evt_9Xa2bC4dE6fG8hJ0',
+  event: 'call.started',
+  status: 'succeeded',
+  payload: {
+    id: 'evt_9Xa2bC4dE6fG8hJ0',
+    event: 'call.started',
+    receptionist_id: 'rcp_8Jk2mN4pQ6',
+    data: { call_id: 'call_3Fh7', direction: 'inbound' },
+    timestamp: '2026-11-21T10:16:35.000Z',
+  },
+  attempts: [
+    {
+      round: 1,
+      attempt: 1,
+      attempted_at: '2026-11-21T10:16:35.200Z',
+      duration_ms: 95,
+      request_headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': 'Switchboard-Webhooks/1',
+        'webhook-id': 'evt_9Xa2bC4dE6fG8hJ0',
+        'webhook-timestamp': '1763720195',
+        'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+      },
+      status_code: 200,
+      response_headers: { 'content-type': 'text/plain' },
+      response_excerpt: 'ok',
+      error: null,
+    },
+  ],
+  created_at: '2026-11-21T10:16:35.100Z',
+  completed_at: '2026-11-21T10:16:35.300Z',
 };
