@@ -142,6 +142,22 @@ export const envSchema = {
       description:
         'which proxies may set X-Forwarded-For: true, a number of hops, or a comma-separated list of addresses, subnets or loopback/linklocal/uniquelocal (unset: none)',
     },
+    CAMPAIGN_REPEAT_WINDOW_HOURS: {
+      type: 'number',
+      minimum: 0,
+      maximum: 8760,
+      default: 24,
+      description:
+        "hours within which a tenant's campaigns text one number at most once, 0 to 8760 (0: no limit)",
+    },
+    CAMPAIGN_TENANT_RATE_PER_MINUTE: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100000,
+      default: 1200,
+      description:
+        'messages a minute shared by all running campaigns of one tenant, a positive integer',
+    },
     WORKER_CONCURRENCY: {
       type: 'integer',
       minimum: 1,

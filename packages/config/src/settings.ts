@@ -51,6 +51,12 @@ export interface Config {
    * `false` (the default): none, the client is the TCP peer.
    */
   readonly trustProxy: boolean | number | readonly string[];
+  /**
+   * Limits of a tenant's campaigns together: one number is texted at most once per
+   * `repeatWindowMs` (campaigns with allow_repeat excepted; 0: no limit), and all of them
+   * share `tenantRatePerMinute`.
+   */
+  readonly campaigns: { readonly repeatWindowMs: number; readonly tenantRatePerMinute: number };
   readonly workerConcurrency: number;
   /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
   readonly queuePrefix: string;
@@ -172,6 +178,13 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
       return value.split(',');
     },
   },
+  campaigns: {
+    variables: ['CAMPAIGN_REPEAT_WINDOW_HOURS', 'CAMPAIGN_TENANT_RATE_PER_MINUTE'],
+    build: (v) => ({
+      repeatWindowMs: Math.round(Number(v.CAMPAIGN_REPEAT_WINDOW_HOURS) * 3_600_000),
+      tenantRatePerMinute: Number(v.CAMPAIGN_TENANT_RATE_PER_MINUTE),
+    }),
+  },
   workerConcurrency: num('WORKER_CONCURRENCY'),
   queuePrefix: str('QUEUE_PREFIX'),
   queueDashboard: {
@@ -223,6 +236,7 @@ export const COMMAND_SETTINGS = {
     'metricsHost',
     'secretEncryptionKey',
     'webhook',
+    'campaigns',
     'workerConcurrency',
     'queuePrefix',
     'queueDashboard',

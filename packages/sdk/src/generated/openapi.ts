@@ -1031,6 +1031,9 @@ export interface components {
             failed: number;
             /** @description Recipients skipped because they replied STOP */
             opted_out: number;
+            /** @description Recipients not texted because a campaign of the account texted the number within the repeat window (never with allow_repeat) */
+            skipped: number;
+            allow_repeat: boolean;
             send_rate_per_minute: number;
             /** Format: date-time */
             created_at: string;
@@ -1054,6 +1057,7 @@ export interface components {
                 sent: number;
                 failed: number;
                 opted_out: number;
+                skipped: number;
                 /** Format: date-time */
                 completed_at: string;
             };
@@ -1077,6 +1081,11 @@ export interface components {
              * @default 60
              */
             send_rate_per_minute?: number;
+            /**
+             * @description Text every recipient even when another campaign of the account texted the number within the repeat window (24 h by default); false (the default) skips them
+             * @default false
+             */
+            allow_repeat?: boolean;
         };
         /**
          * CampaignRecipients
@@ -8729,6 +8738,8 @@ export interface operations {
                      *           "sent": 131,
                      *           "failed": 2,
                      *           "opted_out": 3,
+                     *           "skipped": 0,
+                     *           "allow_repeat": false,
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
                      *           "started_at": "2026-11-21T10:15:00.084Z",
@@ -8928,7 +8939,8 @@ export interface operations {
                  *           "tag": "boiler"
                  *         }
                  *       },
-                 *       "send_rate_per_minute": 60
+                 *       "send_rate_per_minute": 60,
+                 *       "allow_repeat": false
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCreateRequest"];
@@ -8959,6 +8971,8 @@ export interface operations {
                      *       "sent": 0,
                      *       "failed": 0,
                      *       "opted_out": 0,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": null,
@@ -9270,6 +9284,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -9491,6 +9507,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -10779,6 +10797,7 @@ export interface operations {
                  *         "sent": 114,
                  *         "failed": 2,
                  *         "opted_out": 4,
+                 *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
                  *       "timestamp": "2026-11-21T10:16:35.000Z"
