@@ -129,7 +129,8 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
     if (!(await recordOutcome(deps, batches, d, result, outcome))) {
-      log.info('delivery attempt superseded by a manual retry');
+      // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
+      log.info('delivery attempt recorded; the delivery was canceled or retried by hand meanwhile');
       return;
     }
     metrics.deliveries.inc({ outcome: outcome.kind });
