@@ -162,6 +162,7 @@ describe('operations', () => {
       'post /webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
       'get /webhooks/{id}/deliveries/{delivery_id}': 'getWebhookDelivery',
       'get /webhook-deliveries': 'listTenantWebhookDeliveries',
+      'get /event-types': 'listEventTypes',
     });
   });
 

@@ -12,6 +12,7 @@ import { webhookDeliveryRoutes } from './webhooks/delivery-routes';
 import { webhookRoutes } from './webhooks/routes';
 import { webhookEditRoutes } from './webhooks/edit-routes';
 import { webhookDeliveryLogRoutes } from './webhooks/delivery-log-routes';
+import { eventTypeRoutes } from './webhooks/event-types-route';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -24,6 +25,7 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...webhookEditRoutes(deps),
     ...webhookDeliveryLogRoutes(deps),
     ...webhookDeliveryRoutes(deps),
+    ...eventTypeRoutes(),
     ...usageRoutes(deps),
     ...leadRoutes(deps),
     ...campaignRoutes(deps),

@@ -112,15 +112,37 @@ function envelopeExample(event: EventType): object | undefined {
   };
 }
 
+/** One event of the catalog, as GET /event-types lists it. */
+export interface EventTypeEntry {
+  name: EventType;
+  description: string;
+  /** JSON Schema of the envelope's `data`. */
+  schema: object;
+  /** One whole envelope. */
+  example: object;
+}
+
+/**
+ * Every event the service emits, with its description, the schema of its `data` and an
+ * example envelope: the one source of both the OpenAPI `webhooks` section and
+ * GET /event-types (a test proves they agree).
+ */
+export function eventCatalog(): EventTypeEntry[] {
+  return EVENT_TYPES.map((name) => ({
+    name,
+    description: EVENT_DESCRIPTIONS[name] ?? `The \`${name}\` event.`,
+    schema: EVENT_DATA_SCHEMAS[name],
+    example: envelopeExample(name) ?? {},
+  }));
+}
+
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event type of the catalog
  * (`packages/events/src/catalog.ts`), so a new event type is documented the moment it exists.
  */
 export function buildWebhooks(components: SchemaComponents): Record<string, object> {
   const out: Record<string, object> = {};
-  for (const event of EVENT_TYPES) {
-    const example = envelopeExample(event);
-    const description = EVENT_DESCRIPTIONS[event] ?? `The \`${event}\` event.`;
+  for (const { name: event, description, example } of eventCatalog()) {
     out[event] = {
       post: {
         operationId: operationIdOf(event),
@@ -134,7 +156,7 @@ export function buildWebhooks(components: SchemaComponents): Record<string, obje
           content: {
             'application/json': {
               schema: components.ref(`${pascal(event)}Event`, envelopeSchema(event)),
-              ...(example ? { example } : {}),
+              ...(Object.keys(example).length ? { example } : {}),
             },
           },
         },
