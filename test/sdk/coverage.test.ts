@@ -38,6 +38,11 @@ const SDK_METHOD: Record<string, string | null> = {
   enableWebhook: 'webhooks.enable',
   listWebhookDeliveries: 'webhooks.listDeliveries',
   retryWebhookDelivery: 'webhooks.retryDelivery',
+  updateWebhook: 'webhooks.update',
+  rotateWebhookSecret: 'webhooks.rotateSecret',
+  getWebhookDelivery: 'webhooks.getDelivery',
+  listTenantWebhookDeliveries: 'webhooks.listAllDeliveries',
+  listEventTypes: 'webhooks.eventTypes',
   callMcp: null,
 };
 

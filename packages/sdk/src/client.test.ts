@@ -72,9 +72,11 @@ describe('retries', () => {
     waits.forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual((BASE_DELAY * 2 ** i) / 2 - 2));
   });
 
-  it('does not retry a 5xx of a request that may have acted (webhook create)', async () => {
+  it('does not retry a 5xx of a request that may have acted (secret rotation)', async () => {
     const client = await clientFor([apiError(500, 'api_error', 'internal_error')]);
-    await expect(client.webhooks.create({ url: 'https://example.com/h' })).rejects.toMatchObject({
+    await expect(
+      client.webhooks.rotateSecret('6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b'),
+    ).rejects.toMatchObject({
       status: 500,
     });
     expect(server?.received).toHaveLength(1);

@@ -269,7 +269,13 @@ export interface paths {
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a subscription: url, events, description, pause/resume, rate limit
+         * @description `url` gets every check of creation. `is_active: false` pauses (disabled_reason `manual`): events keep creating deliveries, which wait and go out on resume. `is_active: true` resumes (or enables an auto-disabled subscription) and zeroes the failure counter. A new url applies to every attempt made after the change.
+         *
+         *     Requires an API key with the `admin` scope (or a wider one).
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhooks/{id}/test": {
@@ -314,6 +320,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret; the previous one keeps signing during an overlap
+         * @description During the overlap (`overlap_seconds`, 0 to 604800, default 86400) every delivery carries two signatures, newest first. Rotating during an overlap drops the older secret at once: never more than two.
+         *
+         *     Requires an API key with the `admin` scope (or a wider one).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -322,10 +350,50 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A subscription's deliveries with every attempt, newest first
+         * A subscription's deliveries with every attempt, newest first, filtered
          * @description Requires an API key with the `admin` scope (or a wider one).
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every subscription's deliveries, newest first, filtered
+         * @description Requires an API key with the `admin` scope (or a wider one).
+         */
+        get: operations["listTenantWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery: the payload as signed and every attempt with its headers
+         * @description Requires an API key with the `admin` scope (or a wider one).
+         */
+        get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -348,6 +416,26 @@ export interface paths {
          * @description Requires an API key with the `admin` scope (or a wider one).
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event the service emits: description, schema of data, example envelope
+         * @description Requires an API key with the `read` scope (or a wider one).
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1121,8 +1209,11 @@ export interface components {
             updated_at: string;
             /** Format: date-time */
             disabled_at: string | null;
-            /** @enum {unknown} */
-            disabled_reason: "consecutive_failures" | null;
+            /**
+             * @description consecutive_failures (disabled by the service) or manual (paused by PATCH)
+             * @enum {unknown}
+             */
+            disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
             /** Format: date-time */
             last_delivery_at: string | null;
@@ -1130,6 +1221,13 @@ export interface components {
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
+            /** @description Attempts per second across every worker; null = unlimited */
+            rate_limit_per_second: number | null;
+            /**
+             * Format: date-time
+             * @description Until then deliveries carry a signature with the previous secret too
+             */
+            secret_overlap_ends_at: string | null;
             /** @description whsec_ + base64 of 32 random bytes; returned only in this response */
             signing_secret: string;
             _warning: string;
@@ -1151,6 +1249,25 @@ export interface components {
             };
             /** @description Also in the X-Request-Id header */
             request_id: string;
+        };
+        /** EventType */
+        EventType: {
+            /** @description The event name, e.g. call.completed */
+            name: string;
+            description: string;
+            /** @description JSON Schema of the envelope’s `data` */
+            schema: Record<string, never>;
+            /** @description One whole envelope, as delivered */
+            example: Record<string, never>;
+        };
+        /** EventTypeList */
+        EventTypeList: {
+            data: components["schemas"]["EventType"][];
+            /**
+             * @description Always false: the catalog is one page
+             * @constant
+             */
+            has_more: false;
         };
         /**
          * JsonRpcError
@@ -1519,6 +1636,8 @@ export interface components {
         /** WebhookDelivery */
         WebhookDelivery: {
             id: string;
+            /** Format: uuid */
+            subscription_id: string;
             event_id: string;
             event_type: string;
             /** @enum {unknown} */
@@ -1548,10 +1667,71 @@ export interface components {
             /** @description null on success, else timeout, connection_refused, tls_error, ... */
             error: string | null;
             duration_ms: number;
-            /** @description The first 1 KiB of the response body */
+            /** @description The first 4 KiB of the response body (NUL replaced by U+FFFD) */
             response_excerpt: string | null;
             /** Format: date-time */
             attempted_at: string;
+        };
+        /** WebhookDeliveryDetail */
+        WebhookDeliveryDetail: {
+            id: string;
+            /** Format: uuid */
+            subscription_id: string;
+            event_id: string;
+            event: string;
+            /** @enum {unknown} */
+            status: "pending" | "delivering" | "succeeded" | "failed" | "canceled";
+            /** @description The envelope exactly as signed and sent (JSON.stringify of it is the body) */
+            payload: Record<string, never>;
+            /** @description Every attempt of every round, oldest first */
+            attempts: {
+                /** @description 1 = the original delivery */
+                round: number;
+                /** @description Attempt number within its round */
+                attempt: number;
+                /** @description null when no HTTP response came back */
+                status_code: number | null;
+                /** @description null on success, else timeout, connection_refused, tls_error, ... */
+                error: string | null;
+                duration_ms: number;
+                /** @description The first 4 KiB of the response body (NUL replaced by U+FFFD) */
+                response_excerpt: string | null;
+                /** Format: date-time */
+                attempted_at: string;
+                /** @description Headers sent, signatures included (never the secret) */
+                request_headers: {
+                    [key: string]: string;
+                } | null;
+                /** @description Headers received (lowercase, at most 50); null without a response */
+                response_headers: {
+                    [key: string]: string;
+                } | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        /** WebhookRotatedSecret */
+        WebhookRotatedSecret: {
+            /** Format: uuid */
+            id: string;
+            /** @description The new secret; returned only in this response */
+            signing_secret: string;
+            /**
+             * Format: date-time
+             * @description End of the overlap; null when the previous secret was dropped at once
+             */
+            previous_secret_expires_at: string | null;
+            _warning: string;
+        };
+        /** WebhookSecretRotation */
+        WebhookSecretRotation: {
+            /**
+             * @description How long the previous secret keeps signing deliveries next to the new one (0 = ends now)
+             * @default 86400
+             */
+            overlap_seconds?: number;
         };
         /** WebhookSubscription */
         WebhookSubscription: {
@@ -1567,8 +1747,11 @@ export interface components {
             updated_at: string;
             /** Format: date-time */
             disabled_at: string | null;
-            /** @enum {unknown} */
-            disabled_reason: "consecutive_failures" | null;
+            /**
+             * @description consecutive_failures (disabled by the service) or manual (paused by PATCH)
+             * @enum {unknown}
+             */
+            disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
             /** Format: date-time */
             last_delivery_at: string | null;
@@ -1576,6 +1759,13 @@ export interface components {
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
+            /** @description Attempts per second across every worker; null = unlimited */
+            rate_limit_per_second: number | null;
+            /**
+             * Format: date-time
+             * @description Until then deliveries carry a signature with the previous secret too
+             */
+            secret_overlap_ends_at: string | null;
         };
         /** WebhookSubscriptionCreate */
         WebhookSubscriptionCreate: {
@@ -1584,6 +1774,20 @@ export interface components {
             /** @description Event names to deliver; omitted or empty means every event */
             events?: string[];
             description?: string | null;
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            rate_limit_per_second?: number | null;
+        };
+        /** WebhookSubscriptionPatch */
+        WebhookSubscriptionPatch: {
+            /** @description Absolute https:// URL without user-info; its host must resolve to public addresses */
+            url?: string;
+            /** @description Event names to deliver; omitted or empty means every event */
+            events?: string[];
+            description?: string | null;
+            /** @description false pauses (disabled_reason manual: deliveries wait and go out on resume); true enables and zeroes the failure counter */
+            is_active?: boolean;
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            rate_limit_per_second?: number | null;
         };
         /** WebhookTestEvent */
         WebhookTestEvent: {
@@ -4866,7 +5070,9 @@ export interface operations {
                      *           "consecutive_failures": 0,
                      *           "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *           "last_success_at": "2026-11-21T10:16:36.000Z",
-                     *           "last_failure_at": null
+                     *           "last_failure_at": null,
+                     *           "rate_limit_per_second": null,
+                     *           "secret_overlap_ends_at": null
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -5042,7 +5248,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1-255 printable ASCII characters, kept 24 hours per tenant. A retry with the same key and body returns the original response with Idempotent-Replayed: true and never creates a second resource; the same key with another body or on another operation is a 422. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5070,6 +5279,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description /api/v1/webhooks/{id} */
                     Location?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5091,6 +5302,8 @@ export interface operations {
                      *       "last_delivery_at": null,
                      *       "last_success_at": null,
                      *       "last_failure_at": null,
+                     *       "rate_limit_per_second": null,
+                     *       "secret_overlap_ends_at": null,
                      *       "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5mq6bH2Ew3o=",
                      *       "_warning": "Store this secret now: it is shown only once."
                      *     }
@@ -5165,12 +5378,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description limit_exceeded: the tenant has the maximum number of subscriptions */
+            /** @description limit_exceeded: the tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5179,7 +5394,7 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "limit_exceeded",
-                     *         "message": "The tenant has the maximum number of subscriptions"
+                     *         "message": "The tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5224,6 +5439,28 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
                      *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_key_reused: the key was used with another body */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "The key was used with another body"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5361,7 +5598,9 @@ export interface operations {
                      *       "consecutive_failures": 0,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
-                     *       "last_failure_at": null
+                     *       "last_failure_at": null,
+                     *       "rate_limit_per_second": null,
+                     *       "secret_overlap_ends_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -5652,6 +5891,288 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
                      *         "message": "No such webhook subscription in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/switchboard-v2",
+                 *       "is_active": false,
+                 *       "rate_limit_per_second": 50
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookSubscriptionPatch"];
+            };
+        };
+        responses: {
+            /** @description The subscription as changed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *       "url": "https://example.com/hooks/switchboard",
+                     *       "events": [
+                     *         "call.completed",
+                     *         "call.missed"
+                     *       ],
+                     *       "description": "CRM sync",
+                     *       "is_active": true,
+                     *       "created_at": "2026-11-20T09:30:00.000Z",
+                     *       "updated_at": "2026-11-20T09:30:00.000Z",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null,
+                     *       "consecutive_failures": 0,
+                     *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
+                     *       "last_success_at": "2026-11-21T10:16:36.000Z",
+                     *       "last_failure_at": null,
+                     *       "rate_limit_per_second": null,
+                     *       "secret_overlap_ends_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such webhook subscription in this tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such webhook subscription in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: the body exceeds 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "payload_too_large",
+                     *         "message": "Request body exceeds 1 MiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: send `Content-Type: application/json` (UTF-8) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6059,10 +6580,278 @@ export interface operations {
                      *       "consecutive_failures": 0,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
-                     *       "last_failure_at": null
+                     *       "last_failure_at": null,
+                     *       "rate_limit_per_second": null,
+                     *       "secret_overlap_ends_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such webhook subscription in this tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such webhook subscription in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: the body exceeds 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "payload_too_large",
+                     *         "message": "Request body exceeds 1 MiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: send `Content-Type: application/json` (UTF-8) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "overlap_seconds": 86400
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The new secret, shown only here */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *       "signing_secret": "whsec_Zq1lJ3m4N5o6P7q8R9s0T1u2V3w4X5y6Z7a8B9c0D1e=",
+                     *       "previous_secret_expires_at": "2026-11-22T10:30:00.000Z",
+                     *       "_warning": "Store this secret now: it is shown only once."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRotatedSecret"];
                 };
             };
             /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON. */
@@ -6297,6 +7086,14 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor from the previous page; omit for the first page */
                 cursor?: string;
+                /** @description pending (includes an attempt in flight), succeeded, failed, or cancelled (also spelled canceled, as the status field shows it) */
+                status?: "pending" | "succeeded" | "failed" | "cancelled" | "canceled";
+                /** @description Event name, e.g. call.completed */
+                event?: string;
+                /** @description Created at or after this time */
+                since?: string;
+                /** @description Created before this time */
+                until?: string;
             };
             header?: never;
             path: {
@@ -6321,6 +7118,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "dlv_5Rt8yU1iO4pA",
+                     *           "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                      *           "event_id": "evt_9Xa2bC4dE6fG8hJ0",
                      *           "event_type": "call.completed",
                      *           "status": "succeeded",
@@ -6361,7 +7159,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_cursor`: the cursor was altered. */
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_cursor`: the cursor was altered.; invalid_parameter: a bad filter, or until not after since */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6542,6 +7340,493 @@ export interface operations {
             };
         };
     };
+    listTenantWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from the previous page; omit for the first page */
+                cursor?: string;
+                /** @description pending (includes an attempt in flight), succeeded, failed, or cancelled (also spelled canceled, as the status field shows it) */
+                status?: "pending" | "succeeded" | "failed" | "cancelled" | "canceled";
+                /** @description Event name, e.g. call.completed */
+                event?: string;
+                /** @description Created at or after this time */
+                since?: string;
+                /** @description Created before this time */
+                until?: string;
+                /** @description One subscription only */
+                subscription_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "dlv_5Rt8yU1iO4pA",
+                     *           "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *           "event_id": "evt_9Xa2bC4dE6fG8hJ0",
+                     *           "event_type": "call.completed",
+                     *           "status": "succeeded",
+                     *           "round": 1,
+                     *           "attempts": [
+                     *             {
+                     *               "round": 1,
+                     *               "attempt": 1,
+                     *               "status_code": 503,
+                     *               "error": "http_error",
+                     *               "duration_ms": 182,
+                     *               "response_excerpt": "Service Unavailable",
+                     *               "attempted_at": "2026-11-21T10:16:35.200Z"
+                     *             },
+                     *             {
+                     *               "round": 1,
+                     *               "attempt": 2,
+                     *               "status_code": 200,
+                     *               "error": null,
+                     *               "duration_ms": 95,
+                     *               "response_excerpt": "ok",
+                     *               "attempted_at": "2026-11-21T10:16:36.310Z"
+                     *             }
+                     *           ],
+                     *           "next_attempt_at": null,
+                     *           "created_at": "2026-11-21T10:16:35.100Z",
+                     *           "completed_at": "2026-11-21T10:16:36.405Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "cursor": "WzE3OTUyNTYxMDAwMDAsInJjcF83SHEyTG05WGM0VHoiXQ.Rk9PQkFS"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        has_more: boolean;
+                        cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_cursor`: the cursor was altered.; invalid_parameter: a bad filter, or until not after since */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                id: string;
+                /** @description Delivery id (dlv_ prefix) */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_5Rt8yU1iO4pA",
+                     *       "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *       "event_id": "evt_9Xa2bC4dE6fG8hJ0",
+                     *       "event": "call.started",
+                     *       "status": "succeeded",
+                     *       "payload": {
+                     *         "id": "evt_9Xa2bC4dE6fG8hJ0",
+                     *         "event": "call.started",
+                     *         "receptionist_id": "rcp_8Jk2mN4pQ6",
+                     *         "data": {
+                     *           "call_id": "call_3Fh7",
+                     *           "direction": "inbound"
+                     *         },
+                     *         "timestamp": "2026-11-21T10:16:35.000Z"
+                     *       },
+                     *       "attempts": [
+                     *         {
+                     *           "round": 1,
+                     *           "attempt": 1,
+                     *           "attempted_at": "2026-11-21T10:16:35.200Z",
+                     *           "duration_ms": 95,
+                     *           "request_headers": {
+                     *             "Content-Type": "application/json",
+                     *             "User-Agent": "Switchboard-Webhooks/1",
+                     *             "webhook-id": "evt_9Xa2bC4dE6fG8hJ0",
+                     *             "webhook-timestamp": "1763720195",
+                     *             "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *           },
+                     *           "status_code": 200,
+                     *           "response_headers": {
+                     *             "content-type": "text/plain"
+                     *           },
+                     *           "response_excerpt": "ok",
+                     *           "error": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-21T10:16:35.100Z",
+                     *       "completed_at": "2026-11-21T10:16:35.300Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such subscription in this tenant, or no such delivery of it */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such subscription in this tenant, or no such delivery of it"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     retryWebhookDelivery: {
         parameters: {
             query?: never;
@@ -6568,6 +7853,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "dlv_5Rt8yU1iO4pA",
+                     *       "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                      *       "event_id": "evt_9Xa2bC4dE6fG8hJ0",
                      *       "event_type": "call.completed",
                      *       "status": "pending",
@@ -6756,6 +8042,247 @@ export interface operations {
                 };
             };
             /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: {
+                /** @description Only this event */
+                name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole catalog */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "call.started",
+                     *           "description": "A call was answered (inbound) or picked up (outbound) and is in progress.",
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "required": [
+                     *               "call_id",
+                     *               "direction",
+                     *               "from",
+                     *               "to",
+                     *               "started_at"
+                     *             ],
+                     *             "properties": {
+                     *               "call_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "direction": {
+                     *                 "enum": [
+                     *                   "inbound",
+                     *                   "outbound"
+                     *                 ]
+                     *               },
+                     *               "from": {
+                     *                 "type": "string",
+                     *                 "pattern": "^\\+[1-9]\\d{6,14}$"
+                     *               },
+                     *               "to": {
+                     *                 "type": "string",
+                     *                 "pattern": "^\\+[1-9]\\d{6,14}$"
+                     *               },
+                     *               "started_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "additionalProperties": false
+                     *           },
+                     *           "example": {
+                     *             "id": "evt_9Xa2bC4dE6fG8hJ0",
+                     *             "event": "call.started",
+                     *             "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
+                     *             "data": {
+                     *               "call_id": "call_8Qz3kV1mN7pX2bR4",
+                     *               "direction": "inbound",
+                     *               "from": "+14155550123",
+                     *               "to": "+14155550199",
+                     *               "started_at": "2026-11-21T10:15:00.000Z"
+                     *             },
+                     *             "timestamp": "2026-11-21T10:16:35.000Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventTypeList"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the read scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

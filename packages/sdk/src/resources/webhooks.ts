@@ -1,19 +1,93 @@
 import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
 import type {
   CreatedWebhookSubscription,
+  EventTypeList,
   ListParams,
   WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookRotatedSecret,
+  WebhookSecretRotation,
   WebhookSubscription,
   WebhookSubscriptionCreate,
+  WebhookSubscriptionPatch,
   WebhookTestResult,
 } from '../types';
-import { Resource, segment } from './resource';
+import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
 
 /** Webhook subscriptions, their delivery log and retries (admin scope). */
 export class WebhooksResource extends Resource {
-  /** The answer is the only one that carries `signing_secret`: store it. Not retried. */
-  create(body: WebhookSubscriptionCreate): Promise<CreatedWebhookSubscription> {
-    return this.http.request({ method: 'POST', path: '/webhooks', body, idempotent: false });
+  /**
+   * The answer carries `signing_secret`: store it. Idempotent (an Idempotency-Key is sent
+   * and reused by retries); a replay answers the same subscription and secret.
+   */
+  create(
+    body: WebhookSubscriptionCreate,
+    options: IdempotentRequestOptions = {},
+  ): Promise<CreatedWebhookSubscription> {
+    return this.http.request({
+      method: 'POST',
+      path: '/webhooks',
+      body,
+      idempotencyKey: idempotencyKeyOf(options),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /** Changes url, events, description, `is_active` (pause/resume) or the rate limit. */
+  update(id: string, body: WebhookSubscriptionPatch): Promise<WebhookSubscription> {
+    return this.http.request({
+      method: 'PATCH',
+      path: `/webhooks/${segment(id)}`,
+      body,
+      idempotent: true,
+    });
+  }
+
+  /** Pauses: deliveries wait (not cancelled) and go out on resume. */
+  pause(id: string): Promise<WebhookSubscription> {
+    return this.update(id, { is_active: false });
+  }
+
+  /** Resumes (or enables) and zeroes the failure counter. */
+  resume(id: string): Promise<WebhookSubscription> {
+    return this.update(id, { is_active: true });
+  }
+
+  /**
+   * A new secret, shown only in this answer; the previous one keeps signing for
+   * `overlap_seconds` (default 24 h). Not retried: a retry would rotate again.
+   */
+  rotateSecret(id: string, body: WebhookSecretRotation = {}): Promise<WebhookRotatedSecret> {
+    return this.http.request({
+      method: 'POST',
+      path: `/webhooks/${segment(id)}/rotate-secret`,
+      body,
+      idempotent: false,
+    });
+  }
+
+  /** One delivery in full: the payload as signed, every attempt with its headers. */
+  getDelivery(id: string, deliveryId: string): Promise<WebhookDeliveryDetail> {
+    return this.http.request({
+      method: 'GET',
+      path: `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}`,
+      idempotent: true,
+    });
+  }
+
+  /** Every subscription's deliveries, filtered (status, event, since, until, subscription_id). */
+  listAllDeliveries(
+    params: ListParams<'listTenantWebhookDeliveries'> = {},
+  ): PageIterator<WebhookDelivery> {
+    return this.paginate('/webhook-deliveries', params, (page: DataPage<WebhookDelivery>) =>
+      fromDataPage(page),
+    );
+  }
+
+  /** The event catalog: every event's description, `data` schema and an example. */
+  eventTypes(): Promise<EventTypeList> {
+    return this.http.request({ method: 'GET', path: '/event-types', idempotent: true });
   }
 
   list(params: ListParams<'listWebhooks'> = {}): PageIterator<WebhookSubscription> {
@@ -52,7 +126,7 @@ export class WebhooksResource extends Resource {
     });
   }
 
-  /** The subscription's deliveries with every attempt, newest first. */
+  /** The subscription's deliveries with every attempt, newest first (filters as documented). */
   listDeliveries(
     id: string,
     params: ListParams<'listWebhookDeliveries'> = {},
