@@ -10,10 +10,13 @@ import * as m009 from './009_sms';
 import * as m010 from './010_leads';
 import * as m011 from './011_campaigns';
 import * as m012 from './012_rate_limits';
+import * as m020 from './020_partitioning';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `{ transaction: false }`: the migration commits its own steps (an online migration). */
+  config?: { transaction: boolean };
 }
 
 /**
@@ -32,6 +35,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['010_leads', m010],
   ['011_campaigns', m011],
   ['012_rate_limits', m012],
+  ['020_partitioning', m020],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */
