@@ -1,37 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import knexFactory from 'knex';
 import { createKnex, migrateLatest, type Knex } from '@switchboard/db';
-import { migrationSource } from '../../packages/db/src/migrations';
-import { dropTestDatabase } from '../support/database';
-import { databaseUrl, runId, SERVER_URL } from '../support/env';
+import { databaseUrl } from '../support/env';
+import { createPrePartitionDatabase } from '../support/pre-partition-db';
 import { digestTables, seedHistory } from '../support/seed-history';
 
 // Migration 020 on a populated database from before partitioning (migrated up to 012): every
 // row is kept, byte for byte, including rows written and updated while it runs.
-const BEFORE = '012_rate_limits';
-const upTo012: Knex.MigrationSource<string> = {
-  ...migrationSource,
-  getMigrations: async (loadExtensions) =>
-    (await migrationSource.getMigrations(loadExtensions)).filter((n) => n <= BEFORE),
-};
-
-let name: string;
+let db: Awaited<ReturnType<typeof createPrePartitionDatabase>>;
 let knex: Knex;
 let writer: Knex;
 
 beforeAll(async () => {
-  name = `sbt_${runId()}_${randomBytes(4).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: SERVER_URL, pool: { min: 0, max: 1 } });
-  await admin.raw('CREATE DATABASE ??', [name]);
-  await admin.destroy();
-  knex = createKnex(databaseUrl(name), { poolMax: 2 });
-  writer = createKnex(databaseUrl(name), { poolMax: 1 });
-  await knex.migrate.latest({ migrationSource: upTo012 });
+  db = await createPrePartitionDatabase();
+  knex = db.knex;
+  writer = createKnex(databaseUrl(db.name), { poolMax: 1 });
 });
 afterAll(async () => {
-  await knex?.destroy();
   await writer?.destroy();
-  await dropTestDatabase(name);
+  await db?.drop();
 });
 
 /** Writes through the tables until `done()`: returns the calls inserted and deliveries moved. */

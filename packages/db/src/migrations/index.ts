@@ -11,6 +11,7 @@ import * as m010 from './010_leads';
 import * as m011 from './011_campaigns';
 import * as m012 from './012_rate_limits';
 import * as m020 from './020_partitioning';
+import * as m021 from './021_retention';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +37,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['011_campaigns', m011],
   ['012_rate_limits', m012],
   ['020_partitioning', m020],
+  ['021_retention', m021],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

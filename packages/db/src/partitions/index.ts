@@ -3,3 +3,4 @@ export * from './spec';
 export { attachedPartitions, ensureAhead, partitionRanges, isPartitioned } from './catalog';
 export { convertToPartitioned, type ConvertOptions, type ConvertResult } from './convert';
 export { dropCaptureLog } from './capture';
+export { runMaintenance, type MaintenanceOptions, type MaintenanceReport } from './maintenance';
