@@ -4,3 +4,4 @@ export { attachedPartitions, ensureAhead, partitionRanges, isPartitioned } from 
 export { convertToPartitioned, type ConvertOptions, type ConvertResult } from './convert';
 export { dropCaptureLog } from './capture';
 export { runMaintenance, type MaintenanceOptions, type MaintenanceReport } from './maintenance';
+export { dropBefore } from './drop';
