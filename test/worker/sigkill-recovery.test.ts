@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'bullmq';
 import { closeRedis, createRedis, enqueue, QUEUES } from '@switchboard/queues';
-import { FAN_OUT_TIMINGS } from '../../apps/worker/src/runner';
+import { FAN_OUT_TIMINGS } from '../../apps/worker/src/webhook-delivery';
 import {
   generateCertificate,
   startReceiver,

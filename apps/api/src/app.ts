@@ -6,9 +6,9 @@ import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
-import { mountHealth } from './routes/health';
-import { publicRoutes } from './routes';
-import { telephonyRouter } from './routes/telephony';
+import { mountHealth } from './features/health/routes';
+import { publicRoutes } from './features';
+import { telephonyRouter } from './features/telephony/routes';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';

@@ -881,6 +881,7 @@ export interface components {
                 transcript_summary: string | null;
                 booking?: {
                     confirmation: string;
+                    /** Format: date */
                     date: string;
                     time: string;
                     service_type: string;

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { LEAD_TAG_MAX, leadFieldSchemas } from '@switchboard/leads';
-import { nullableTimestamp, phoneNumber, timestamp } from '../../schemas/common';
+import { nullableTimestamp, phoneNumber, timestamp } from '../../shared/schemas';
 
 /** The most recipients one campaign may have (docs/API.md, Campaigns). */
 export const MAX_RECIPIENTS = 10_000;

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { LEAD_TAG_MAX, leadFieldSchemas } from '@switchboard/leads';
-import { cursorSchema, nullableTimestamp, timestamp } from '../../schemas/common';
+import { cursorSchema, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 /** Request bodies are the leads package's own (REST, MCP and CSV accept the same values). */
 export { createLeadBodySchema, updateLeadBodySchema } from '@switchboard/leads';

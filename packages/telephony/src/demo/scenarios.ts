@@ -1,5 +1,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { CallEndedMessage, CallMissedMessage, CallStartedMessage } from './messages';
+import type {
+  CallEndedMessage,
+  CallMissedMessage,
+  CallStartedMessage,
+} from '../ingestion/messages';
 
 /**
  * Realistic call content for demo data and the outbound-call simulator: who calls, what is

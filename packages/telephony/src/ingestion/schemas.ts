@@ -1,8 +1,11 @@
+import { bookingSchema } from '@switchboard/db';
+import { E164_PATTERN } from '@switchboard/phone';
+
 /**
  * Telephony messages (docs/API.md, Telephony ingestion): what the voice platform reports,
  * one JSON message per request. Sub-shapes are those of the call detail (docs/API.md, Calls).
  */
-const phone = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' } as const;
+const phone = { type: 'string', pattern: E164_PATTERN } as const;
 const ts = { type: 'string', format: 'date-time' } as const;
 const id = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const text = (max: number) => ({ type: 'string', maxLength: max }) as const;
@@ -39,19 +42,6 @@ export const recordingSchema = {
     url: { type: 'string', format: 'uri', pattern: '^https://', maxLength: 2048 },
     duration_seconds: { type: 'number', minimum: 0 },
     format: { type: 'string', maxLength: 20 },
-  },
-} as const;
-
-export const bookingSchema = {
-  type: 'object',
-  required: ['confirmation', 'date', 'time', 'service_type', 'address'],
-  additionalProperties: false,
-  properties: {
-    confirmation: text(100),
-    date: { type: 'string', format: 'date' },
-    time: { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' },
-    service_type: text(200),
-    address: text(500),
   },
 } as const;
 

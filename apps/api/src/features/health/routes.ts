@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { probeRedis } from '@switchboard/queues';
-import type { Deps } from '../deps';
-import { serviceUnavailable } from '../errors';
+import type { Deps } from '../../deps';
+import { serviceUnavailable } from '../../errors';
 
 const within = <T>(ms: number, p: Promise<T>): Promise<T> =>
   Promise.race([

@@ -2,18 +2,18 @@ import type { Request } from 'express';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Delivery, DeliveryAttempt, WebhookSubscription } from '@switchboard/db';
 import { enqueueFromRequest } from '@switchboard/queues';
-import type { Deps } from '../deps';
-import { conflict, notFound } from '../errors';
-import { defineRoute, type RouteDef } from '../openapi/route';
-import { pageBody, pageRequest } from '../pagination/page';
-import { pageExample, pageQuerySchema, paginated } from '../schemas/common';
+import type { Deps } from '../../deps';
+import { conflict, notFound } from '../../errors';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { pageBody, pageRequest } from '../../pagination/page';
+import { pageExample, pageQuerySchema, paginated } from '../../shared/schemas';
 import {
   retriedWebhookDeliveryExample,
   webhookDeliveriesParamSchema,
   webhookDeliveryExample,
   webhookDeliveryParamSchema,
   webhookDeliverySchema,
-} from '../schemas/webhook-delivery';
+} from './delivery-schemas';
 
 type WebhookDeliveryBody = FromSchema<typeof webhookDeliverySchema>;
 

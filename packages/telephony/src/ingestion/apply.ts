@@ -10,7 +10,7 @@ import {
   type Knex,
 } from '@switchboard/db';
 import { UnknownReceptionistError } from './errors';
-import { meterCompletedCall } from './usage';
+import { meterCompletedCall } from '../metering/usage';
 import type {
   CallEndedMessage,
   CallMissedMessage,

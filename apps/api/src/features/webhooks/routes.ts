@@ -5,10 +5,10 @@ import {
   type WebhookSubscription,
 } from '@switchboard/db';
 import { generateSigningSecret } from '@switchboard/webhooks';
-import type { Deps } from '../deps';
-import { conflict, notFound } from '../errors';
-import { consumeAll, RateLimiter } from '../http/rate-limit';
-import { defineRoute, type RouteDef } from '../openapi/route';
+import type { Deps } from '../../deps';
+import { conflict, notFound } from '../../errors';
+import { consumeAll, RateLimiter } from '../../http/rate-limit';
+import { defineRoute, type RouteDef } from '../../openapi/route';
 import {
   createdWebhookSubscriptionExample,
   createdWebhookSubscriptionSchema,
@@ -19,10 +19,10 @@ import {
   webhookSubscriptionSchema,
   webhookTestResultExample,
   webhookTestResultSchema,
-} from '../schemas/webhook';
-import { checkSubscriptionUrl } from './webhook-url';
-import { sendTestDelivery } from './webhook-test-delivery';
-import { defineListRoute } from '../pagination/list-route';
+} from './schemas';
+import { checkSubscriptionUrl } from '../../shared/webhook-url';
+import { sendTestDelivery } from './test-delivery';
+import { defineListRoute } from '../../pagination/list-route';
 
 type CreateWebhookBody = FromSchema<typeof createWebhookBodySchema>;
 type WebhookSubscriptionBody = FromSchema<typeof webhookSubscriptionSchema>;

@@ -1,7 +1,7 @@
-import type { Deps } from '../deps';
-import { notFound } from '../errors';
-import { defineRoute, type RouteDef } from '../openapi/route';
-import { pageBody, pageRequest } from '../pagination/page';
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { pageBody, pageRequest } from '../../pagination/page';
 import {
   callDetailExample,
   callDetailSchema,
@@ -11,10 +11,10 @@ import {
   callListQuerySchema,
   callListResponseSchema,
   receptionistCallsQuerySchema,
-} from '../schemas/call';
-import { idParamSchema, pageExample, paginated } from '../schemas/common';
-import { callFilters } from './call-filters';
-import { renderCallDetail, renderCallListItem } from './call-render';
+} from './schemas';
+import { idParamSchema, pageExample, paginated } from '../../shared/schemas';
+import { callFilters } from './filters';
+import { renderCallDetail, renderCallListItem } from '../../shared/call-render';
 
 /** Call history: tenant-wide, per receptionist, and one call's detail. */
 export function callRoutes(deps: Deps): RouteDef[] {

@@ -6,8 +6,8 @@ import {
   signPayload,
   type SendErrorCode,
 } from '@switchboard/webhooks';
-import type { Deps } from '../deps';
-import { notFound } from '../errors';
+import type { Deps } from '../../deps';
+import { notFound } from '../../errors';
 
 /** The result of POST /webhooks/{id}/test (docs/API.md, Webhooks). */
 export interface WebhookTestResult {

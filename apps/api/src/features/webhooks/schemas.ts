@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from './common';
+import { nullableTimestamp, timestamp } from '../../shared/schemas';
 
 /** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
 export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';

@@ -1,12 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { CALL_STATUSES } from '@switchboard/db';
-import {
-  bookingSchema,
-  costSchema,
-  recordingSchema,
-  transcriptSchema,
-} from '@switchboard/telephony';
-import { historyFilterProperties, nullableTimestamp, timestamp } from './common';
+import { bookingSchema, CALL_STATUSES } from '@switchboard/db';
+import { costSchema, recordingSchema, transcriptSchema } from '@switchboard/telephony';
+import { historyFilterProperties, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 const nullable = <T extends object>(schema: T) => ({ oneOf: [schema, { type: 'null' }] }) as const;
 

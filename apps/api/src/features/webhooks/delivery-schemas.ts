@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from './common';
-import { webhookIdParamSchema } from './webhook';
+import { nullableTimestamp, timestamp } from '../../shared/schemas';
+import { webhookIdParamSchema } from './schemas';
 
 /** Path of the delivery log: the subscription (UUID). */
 export const webhookDeliveriesParamSchema = webhookIdParamSchema;

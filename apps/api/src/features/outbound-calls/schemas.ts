@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { metadataSchema, phoneNumber, timestamp } from './common';
+import { metadataSchema, phoneNumber, timestamp } from '../../shared/schemas';
 
 /** The body of POST /calls/outbound (docs/API.md, Outbound calls); unknown fields are a 400. */
 export const outboundCallBodySchema = {

@@ -1,10 +1,10 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { AcceptedOutboundCall, Receptionist } from '@switchboard/db';
 import { enqueueFromRequest } from '@switchboard/queues';
-import type { Deps } from '../deps';
-import { ApiError, notFound } from '../errors';
-import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../idempotency';
-import type { outboundCallBodySchema } from '../schemas/outbound-call';
+import type { Deps } from '../../deps';
+import { ApiError, notFound } from '../../errors';
+import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../../idempotency';
+import type { outboundCallBodySchema } from './schemas';
 
 export type OutboundCallBody = FromSchema<typeof outboundCallBodySchema>;
 

@@ -1,5 +1,5 @@
 import type { CallFilters, CallDirection, CallStatus } from '@switchboard/db';
-import { dateRange } from '../pagination/date-range';
+import { dateRange } from '../../pagination/date-range';
 
 /** Validated query → store filters (the date range as every history list parses it). */
 export function callFilters(query: Record<string, unknown>): CallFilters {

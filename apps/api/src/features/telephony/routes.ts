@@ -8,10 +8,10 @@ import {
   UnknownReceptionistError,
   type TelephonyMessage,
 } from '@switchboard/telephony';
-import type { Deps } from '../deps';
-import { invalidParameter, unauthenticated, unprocessable } from '../errors';
-import { jsonBody } from '../http/json-body';
-import { compileValidator } from '../http/validation';
+import type { Deps } from '../../deps';
+import { invalidParameter, unauthenticated, unprocessable } from '../../errors';
+import { jsonBody } from '../../http/json-body';
+import { compileValidator } from '../../http/validation';
 
 const validators = new Map(
   Object.entries(MESSAGE_SCHEMAS).map(([type, schema]) => [type, compileValidator('body', schema)]),

@@ -2,7 +2,7 @@ import { emit } from '@switchboard/events';
 import { SmsOptOutsStore, SmsStore, UsageStore, type Knex } from '@switchboard/db';
 import { NumberNotOwnedError } from './errors';
 import type { SmsInboundMessage } from './messages';
-import { safeSmsText, smsKeyword, smsSegments } from './sms-text';
+import { safeSmsText, smsKeyword, smsSegments } from '../text/sms-text';
 
 /** The receptionist an inbound message names, as ingestion loaded it. */
 export interface InboundTarget {

@@ -1,17 +1,17 @@
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import {
   idempotencyKeyHeaderDoc,
   idempotentReplayHeaderDoc,
   respondIdempotently,
-} from '../idempotency';
-import { defineRoute, type RouteDef } from '../openapi/route';
-import { startOutboundCall, type OutboundCallBody } from '../outbound/start-call';
+} from '../../idempotency';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import { startOutboundCall, type OutboundCallBody } from './start-call';
 import {
   acceptedOutboundCallExample,
   acceptedOutboundCallSchema,
   outboundCallBodyExample,
   outboundCallBodySchema,
-} from '../schemas/outbound-call';
+} from './schemas';
 
 /**
  * POST /calls/outbound: queue a call for the dialler, idempotently (docs/API.md, Outbound
