@@ -94,6 +94,27 @@ it('drops whole days past the retention, never the current or a future one, and 
   ).toBe(0);
 });
 
+it("deletes row by row what a tenant's shorter delivery retention is past", async () => {
+  // Another tenant keeps 40 days, so the days between are kept for it and ten_h's rows in
+  // them are deleted one by one, with their attempts.
+  await knex('tenants').insert({ id: 'ten_long', name: 'Long', delivery_retention_days: 40 });
+  const store = new TenantRetentionStore(knex);
+  await store.set('ten_h', { deliveryDays: 5 });
+  const recent = await count('webhook_deliveries', `created_at >= now() - interval '4 days'`);
+  const report = await runMaintenance(knex, { deliveryRetentionDays: 30 });
+  expect(report.rowsDeleted).toBeGreaterThan(0);
+  expect(await count('webhook_deliveries', `created_at < now() - interval '5 days'`)).toBe(0);
+  expect(await count('events', `created_at < now() - interval '5 days'`)).toBe(0);
+  expect(
+    await count(
+      'webhook_delivery_attempts a',
+      `NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)`,
+    ),
+  ).toBe(0);
+  expect(await count('webhook_deliveries', `created_at >= now() - interval '4 days'`)).toBe(recent);
+  await store.set('ten_h', { deliveryDays: null });
+});
+
 it("deletes a tenant's calls and SMS past its --calls-days, row by row", async () => {
   const keep = await count('calls', `started_at >= now() - interval '9 days'`);
   expect(await new TenantRetentionStore(knex).set('ten_h', { callsDays: 10 })).toMatchObject({

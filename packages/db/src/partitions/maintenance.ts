@@ -6,7 +6,6 @@ import {
   clearIdempotencyKeys,
   deleteCallHistory,
   deleteDeliveryHistory,
-  deleteUntenanted,
   type RowRetentionLimits,
 } from './row-retention';
 import { floorTo, PARTITIONED_TABLES, shift } from './spec';
@@ -79,11 +78,13 @@ export async function runMaintenance(
     }
   }
 
-  // Rows the dropped partitions did not take: a kept partition holds tenants with a shorter
-  // retention than the longest, and the archive may straddle the cutoff.
+  // Rows the dropped partitions did not take: only where tenants with different retentions
+  // share a kept day. With every tenant on the default, whole days are the granularity (a
+  // row is kept at most one day longer than the retention) and nothing is scanned.
   const cutoffOf = (days: number) => new Date(now.getTime() - days * DAY_MS);
   for (const r of withDelivery) {
-    const cutoff = cutoffOf(r.deliveryDays ?? opts.deliveryRetentionDays);
+    if ((r.deliveryDays ?? keepDays) >= keepDays) continue;
+    const cutoff = cutoffOf(r.deliveryDays ?? keepDays);
     report.rowsDeleted += await deleteDeliveryHistory(
       knex,
       { tenantId: r.tenantId },
@@ -91,13 +92,14 @@ export async function runMaintenance(
       limits,
     );
   }
-  report.rowsDeleted += await deleteDeliveryHistory(
-    knex,
-    { except: withDelivery.map((r) => r.tenantId) },
-    cutoffOf(opts.deliveryRetentionDays),
-    limits,
-  );
-  report.rowsDeleted += await deleteUntenanted(knex, cutoffOf(keepDays), limits);
+  if (keepDays > opts.deliveryRetentionDays) {
+    report.rowsDeleted += await deleteDeliveryHistory(
+      knex,
+      { except: withDelivery.map((r) => r.tenantId) },
+      cutoffOf(opts.deliveryRetentionDays),
+      limits,
+    );
+  }
   for (const r of own) {
     if (r.callsDays === null) continue;
     report.rowsDeleted += await deleteCallHistory(knex, r.tenantId, cutoffOf(r.callsDays), limits);

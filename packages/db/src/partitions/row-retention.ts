@@ -68,29 +68,6 @@ export async function deleteDeliveryHistory(
   return deliveries + events;
 }
 
-/** Attempts and telephony message ids dated before `cutoff` (rows without a tenant). */
-export async function deleteUntenanted(
-  knex: Knex,
-  cutoff: Date,
-  limits: RowRetentionLimits,
-): Promise<number> {
-  let total = 0;
-  for (const [table, key] of [
-    ['webhook_delivery_attempts', 'attempted_at'],
-    ['telephony_messages', 'received_at'],
-  ] as const) {
-    total += await drain(
-      knex,
-      `WITH x AS (DELETE FROM ${table} WHERE (id, ${key}) IN (
-         SELECT id, ${key} FROM ${table} WHERE ${key} < ? LIMIT ${limits.batch}) RETURNING 1)
-       SELECT count(*)::int AS n FROM x`,
-      [cutoff],
-      limits,
-    );
-  }
-  return total;
-}
-
 /** A tenant's calls and SMS dated before `cutoff` (its `--calls-days`). */
 export async function deleteCallHistory(
   knex: Knex,
