@@ -204,6 +204,13 @@ export const envSchema = {
       default: 2000,
       description: 'milliseconds',
     },
+    DELIVERY_RETENTION_DAYS: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 90,
+      default: 30,
+      description: 'an integer from 1 to 90 (days of webhook delivery history kept)',
+    },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
