@@ -31,7 +31,7 @@ export function createApp(deps: Deps): Express {
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => (req as express.Request).requestId,
-      customProps: (req) => ({ tenantId: (req as express.Request).auth?.tenantId }),
+      // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
