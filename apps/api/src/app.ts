@@ -3,6 +3,7 @@ import { pinoHttp } from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
+import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
@@ -26,6 +27,7 @@ export function createApp(deps: Deps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(deps.lifecycle.middleware);
+  app.use(httpMetrics(deps.metrics));
   app.use(requestId);
   app.use(
     pinoHttp({

@@ -1,4 +1,3 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { catalog, type CatalogKey, type Queues } from '@switchboard/queues';
 
@@ -11,6 +10,10 @@ export interface Metrics {
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
   deliveryWaits: Counter<'lane'>;
+  smsSent: Counter;
+  smsFailed: Counter;
+  campaignsCompleted: Counter;
+  importRows: Counter;
 }
 
 export function createMetrics(): Metrics {
@@ -54,6 +57,26 @@ export function createMetrics(): Metrics {
       labelNames: ['lane'],
       registers: [registry],
     }),
+    smsSent: new Counter({
+      name: 'switchboard_sms_sent_total',
+      help: 'SMS the provider accepted (recorded sent)',
+      registers: [registry],
+    }),
+    smsFailed: new Counter({
+      name: 'switchboard_sms_failed_total',
+      help: 'SMS the provider rejected or that could not be handed over (recorded failed)',
+      registers: [registry],
+    }),
+    campaignsCompleted: new Counter({
+      name: 'switchboard_campaigns_completed_total',
+      help: 'Campaigns that completed (every recipient sent, failed or opted out)',
+      registers: [registry],
+    }),
+    importRows: new Counter({
+      name: 'switchboard_lead_import_rows_total',
+      help: 'Rows of lead imports processed (committed batches)',
+      registers: [registry],
+    }),
   };
 }
 
@@ -74,37 +97,4 @@ export async function collectQueueDepths(metrics: Metrics, queues: Queues): Prom
       }
     }),
   );
-}
-
-/**
- * Serves GET /metrics on its own port (0 = any free port; the bound port is returned), on
- * `host` only: loopback by default (METRICS_HOST), so the metrics are not exposed to every
- * network the machine is on. Any other path goes to `others` (the queue dashboard, when
- * enabled), else 404.
- */
-export async function serveMetrics(
-  metrics: Metrics,
-  listen: { host: string; port: number },
-  beforeScrape: () => Promise<void>,
-  others?: RequestListener,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      if (others) others(req, res);
-      else res.writeHead(404).end();
-      return;
-    }
-    beforeScrape()
-      .catch(() => undefined)
-      .then(() => metrics.registry.metrics())
-      .then((body) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body);
-      })
-      .catch(() => res.writeHead(500).end());
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port, listen.host, resolve);
-  });
-  return server;
 }

@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
 import { catalog, probeRedis } from '@switchboard/queues';
+import { serveMetrics } from '@switchboard/telemetry';
 import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
-import { collectQueueDepths, serveMetrics } from './metrics';
+import { collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import { startQueueWorker, type QueueTimings } from './queue-worker';
 import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './processors/deliver';
@@ -140,7 +141,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     dashboard = token ? createQueueDashboard(deps.config, token) : null;
     const listen = { host: deps.config.metricsHost, port: metricsPort };
     server = await serveMetrics(
-      deps.metrics,
+      deps.metrics.registry,
       listen,
       () => collectQueueDepths(deps.metrics, deps.queues),
       dashboard?.handle,

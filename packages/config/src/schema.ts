@@ -35,11 +35,34 @@ export const envSchema = {
       default: 9464,
       description: 'a TCP port for the worker /metrics endpoint',
     },
+    API_METRICS_PORT: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      default: 9465,
+      description: 'a TCP port for the API /metrics endpoint',
+    },
     METRICS_HOST: {
       type: 'string',
       pattern: '^[0-9A-Za-z.:_-]{1,253}$',
       default: '127.0.0.1',
-      description: 'an address for the worker /metrics endpoint to listen on, e.g. 0.0.0.0',
+      description: 'an address for the /metrics endpoints to listen on, e.g. 0.0.0.0',
+    },
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 600000,
+      default: 65000,
+      description:
+        'milliseconds an idle keep-alive connection stays open (above the load balancer idle timeout)',
+    },
+    HTTP_HEADERS_TIMEOUT_MS: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 600000,
+      default: 66000,
+      description:
+        'milliseconds to receive the request headers; more than HTTP_KEEP_ALIVE_TIMEOUT_MS',
     },
     INGEST_TOKEN: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
     CURSOR_SECRET: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },

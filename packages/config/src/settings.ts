@@ -13,9 +13,19 @@ export interface Config {
   /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
   readonly port: number;
+  /** The worker's /metrics port. */
   readonly metricsPort: number;
-  /** Interface the worker's /metrics listens on (loopback unless told otherwise). */
+  /** The API's /metrics port (a listener of its own, beside the public port). */
+  readonly apiMetricsPort: number;
+  /** Interface both /metrics endpoints listen on (loopback unless told otherwise). */
   readonly metricsHost: string;
+  /**
+   * The API's HTTP server: an idle keep-alive connection is closed after
+   * `keepAliveTimeoutMs`, which must outlast the load balancer's idle timeout (else the
+   * balancer reuses a connection the server is closing: a reset), and a request's headers
+   * must arrive within `headersTimeoutMs` (> keepAliveTimeoutMs, as Node requires).
+   */
+  readonly http: { readonly keepAliveTimeoutMs: number; readonly headersTimeoutMs: number };
   readonly ingestToken: string;
   readonly cursorSecret: string;
   /** 32 bytes; the AES-256-GCM key for secrets at rest. */
@@ -85,7 +95,22 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   },
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),
+  apiMetricsPort: num('API_METRICS_PORT'),
   metricsHost: str('METRICS_HOST'),
+  http: {
+    variables: ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS'],
+    build: (v) => {
+      const keepAliveTimeoutMs = Number(v.HTTP_KEEP_ALIVE_TIMEOUT_MS);
+      const headersTimeoutMs = Number(v.HTTP_HEADERS_TIMEOUT_MS);
+      if (headersTimeoutMs <= keepAliveTimeoutMs) {
+        throw new ConfigError(
+          'HTTP_HEADERS_TIMEOUT_MS',
+          `HTTP_HEADERS_TIMEOUT_MS is invalid: expected more than HTTP_KEEP_ALIVE_TIMEOUT_MS (${keepAliveTimeoutMs}), got ${headersTimeoutMs}`,
+        );
+      }
+      return { keepAliveTimeoutMs, headersTimeoutMs };
+    },
+  },
   ingestToken: str('INGEST_TOKEN'),
   cursorSecret: str('CURSOR_SECRET'),
   secretEncryptionKey: {
@@ -170,6 +195,9 @@ export const COMMAND_SETTINGS = {
     'databaseUrl',
     'redis',
     'port',
+    'apiMetricsPort',
+    'metricsHost',
+    'http',
     'ingestToken',
     'cursorSecret',
     'secretEncryptionKey',

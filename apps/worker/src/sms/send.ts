@@ -86,7 +86,9 @@ export function sendProcessor(deps: WorkerDeps, provider: SmsProvider) {
       await settleCampaignMessage(deps, trx, sent);
       return true;
     });
-    if (!recorded) {
+    if (recorded) {
+      (result.status === 'rejected' ? deps.metrics.smsFailed : deps.metrics.smsSent).inc();
+    } else {
       // The reconciler judged the send interrupted first; its verdict stands.
       deps.logger.warn({ smsId: sms.id, result: result.status }, 'SMS outcome came too late');
     }

@@ -1,0 +1,1 @@
+export { serveMetrics } from './metrics-server';
