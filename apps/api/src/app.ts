@@ -3,6 +3,7 @@ import { pinoHttp } from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
+import { httpTracing } from './http/tracing';
 import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
@@ -29,6 +30,7 @@ export function createApp(deps: Deps): Express {
   app.use(deps.lifecycle.middleware);
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
+  app.use(httpTracing);
   app.use(
     pinoHttp({
       logger: deps.logger,

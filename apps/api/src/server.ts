@@ -1,11 +1,13 @@
 import { loadConfigOrExit } from '@switchboard/config';
-import { serveMetrics } from '@switchboard/telemetry';
+import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApp } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
 const config = loadConfigOrExit('api');
+// Off unless an OTLP endpoint is configured (README, Tracing).
+const tracing = startTracing(config.tracing, 'switchboard-api');
 const deps = createDeps(config);
 const app = createApp(deps);
 const server = app.listen(config.port, () => {
@@ -64,6 +66,7 @@ async function shutdown(signal: string): Promise<void> {
   ]);
   if (!ended) deps.logger.warn('api stopping with handlers still running');
   await deps.close();
+  await tracing?.shutdown();
   deps.logger.info('api stopped');
   process.exit(0);
 }

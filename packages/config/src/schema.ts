@@ -187,6 +187,39 @@ export const envSchema = {
       default: 2000,
       description: 'milliseconds',
     },
+    // OpenTelemetry's standard variables: the ones that decide whether tracing is on and
+    // the service name. The exporter itself reads the rest (OTEL_EXPORTER_OTLP_HEADERS...).
+    OTEL_EXPORTER_OTLP_ENDPOINT: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^https?://',
+      description: 'an http(s):// URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318',
+    },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^https?://',
+      description: 'an http(s):// URL of an OTLP/HTTP traces endpoint (ends in /v1/traces)',
+    },
+    OTEL_TRACES_EXPORTER: {
+      type: 'string',
+      'x-optional': true,
+      enum: ['otlp', 'none'],
+      description: 'otlp or none',
+    },
+    OTEL_SDK_DISABLED: {
+      type: 'string',
+      'x-optional': true,
+      enum: ['true', 'false'],
+      description: 'true or false',
+    },
+    OTEL_SERVICE_NAME: {
+      type: 'string',
+      'x-optional': true,
+      minLength: 1,
+      maxLength: 200,
+      description: 'a service name, e.g. switchboard-api',
+    },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],

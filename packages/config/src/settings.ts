@@ -62,6 +62,12 @@ export interface Config {
   /** API: how long it keeps serving (failing /readyz) after SIGTERM before it stops accepting. */
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
+  /**
+   * OpenTelemetry tracing: on when an OTLP endpoint is set (and neither OTEL_SDK_DISABLED nor
+   * OTEL_TRACES_EXPORTER=none says otherwise); `serviceName` is OTEL_SERVICE_NAME, null for
+   * the process's own default (switchboard-api, switchboard-worker).
+   */
+  readonly tracing: { readonly enabled: boolean; readonly serviceName: string | null };
 }
 
 /** One setting: the variables it is read from and how they become its typed value. */
@@ -183,6 +189,23 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
   logLevel: str('LOG_LEVEL'),
+  tracing: {
+    variables: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'OTEL_TRACES_EXPORTER',
+      'OTEL_SDK_DISABLED',
+      'OTEL_SERVICE_NAME',
+    ],
+    build: (v) => ({
+      enabled:
+        (v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+          v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined) &&
+        v.OTEL_SDK_DISABLED !== 'true' &&
+        v.OTEL_TRACES_EXPORTER !== 'none',
+      serviceName: v.OTEL_SERVICE_NAME === undefined ? null : String(v.OTEL_SERVICE_NAME),
+    }),
+  },
 };
 
 /**
@@ -207,6 +230,7 @@ export const COMMAND_SETTINGS = {
     'shutdownTimeoutMs',
     'shutdownGraceMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run start:worker`. */
   worker: [
@@ -222,6 +246,7 @@ export const COMMAND_SETTINGS = {
     'simulatorSpeed',
     'shutdownTimeoutMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run migrate` and the operator CLI: Postgres only. */
   operator: ['databaseUrl'],

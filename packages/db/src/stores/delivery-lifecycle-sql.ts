@@ -30,6 +30,7 @@ export interface ClaimRow extends DeliveryRow {
     data: Record<string, unknown>;
     created_at: string;
     receptionist_id: string | null;
+    traceparent: string | null;
   } | null;
   subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
 }
@@ -88,7 +89,8 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
             d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
             d.claims,
             (SELECT json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
-                                      'receptionist_id', e.receptionist_id)
+                                      'receptionist_id', e.receptionist_id,
+                                      'traceparent', e.traceparent)
                FROM events e WHERE e.id = d.event_id) AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
