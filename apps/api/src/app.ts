@@ -8,9 +8,9 @@ import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
-import { mountHealth } from './routes/health';
-import { publicRoutes } from './routes';
-import { telephonyRouter } from './routes/telephony';
+import { mountHealth } from './features/health/routes';
+import { publicRoutes } from './features';
+import { telephonyRouter } from './features/telephony/routes';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';
@@ -27,6 +27,9 @@ export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Which proxies may name the client in X-Forwarded-For (TRUST_PROXY; none by default):
+  // req.ip is the address the limit before authentication counts.
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(deps.lifecycle.middleware);
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
@@ -55,7 +58,13 @@ export function createApp(deps: Deps): Express {
   mountApiReference(app, API_PREFIXES);
   app.use(
     [...API_PREFIXES],
-    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle),
+    buildRouter(
+      routes,
+      deps.stores.apiKeys,
+      deps.keyRateLimits,
+      deps.anonymousLimits,
+      deps.lifecycle,
+    ),
   );
   app.use('/internal/v1', telephonyRouter(deps));
 

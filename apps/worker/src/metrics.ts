@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Knex } from '@switchboard/db';
 import { catalog, type CatalogKey, type Queues } from '@switchboard/queues';
 
 /** The worker's Prometheus metrics, on a registry of its own (no global state). */
@@ -14,6 +15,8 @@ export interface Metrics {
   smsFailed: Counter;
   campaignsCompleted: Counter;
   importRows: Counter;
+  subscriptionsDisabled: Counter;
+  outboxLag: Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -72,6 +75,16 @@ export function createMetrics(): Metrics {
       help: 'Campaigns that completed (every recipient sent, failed or opted out)',
       registers: [registry],
     }),
+    subscriptionsDisabled: new Counter({
+      name: 'switchboard_subscriptions_disabled_total',
+      help: 'Webhook subscriptions disabled automatically after consecutive failed deliveries',
+      registers: [registry],
+    }),
+    outboxLag: new Gauge({
+      name: 'switchboard_outbox_oldest_unpublished_seconds',
+      help: 'Age of the oldest outbox event not yet relayed to the events queue (0: none), read at each scrape',
+      registers: [registry],
+    }),
     importRows: new Counter({
       name: 'switchboard_lead_import_rows_total',
       help: 'Rows of lead imports processed (committed batches)',
@@ -97,4 +110,17 @@ export async function collectQueueDepths(metrics: Metrics, queues: Queues): Prom
       }
     }),
   );
+}
+
+/**
+ * Sets `switchboard_outbox_oldest_unpublished_seconds`: how far the relay is behind (one
+ * index lookup: the partial index of unpublished events). Postgres away: the gauge keeps its
+ * last value and the scrape still answers.
+ */
+export async function collectOutboxLag(metrics: Metrics, knex: Knex): Promise<void> {
+  const { rows } = (await knex.raw(
+    `SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
+       FROM events WHERE published_at IS NULL`,
+  )) as { rows: Array<{ age: number | null }> };
+  metrics.outboxLag.set(Math.max(0, rows[0]?.age ?? 0));
 }

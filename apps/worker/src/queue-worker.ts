@@ -24,7 +24,10 @@ export function jobLogFields(queue: string, jobId: string | undefined, data: unk
   return fields;
 }
 
-/** BullMQ lock and stalled-check timings; short values make crash recovery fast in tests. */
+/**
+ * Overrides of a queue's BullMQ lock and stalled-check timings, which the job catalog sets
+ * per queue (`catalog[key].timings`); tests shorten them so that crash recovery takes seconds.
+ */
 export interface QueueTimings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -75,8 +78,8 @@ export function startQueueWorker<K extends CatalogKey>(
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs ?? 30_000,
-      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      lockDuration: opts.lockDurationMs ?? def.timings.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs ?? def.timings.stalledIntervalMs,
       maxStalledCount: 10,
     },
   );
