@@ -31,6 +31,7 @@ export interface ClaimRow extends DeliveryRow {
     data: Record<string, unknown>;
     created_at: string;
     receptionist_id: string | null;
+    traceparent: string | null;
   } | null;
   subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
 }
@@ -90,7 +91,8 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
             d.claims,
             ${eventOfDelivery(
               `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
-                                 'receptionist_id', e.receptionist_id)`,
+                                 'receptionist_id', e.receptionist_id,
+                                 'traceparent', e.traceparent)`,
             )} AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
