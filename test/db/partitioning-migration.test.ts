@@ -53,7 +53,7 @@ it('moves every row of a populated installation, while it is written to', async 
     finished = true;
   });
   const { inserted, updated } = await writes;
-  expect(applied[0]).toBe('020_partitioning');
+  expect(applied).toContain('020_partitioning');
   expect(inserted.length).toBeGreaterThan(0);
 
   const kinds = (await knex.raw(
