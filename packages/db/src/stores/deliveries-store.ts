@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { eventOfDelivery } from './event-of-delivery';
 
 const TABLE = 'webhook_deliveries';
 
@@ -114,13 +115,12 @@ export class DeliveriesStore {
     page: { limit: number; after?: KeysetPosition | null },
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const q = this.db(`${TABLE} as d`)
-      .join('events as e', 'e.id', 'd.event_id')
       .whereNotNull('d.subscription_id')
-      .select('d.*', 'e.type as event_type');
+      .select('d.*', this.db.raw(`${eventOfDelivery('e.type')} AS event_type`));
     if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
     if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
     if (filter.statuses) q.whereIn('d.status', filter.statuses);
-    if (filter.event) q.where('e.type', filter.event);
+    if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
     if (filter.since) q.where('d.created_at', '>=', filter.since);
     if (filter.until) q.where('d.created_at', '<', filter.until);
     const result = await keysetPage<DeliveryRow & { event_type: string }>(q, {
