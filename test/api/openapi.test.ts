@@ -163,6 +163,8 @@ describe('operations', () => {
       'get /webhooks/{id}/deliveries/{delivery_id}': 'getWebhookDelivery',
       'get /webhook-deliveries': 'listTenantWebhookDeliveries',
       'get /event-types': 'listEventTypes',
+      'post /webhooks/{id}/recover': 'recoverWebhook',
+      'get /webhooks/{id}/recoveries/{recovery_id}': 'getWebhookRecovery',
     });
   });
 

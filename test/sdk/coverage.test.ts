@@ -43,6 +43,8 @@ const SDK_METHOD: Record<string, string | null> = {
   getWebhookDelivery: 'webhooks.getDelivery',
   listTenantWebhookDeliveries: 'webhooks.listAllDeliveries',
   listEventTypes: 'webhooks.eventTypes',
+  recoverWebhook: 'webhooks.recover',
+  getWebhookRecovery: 'webhooks.getRecovery',
   callMcp: null,
 };
 

@@ -6,7 +6,15 @@ import { messages, uid } from '../support/fixtures';
 
 /** The kinds of resource an operation's path can name. */
 export type Kind =
-  'receptionist' | 'call' | 'sms' | 'lead' | 'leadImport' | 'campaign' | 'webhook' | 'delivery';
+  | 'receptionist'
+  | 'call'
+  | 'sms'
+  | 'lead'
+  | 'leadImport'
+  | 'campaign'
+  | 'webhook'
+  | 'delivery'
+  | 'recovery';
 
 /**
  * For every operation with a path parameter: which kind of resource each parameter names, so
@@ -34,6 +42,8 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   updateWebhook: { id: 'webhook' },
   rotateWebhookSecret: { id: 'webhook' },
   getWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
+  recoverWebhook: { id: 'webhook' },
+  getWebhookRecovery: { id: 'webhook', recovery_id: 'recovery' },
   listWebhookDeliveries: { id: 'webhook' },
   retryWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
 };
@@ -196,6 +206,23 @@ export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<stri
         202,
         'a campaign',
       ).body.id as string,
+  ],
+  [
+    'recovery',
+    async (m) => {
+      // A finished recovery of the webhook above (a running one would block new ones).
+      const id = `rec_${uid().replace(/[^A-Za-z0-9]/g, '')}`;
+      await m.ctx.deps.knex('webhook_recoveries').insert({
+        id,
+        tenant_id: m.tenantId,
+        subscription_id: m.ids.webhook,
+        since: new Date(Date.now() - 3_600_000),
+        until: new Date(),
+        status: 'completed',
+        completed_at: new Date(),
+      });
+      return id;
+    },
   ],
 ];
 

@@ -18,6 +18,7 @@ import {
   TenantsStore,
   UsageStore,
   WebhookSubscriptionsStore,
+  WebhookRecoveriesStore,
   type Knex,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
@@ -78,6 +79,7 @@ export interface Deps {
     sms: SmsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
+    webhookRecoveries: WebhookRecoveriesStore;
     /** The delivery log (read). */
     deliveries: DeliveriesStore;
     /** Delivery transitions: here, manual retries (a new round of attempts). */
@@ -150,6 +152,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       sms: new SmsStore(knex),
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
+      webhookRecoveries: new WebhookRecoveriesStore(knex),
       deliveries: new DeliveriesStore(knex),
       deliveryLifecycle: new DeliveryLifecycle(),
       deliveryAttempts: new DeliveryAttemptsStore(knex),

@@ -274,6 +274,8 @@ export const COMMAND_SETTINGS = {
     'cursorSecret',
     'secretEncryptionKey',
     'webhook',
+    // The oldest time POST /webhooks/{id}/recover accepts.
+    'deliveryRetentionDays',
     'rateLimit',
     'anonymousRateLimit',
     'trustProxy',

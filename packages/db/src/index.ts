@@ -19,6 +19,7 @@ export * from './stores/sms-types';
 export * from './stores/sms-store';
 export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
+export * from './stores/webhook-recoveries-store';
 export {
   DeliveriesStore,
   FINAL_DELIVERY_STATUSES,

@@ -13,6 +13,7 @@ import { webhookRoutes } from './webhooks/routes';
 import { webhookEditRoutes } from './webhooks/edit-routes';
 import { webhookDeliveryLogRoutes } from './webhooks/delivery-log-routes';
 import { eventTypeRoutes } from './webhooks/event-types-route';
+import { webhookRecoverRoutes } from './webhooks/recover-routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -25,6 +26,7 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...webhookEditRoutes(deps),
     ...webhookDeliveryLogRoutes(deps),
     ...webhookDeliveryRoutes(deps),
+    ...webhookRecoverRoutes(deps),
     ...eventTypeRoutes(),
     ...usageRoutes(deps),
     ...leadRoutes(deps),

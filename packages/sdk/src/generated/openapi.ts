@@ -422,6 +422,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again what failed in a window, and what was missed while disabled
+         * @description Resends once, with a fresh attempt budget and the same event id, every delivery of the subscription created in `[since, until)` that failed or was cancelled, and sends every event of the window that matched it but got no delivery while it was disabled.
+         *
+         *     Requires an API key with the `admin` scope (or a wider one).
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recoveries/{recovery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recovery: status and counts
+         * @description Requires an API key with the `admin` scope (or a wider one).
+         */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/event-types": {
         parameters: {
             query?: never;
@@ -1711,6 +1753,42 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             completed_at: string | null;
+        };
+        /** WebhookRecovery */
+        WebhookRecovery: {
+            id: string;
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** @enum {unknown} */
+            status: "running" | "completed";
+            /** @description Deliveries resent or sent for the first time */
+            found: number;
+            /** @description Of them, still to be delivered */
+            queued: number;
+            delivered: number;
+            /** @description Failed again (or cancelled) */
+            failed: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        /** WebhookRecoveryRequest */
+        WebhookRecoveryRequest: {
+            /**
+             * Format: date-time
+             * @description Deliveries and events created at or after this time
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Created before this time; defaults to now
+             */
+            until?: string;
         };
         /** WebhookRotatedSecret */
         WebhookRotatedSecret: {
@@ -8042,6 +8120,525 @@ export interface operations {
                 };
             };
             /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-21T08:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecoveryRequest"];
+            };
+        };
+        responses: {
+            /** @description The recovery, running */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description /api/v1/webhooks/{id}/recoveries/{recovery_id} */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_4b1f0c2d9e8a4f7b8c6d5e4f3a2b1c0d",
+                     *       "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *       "since": "2026-11-21T08:00:00.000Z",
+                     *       "until": "2026-11-21T12:00:00.000Z",
+                     *       "status": "running",
+                     *       "found": 42,
+                     *       "queued": 42,
+                     *       "delivered": 0,
+                     *       "failed": 0,
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such webhook subscription in this tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such webhook subscription in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description subscription_disabled (enable it first), or recovery_in_progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "subscription_disabled",
+                     *         "message": "Subscription_disabled (enable it first), or recovery_in_progress"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: the body exceeds 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "payload_too_large",
+                     *         "message": "Request body exceeds 1 MiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: send `Content-Type: application/json` (UTF-8) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                id: string;
+                /** @description rec_… */
+                recovery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_4b1f0c2d9e8a4f7b8c6d5e4f3a2b1c0d",
+                     *       "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                     *       "since": "2026-11-21T08:00:00.000Z",
+                     *       "until": "2026-11-21T12:00:00.000Z",
+                     *       "status": "running",
+                     *       "found": 42,
+                     *       "queued": 42,
+                     *       "delivered": 0,
+                     *       "failed": 0,
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such subscription or recovery in this tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such subscription or recovery in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -5,6 +5,8 @@ import type {
   ListParams,
   WebhookDelivery,
   WebhookDeliveryDetail,
+  WebhookRecovery,
+  WebhookRecoveryRequest,
   WebhookRotatedSecret,
   WebhookSecretRotation,
   WebhookSubscription,
@@ -83,6 +85,27 @@ export class WebhooksResource extends Resource {
     return this.paginate('/webhook-deliveries', params, (page: DataPage<WebhookDelivery>) =>
       fromDataPage(page),
     );
+  }
+
+  /**
+   * Sends again what failed in `[since, until)` and what was missed while disabled (202).
+   * Not retried: a second request while one runs is a 409.
+   */
+  recover(id: string, body: WebhookRecoveryRequest): Promise<WebhookRecovery> {
+    return this.http.request({
+      method: 'POST',
+      path: `/webhooks/${segment(id)}/recover`,
+      body,
+      idempotent: false,
+    });
+  }
+
+  getRecovery(id: string, recoveryId: string): Promise<WebhookRecovery> {
+    return this.http.request({
+      method: 'GET',
+      path: `/webhooks/${segment(id)}/recoveries/${segment(recoveryId)}`,
+      idempotent: true,
+    });
   }
 
   /** The event catalog: every event's description, `data` schema and an example. */

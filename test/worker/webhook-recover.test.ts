@@ -1,0 +1,118 @@
+import request from 'supertest';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestCertificate,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext, type TestContext } from '../support/context';
+import {
+  emitCallStarted,
+  startTestWorker,
+  subscriber,
+  waitFor,
+  type TestWorker,
+} from '../support/worker';
+
+// Recover: an outage of the receiver (failed deliveries) and a disabled spell (missed
+// events) are both sent again, once each, with the same event ids.
+let cert: TestCertificate;
+let receiver: TestReceiver;
+let base: string;
+let ctx: TestContext;
+let worker: TestWorker;
+let up = false;
+
+beforeAll(async () => {
+  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
+  receiver = await startReceiver(cert, {
+    '/r': (_req, res) => res.writeHead(up ? 200 : 503).end(),
+  });
+  base = `https://127.0.0.1:${receiver.port}`;
+  ctx = await createTestContext({
+    WEBHOOK_MAX_ATTEMPTS: '1',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '2',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    DELIVERY_RETENTION_DAYS: '30',
+  });
+  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+});
+afterAll(async () => {
+  await worker?.close();
+  await Promise.all([ctx?.close(), receiver?.close()]);
+});
+
+describe('POST /webhooks/{id}/recover', () => {
+  it('resends failed and cancelled deliveries and sends missed events, once each', async () => {
+    const s = await subscriber(ctx, `${base}/r`);
+    const { auth, tenantId } = s.tenant;
+    const id = s.subscription.id;
+    const since = new Date(Date.now() - 1000).toISOString();
+    const post = (body: object) =>
+      request(ctx.app).post(`/api/v1/webhooks/${id}/recover`).set('Authorization', auth).send(body);
+    // Two failures disable the subscription; a third event is missed while disabled.
+    await emitCallStarted(ctx, tenantId, s.receptionistId);
+    await emitCallStarted(ctx, tenantId, s.receptionistId);
+    const sub = () => ctx.deps.knex('webhook_subscriptions').where({ id }).first();
+    await waitFor('auto-disable', async () => (await sub()).is_active === false);
+    const missed = await emitCallStarted(ctx, tenantId, s.receptionistId);
+    await waitFor('the missed event fanned out', async () => {
+      const e = await ctx.deps.knex('events').where({ id: missed }).first();
+      return e?.fanned_out_at != null;
+    });
+    const disabled = await post({ since });
+    expect([disabled.status, disabled.body.error?.code]).toEqual([409, 'subscription_disabled']);
+
+    up = true;
+    await request(ctx.app).patch(`/api/v1/webhooks/${id}`).set('Authorization', auth).send({
+      is_active: true,
+    });
+    const before = receiver.requests.length;
+    const started = await post({ since });
+    expect(started.status).toBe(202);
+    expect(started.headers.location).toBe(`/api/v1/webhooks/${id}/recoveries/${started.body.id}`);
+    expect(started.body).toMatchObject({ subscription_id: id, found: 3 });
+    const again = await post({ since });
+    expect([again.status, again.body.error?.code]).toEqual([409, 'recovery_in_progress']);
+
+    const location = String(started.headers.location);
+    const read = () => request(ctx.app).get(location).set('Authorization', auth);
+    await waitFor(
+      'the recovery to complete',
+      async () => (await read()).body.status === 'completed',
+    );
+    expect((await read()).body).toMatchObject({ found: 3, queued: 0, delivered: 3, failed: 0 });
+    const resent = receiver.requests.slice(before).filter((r) => r.path === '/r');
+    expect(resent).toHaveLength(3);
+    const ids = resent.map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).toContain(missed);
+
+    // Nothing left to recover: a new recovery finds nothing and is completed at once.
+    const empty = await post({ since });
+    expect(empty.body).toMatchObject({ found: 0, status: 'completed' });
+  });
+
+  it('refuses a since beyond retention, until before since, and unknown subscriptions', async () => {
+    const s = await subscriber(ctx, `${base}/r`);
+    const post = (id: string, body: object) =>
+      request(ctx.app)
+        .post(`/api/v1/webhooks/${id}/recover`)
+        .set('Authorization', s.tenant.auth)
+        .send(body);
+    const old = await post(s.subscription.id, {
+      since: new Date(Date.now() - 31 * 86_400_000).toISOString(),
+    });
+    expect([old.status, old.body.error?.param]).toEqual([400, 'since']);
+    expect(old.body.error.message).toMatch(/\d{4}-\d{2}-\d{2}T/);
+    const backwards = await post(s.subscription.id, {
+      since: '2026-11-20T10:00:00Z',
+      until: '2026-11-20T09:00:00Z',
+    });
+    expect(backwards.status).toBe(400);
+    const gone = await post('6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b', {
+      since: new Date().toISOString(),
+    });
+    expect(gone.status).toBe(404);
+  });
+});
