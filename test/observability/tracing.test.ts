@@ -36,6 +36,12 @@ beforeAll(async () => {
     NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
   });
 }, 150_000);
+afterAll(async () => {
+  await Promise.all([api?.stop(), worker?.stop()]);
+  await collector?.close();
+  await receiver?.close();
+  await ctx?.close();
+});
 
 const ingest = (base: string, body: object, headers: Record<string, string> = {}) =>
   fetch(`${base}/internal/v1/telephony/events`, {
