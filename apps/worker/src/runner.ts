@@ -7,13 +7,14 @@ import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
+import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import type { QueueTimings } from './queue-worker';
 import { startSmsSender } from './sms';
 import { startWebhookDelivery } from './webhook-delivery';
 
-export interface RunnerOptions extends QueueTimings {
+export interface RunnerOptions extends QueueTimings, MaintenanceTimings {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
   reconcileIntervalMs?: number;
@@ -57,6 +58,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
     }),
     startCampaigns(deps, { ...opts, pollMs: opts.campaignPollMs }),
+    startMaintenance(deps, opts),
   ];
   let server: Server | null = null;
   let dashboard: QueueDashboard | null = null;

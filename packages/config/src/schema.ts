@@ -227,6 +227,13 @@ export const envSchema = {
       default: 2000,
       description: 'milliseconds',
     },
+    DELIVERY_RETENTION_DAYS: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 90,
+      default: 30,
+      description: 'an integer from 1 to 90 (days of webhook delivery history kept)',
+    },
     // OpenTelemetry's standard variables: the ones that decide whether tracing is on and
     // the service name. The exporter itself reads the rest (OTEL_EXPORTER_OTLP_HEADERS...).
     OTEL_EXPORTER_OTLP_ENDPOINT: {

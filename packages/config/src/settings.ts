@@ -68,6 +68,8 @@ export interface Config {
    */
   readonly campaigns: { readonly repeatWindowMs: number; readonly tenantRatePerMinute: number };
   readonly workerConcurrency: number;
+  /** Days of delivery history (deliveries, attempts, outbox) kept for a tenant with no own. */
+  readonly deliveryRetentionDays: number;
   /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
   readonly queuePrefix: string;
   /** The worker's read-only queue dashboard (bull-board); null when off (the default). */
@@ -217,6 +219,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
     }),
   },
   workerConcurrency: num('WORKER_CONCURRENCY'),
+  deliveryRetentionDays: num('DELIVERY_RETENTION_DAYS'),
   queuePrefix: str('QUEUE_PREFIX'),
   queueDashboard: {
     variables: ['QUEUE_DASHBOARD_ENABLED', 'QUEUE_DASHBOARD_TOKEN'],
@@ -290,6 +293,7 @@ export const COMMAND_SETTINGS = {
     'webhook',
     'campaigns',
     'workerConcurrency',
+    'deliveryRetentionDays',
     'queuePrefix',
     'queueDashboard',
     'simulatorSpeed',

@@ -121,7 +121,7 @@ export const catalog = {
     jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
     // A job taken but not yet claimed by a dead worker is back within 7 s. A claimed attempt
     // comes back through its claim instead (the reconciler re-adds it, under a new id, once
-    // the claim lapses: WEBHOOK_TIMEOUT_MS + 4 s after the claim, see deliver.ts).
+    // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /** One job per queued outbound call: dial it (at most once, by the dialler's claim). */
