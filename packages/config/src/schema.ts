@@ -58,7 +58,7 @@ export const envSchema = {
     HTTP_KEEP_ALIVE_TIMEOUT_MS: {
       type: 'integer',
       minimum: 1000,
-      maximum: 600000,
+      maximum: 3600000,
       default: 65000,
       description:
         'milliseconds an idle keep-alive connection stays open (above the load balancer idle timeout)',
@@ -66,7 +66,7 @@ export const envSchema = {
     HTTP_HEADERS_TIMEOUT_MS: {
       type: 'integer',
       minimum: 1000,
-      maximum: 600000,
+      maximum: 3600000,
       default: 66000,
       description:
         'milliseconds to receive the request headers; more than HTTP_KEEP_ALIVE_TIMEOUT_MS',
