@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { probeRedis } from '@switchboard/queues';
+import { serveMetrics } from '@switchboard/telemetry';
 import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
@@ -7,7 +8,7 @@ import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
-import { collectQueueDepths, serveMetrics } from './metrics';
+import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import type { QueueTimings } from './queue-worker';
 import { startSmsSender } from './sms';
@@ -68,9 +69,14 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     dashboard = token ? createQueueDashboard(deps.config, token) : null;
     const listen = { host: deps.config.metricsHost, port: metricsPort };
     server = await serveMetrics(
-      deps.metrics,
+      deps.metrics.registry,
       listen,
-      () => collectQueueDepths(deps.metrics, deps.queues),
+      async () => {
+        await Promise.allSettled([
+          collectQueueDepths(deps.metrics, deps.queues),
+          collectOutboxLag(deps.metrics, deps.knex),
+        ]);
+      },
       dashboard?.handle,
     );
   }
