@@ -43,6 +43,14 @@ export interface NewEvent {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** W3C trace context of the span that wrote it (null: tracing off). */
+  traceparent?: string | null;
+}
+
+/** An outbox event claimed for publishing, with the trace it belongs to. */
+export interface UnpublishedEvent {
+  id: string;
+  traceparent: string | null;
 }
 
 /** The event outbox. Inserts always run inside the caller's transaction. */
@@ -64,13 +72,13 @@ export class EventsStore {
   async insertMany(trx: Knex, events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return;
     await trx.raw(
-      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
+      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
                            published_at, fanned_out_at)
-       SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at,
+       SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
               CASE WHEN t.targeted THEN NULL ELSE now() END,
               CASE WHEN t.targeted THEN NULL ELSE now() END
          FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
-              type text, data jsonb, created_at timestamptz)
+              type text, data jsonb, created_at timestamptz, traceparent text)
         CROSS JOIN LATERAL (
           SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
                           WHERE s.tenant_id = x.tenant_id AND s.is_active
@@ -88,6 +96,7 @@ export class EventsStore {
             type: e.type,
             data: e.data,
             created_at: e.createdAt,
+            traceparent: e.traceparent ?? null,
           })),
         ),
       ],
@@ -111,15 +120,14 @@ export class EventsStore {
    * Claims up to `limit` unpublished events, oldest first, for the relay's transaction.
    * SKIP LOCKED lets several relays work side by side without waiting on each other.
    */
-  async claimUnpublished(trx: Knex, limit: number): Promise<string[]> {
-    const rows = (await trx(TABLE)
-      .select('id')
+  async claimUnpublished(trx: Knex, limit: number): Promise<UnpublishedEvent[]> {
+    return (await trx(TABLE)
+      .select('id', 'traceparent')
       .whereNull('published_at')
       .orderBy('created_at')
       .limit(limit)
       .forUpdate()
-      .skipLocked()) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+      .skipLocked()) as UnpublishedEvent[];
   }
 
   async markPublished(trx: Knex, ids: string[]): Promise<void> {

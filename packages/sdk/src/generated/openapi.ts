@@ -1277,7 +1277,7 @@ export interface components {
             customer_name?: string;
             /** @description What the call is about, for the assistant */
             purpose?: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1444,7 +1444,7 @@ export interface components {
             to: string;
             /** @description 1 to 1600 characters (Unicode code points), not only spaces; split into segments of 160 GSM-7 characters (153 when split) or 70 UCS-2 code units (67) */
             message: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
