@@ -6,9 +6,12 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 ensure_deps
+say "Node.js $(node --version), npm $(npm --version)"
 bash scripts/ensure-services.sh
 # Headless Chromium for the API reference test (test/api/docs-page.test.ts).
 bash scripts/ensure-chromium.sh >/dev/null
+say "the lock file (npm ci accepts it: npm run lock repairs it)"
+npm ci --dry-run --ignore-scripts --no-audit --no-fund >/dev/null
 say "lint and format check"
 npx eslint . --max-warnings 0
 npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }
