@@ -23,7 +23,9 @@ if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|w
   say "a package imports an app"; exit 1
 fi
 say "self-contained docs (nothing cites a file outside the repository)"
-if git grep -n -I -E "CONTRACT\.md|shared/(spec|STYLE)" -- ':!package-lock.json' ':!scripts/test.sh'; then
+# Upper-case file names and lower-case prose ("contract, section 2", "CONTRACT section 3") alike.
+if git grep -n -I -i -E "CONTRACT\.md|shared/(spec|STYLE)|contract[ ,:]*(section|§) ?[0-9]|\(section [0-9]+\)" \
+  -- ':!package-lock.json' ':!scripts/test.sh'; then
   say "cite docs/API.md or the OpenAPI document instead"; exit 1
 fi
 say "jest"

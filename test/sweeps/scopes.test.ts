@@ -5,7 +5,7 @@ import { label, servedOperations, type Operation } from './operations';
 import { exampleRequest, loopbackLookup, send, snapshot } from './requests';
 import { buildWorld, type World } from './world';
 
-// Scopes, swept over every operation of the served OpenAPI document (contract, section 2):
+// Scopes, swept over every operation of the served OpenAPI document (docs/API.md, Authentication and scopes):
 // a key whose scope is below the operation's `x-required-scope` gets 403 insufficient_scope
 // and changes nothing; a key with exactly that scope is not refused for its scope.
 let ctx: TestContext;

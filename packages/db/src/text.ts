@@ -9,7 +9,7 @@ const REPLACEMENT = '\uFFFD';
  * surrogates (e.g. a string cut in the middle of a pair) become U+FFFD too. Everything else
  * is kept as it was, so the stored text shows where something could not be kept. Use it at
  * the store boundary for every outside string; API input is validated instead (a NUL in a
- * request is a 400, CONTRACT section 3).
+ * request is a 400, docs/API.md, Errors).
  */
 export function toPgText(value: string | Buffer): string {
   const text = typeof value === 'string' ? value : value.toString('utf8');

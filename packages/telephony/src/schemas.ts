@@ -1,6 +1,6 @@
 /**
  * Telephony messages (docs/API.md, Telephony ingestion): what the voice platform reports,
- * one JSON message per request. Sub-shapes are those of the call detail (section 5).
+ * one JSON message per request. Sub-shapes are those of the call detail (docs/API.md, Calls).
  */
 const phone = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' } as const;
 const ts = { type: 'string', format: 'date-time' } as const;
