@@ -1,3 +1,5 @@
+import { CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '@switchboard/db';
+
 /**
  * Every event the service emits, with the JSON Schema of its `data` (docs/API.md, Webhooks;
  * the OpenAPI document's `webhooks` section is generated from this). Names are public: never
@@ -27,8 +29,8 @@ const lead = {
   name: nullableStr,
   phone: { type: ['string', 'null'] },
   email: nullableStr,
-  source: str,
-  status: str,
+  source: { enum: LEAD_SOURCES },
+  status: { enum: LEAD_STATUSES },
 } as const;
 
 export const EVENT_DATA_SCHEMAS = {
@@ -65,7 +67,7 @@ export const EVENT_DATA_SCHEMAS = {
       from: phone,
       to: phone,
       duration_seconds: { type: 'integer', minimum: 0 },
-      outcome: str,
+      outcome: { enum: CALL_OUTCOMES },
       customer_name: nullableStr,
       customer_phone: nullableStr,
       transcript_summary: nullableStr,
