@@ -53,28 +53,16 @@ ensure_deps() {
   fi
 }
 
-# Loads .env (created on first run with fresh random secrets) without overriding variables
-# already set in the environment.
+# Writes to .env every setting this start was given or chose, with fresh secrets the first
+# time (scripts/settings.ts), then exports .env's variables that the environment does not set
+# (the environment wins, as for every command).
 load_env() {
-  if [ ! -f .env ]; then
-    say "creating .env with fresh development secrets"
-    node -e '
-      const c = require("node:crypto");
-      const lines = [
-        "# Local development settings, created by scripts/start.sh. Not committed.",
-        "INGEST_TOKEN=" + c.randomBytes(24).toString("hex"),
-        "CURSOR_SECRET=" + c.randomBytes(24).toString("hex"),
-        "SECRET_ENCRYPTION_KEY=" + c.randomBytes(32).toString("base64"),
-        "# Lets the demo deliver webhooks to a receiver on this machine. Never in production.",
-        "WEBHOOK_ALLOW_PRIVATE_TARGETS=true",
-      ];
-      require("node:fs").writeFileSync(".env", lines.join("\n") + "\n", { mode: 0o600 });
-    '
-  fi
-  local line name
-  while IFS= read -r line; do
-    case "$line" in ''|\#*) continue ;; esac
-    name=${line%%=*}
-    if [ -z "${!name:-}" ]; then export "$name=${line#*=}"; fi
-  done < .env
+  node --import tsx scripts/settings.ts
+  local name value
+  while IFS= read -r -d '' name && IFS= read -r -d '' value; do
+    if [ -z "${!name:-}" ]; then export "$name=$value"; fi
+  done < <(node -e '
+    const env = require("node:util").parseEnv(require("node:fs").readFileSync(".env", "utf8"));
+    for (const [k, v] of Object.entries(env)) process.stdout.write(k + "\0" + v + "\0");
+  ')
 }

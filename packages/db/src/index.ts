@@ -32,3 +32,4 @@ export { LEAD_SOURCES, LEAD_STATUSES } from './stores/lead-rows';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-lifecycle';
+export { explainDatabaseError, redactUrl } from './connection-error';
