@@ -24,4 +24,43 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Layering of the API (ARCHITECTURE.md, "Where code lives"): a feature reaches what it shares
+    // with others through `shared/`, `http/`, `openapi/`... (`../../x`), never another feature's
+    // folder (`../<feature>/x`). MCP is the exception: it is a second transport over the use
+    // cases of the other features.
+    files: ['apps/api/src/features/*/**/*.ts'],
+    ignores: ['apps/api/src/features/mcp/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!\\.\\./)',
+              message:
+                "A feature does not import another feature's folder: move what both use to apps/api/src/shared.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // What the features share never depends on a feature.
+    files: ['apps/api/src/{shared,http,openapi,pagination,idempotency}/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '/features(/|$)',
+              message: 'Shared API code does not import a feature.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -11,7 +11,7 @@
  */
 import express from 'express';
 import { CallsStore, createKnex } from '@switchboard/db';
-import { renderCallListItem } from '../apps/api/src/routes/call-render';
+import { renderCallListItem } from '../apps/api/src/shared/call-render';
 
 const SAMPLE_IDS = 10_000;
 

@@ -6,9 +6,9 @@ import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
-import { mountHealth } from './routes/health';
-import { publicRoutes } from './routes';
-import { telephonyRouter } from './routes/telephony';
+import { mountHealth } from './features/health/routes';
+import { publicRoutes } from './features';
+import { telephonyRouter } from './features/telephony/routes';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';
@@ -25,6 +25,9 @@ export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Which proxies may name the client in X-Forwarded-For (TRUST_PROXY; none by default):
+  // req.ip is the address the limit before authentication counts.
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(deps.lifecycle.middleware);
   app.use(requestId);
   app.use(
@@ -51,7 +54,13 @@ export function createApp(deps: Deps): Express {
   mountApiReference(app, API_PREFIXES);
   app.use(
     [...API_PREFIXES],
-    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle),
+    buildRouter(
+      routes,
+      deps.stores.apiKeys,
+      deps.keyRateLimits,
+      deps.anonymousLimits,
+      deps.lifecycle,
+    ),
   );
   app.use('/internal/v1', telephonyRouter(deps));
 

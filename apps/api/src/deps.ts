@@ -1,4 +1,5 @@
 import type { ApiConfig } from '@switchboard/config';
+import { AnonymousLimits } from './http/anonymous-limit';
 import {
   ApiKeysStore,
   CallsStore,
@@ -58,6 +59,8 @@ export interface Deps {
   idempotency: Idempotency;
   /** The per-key rate limit of every authenticated request (token buckets in Redis). */
   keyRateLimits: KeyRateLimits;
+  /** The per-address limit of requests without a valid credential (before authentication). */
+  anonymousLimits: AnonymousLimits;
   /** Stopping state and the work in flight (requests, handlers) that shutdown waits for. */
   lifecycle: Lifecycle;
   stores: {
@@ -126,6 +129,12 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       logger,
     ),
     keyRateLimits: new KeyRateLimits(redis, config.queuePrefix, config.rateLimit, logger),
+    anonymousLimits: new AnonymousLimits(
+      redis,
+      config.queuePrefix,
+      config.anonymousRateLimit,
+      logger,
+    ),
     lifecycle: new Lifecycle(),
     stores: {
       tenants: new TenantsStore(knex),

@@ -9,7 +9,10 @@ import {
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
 
-/** BullMQ lock and stalled-check timings; short values make crash recovery fast in tests. */
+/**
+ * Overrides of a queue's BullMQ lock and stalled-check timings, which the job catalog sets
+ * per queue (`catalog[key].timings`); tests shorten them so that crash recovery takes seconds.
+ */
 export interface QueueTimings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -57,8 +60,8 @@ export function startQueueWorker<K extends CatalogKey>(
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs ?? 30_000,
-      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      lockDuration: opts.lockDurationMs ?? def.timings.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs ?? def.timings.stalledIntervalMs,
       maxStalledCount: 10,
     },
   );

@@ -118,6 +118,46 @@ export const envSchema = {
       default: 200,
       description: 'the burst per API key: a positive integer, at least RATE_LIMIT_PER_SECOND',
     },
+    UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 10,
+      description:
+        'requests a second per client address without a valid API key or ingestion token, a positive integer',
+    },
+    UNAUTHENTICATED_RATE_LIMIT_BURST: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 100,
+      description:
+        'the burst per client address without a valid key: a positive integer, at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND',
+    },
+    TRUST_PROXY: {
+      type: 'string',
+      'x-optional': true,
+      pattern:
+        '^(true|false|[0-9]{1,2}|(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(/[0-9]{1,3})?)(,(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(/[0-9]{1,3})?))*)$',
+      description:
+        'which proxies may set X-Forwarded-For: true, a number of hops, or a comma-separated list of addresses, subnets or loopback/linklocal/uniquelocal (unset: none)',
+    },
+    CAMPAIGN_REPEAT_WINDOW_HOURS: {
+      type: 'number',
+      minimum: 0,
+      maximum: 8760,
+      default: 24,
+      description:
+        "hours within which a tenant's campaigns text one number at most once, 0 to 8760 (0: no limit)",
+    },
+    CAMPAIGN_TENANT_RATE_PER_MINUTE: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100000,
+      default: 1200,
+      description:
+        'messages a minute shared by all running campaigns of one tenant, a positive integer',
+    },
     WORKER_CONCURRENCY: {
       type: 'integer',
       minimum: 1,

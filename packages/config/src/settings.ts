@@ -41,6 +41,22 @@ export interface Config {
    * refilling at `perSecond`, holding at most `burst` (>= perSecond) requests.
    */
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /**
+   * The limit of requests without a valid API key (none, malformed, unknown or revoked) or
+   * with a wrong ingestion token: a token bucket per client address.
+   */
+  readonly anonymousRateLimit: { readonly perSecond: number; readonly burst: number };
+  /**
+   * Express's `trust proxy`: which proxies' X-Forwarded-For names the client address.
+   * `false` (the default): none, the client is the TCP peer.
+   */
+  readonly trustProxy: boolean | number | readonly string[];
+  /**
+   * Limits of a tenant's campaigns together: one number is texted at most once per
+   * `repeatWindowMs` (campaigns with allow_repeat excepted; 0: no limit), and all of them
+   * share `tenantRatePerMinute`.
+   */
+  readonly campaigns: { readonly repeatWindowMs: number; readonly tenantRatePerMinute: number };
   readonly workerConcurrency: number;
   /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
   readonly queuePrefix: string;
@@ -139,6 +155,36 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
       return { perSecond, burst };
     },
   },
+  anonymousRateLimit: {
+    variables: ['UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', 'UNAUTHENTICATED_RATE_LIMIT_BURST'],
+    build: (v) => {
+      const perSecond = Number(v.UNAUTHENTICATED_RATE_LIMIT_PER_SECOND);
+      const burst = Number(v.UNAUTHENTICATED_RATE_LIMIT_BURST);
+      if (burst < perSecond) {
+        throw new ConfigError(
+          'UNAUTHENTICATED_RATE_LIMIT_BURST',
+          `UNAUTHENTICATED_RATE_LIMIT_BURST is invalid: expected at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND (${perSecond}), got ${burst}`,
+        );
+      }
+      return { perSecond, burst };
+    },
+  },
+  trustProxy: {
+    variables: ['TRUST_PROXY'],
+    build: (v) => {
+      const value = v.TRUST_PROXY === undefined ? 'false' : String(v.TRUST_PROXY);
+      if (value === 'true' || value === 'false') return value === 'true';
+      if (/^[0-9]+$/.test(value)) return Number(value);
+      return value.split(',');
+    },
+  },
+  campaigns: {
+    variables: ['CAMPAIGN_REPEAT_WINDOW_HOURS', 'CAMPAIGN_TENANT_RATE_PER_MINUTE'],
+    build: (v) => ({
+      repeatWindowMs: Math.round(Number(v.CAMPAIGN_REPEAT_WINDOW_HOURS) * 3_600_000),
+      tenantRatePerMinute: Number(v.CAMPAIGN_TENANT_RATE_PER_MINUTE),
+    }),
+  },
   workerConcurrency: num('WORKER_CONCURRENCY'),
   queuePrefix: str('QUEUE_PREFIX'),
   queueDashboard: {
@@ -175,6 +221,8 @@ export const COMMAND_SETTINGS = {
     'secretEncryptionKey',
     'webhook',
     'rateLimit',
+    'anonymousRateLimit',
+    'trustProxy',
     'queuePrefix',
     'shutdownTimeoutMs',
     'shutdownGraceMs',
@@ -188,6 +236,7 @@ export const COMMAND_SETTINGS = {
     'metricsHost',
     'secretEncryptionKey',
     'webhook',
+    'campaigns',
     'workerConcurrency',
     'queuePrefix',
     'queueDashboard',

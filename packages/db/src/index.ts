@@ -13,6 +13,7 @@ export * from './stores/receptionist-provisioning';
 export * from './stores/usage-store';
 export * from './stores/events-store';
 export * from './stores/call-types';
+export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';
 export * from './stores/sms-types';
 export * from './stores/sms-store';

@@ -1,4 +1,5 @@
-import { CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '@switchboard/db';
+import { bookingSchema, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '@switchboard/db';
+import { E164_PATTERN } from '@switchboard/phone';
 
 /**
  * Every event the service emits, with the JSON Schema of its `data` (docs/API.md, Webhooks;
@@ -9,20 +10,7 @@ import { CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '@switchboard/db';
 const ts = { type: 'string', format: 'date-time' } as const;
 const str = { type: 'string' } as const;
 const nullableStr = { type: ['string', 'null'] } as const;
-const phone = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' } as const;
-
-const booking = {
-  type: 'object',
-  required: ['confirmation', 'date', 'time', 'service_type', 'address'],
-  properties: {
-    confirmation: str,
-    date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-    time: { type: 'string', pattern: '^\\d{2}:\\d{2}$' },
-    service_type: str,
-    address: str,
-  },
-  additionalProperties: false,
-} as const;
+const phone = { type: 'string', pattern: E164_PATTERN } as const;
 
 const lead = {
   lead_id: str,
@@ -71,7 +59,7 @@ export const EVENT_DATA_SCHEMAS = {
       customer_name: nullableStr,
       customer_phone: nullableStr,
       transcript_summary: nullableStr,
-      booking,
+      booking: bookingSchema,
       started_at: ts,
       ended_at: ts,
     },
@@ -154,7 +142,16 @@ export const EVENT_DATA_SCHEMAS = {
   },
   'campaign.completed': {
     type: 'object',
-    required: ['campaign_id', 'name', 'recipients', 'sent', 'failed', 'opted_out', 'completed_at'],
+    required: [
+      'campaign_id',
+      'name',
+      'recipients',
+      'sent',
+      'failed',
+      'opted_out',
+      'skipped',
+      'completed_at',
+    ],
     properties: {
       campaign_id: str,
       name: str,
@@ -162,6 +159,7 @@ export const EVENT_DATA_SCHEMAS = {
       sent: { type: 'integer', minimum: 0 },
       failed: { type: 'integer', minimum: 0 },
       opted_out: { type: 'integer', minimum: 0 },
+      skipped: { type: 'integer', minimum: 0 },
       completed_at: ts,
     },
     additionalProperties: false,

@@ -2,10 +2,10 @@
  * Telephony ingestion: message schemas, the one code path that applies them to calls and
  * inbound SMS, and the SMS text rules (segments, keywords, safe text).
  */
-export * from './schemas';
-export * from './messages';
-export * from './errors';
-export { applyTelephonyMessage, type ApplyResult } from './apply';
-export * from './scenarios';
-export * from './sms-text';
-export * from './campaign-text';
+export * from './ingestion/schemas';
+export * from './ingestion/messages';
+export * from './ingestion/errors';
+export { applyTelephonyMessage, type ApplyResult } from './ingestion/apply';
+export * from './demo/scenarios';
+export * from './text/sms-text';
+export * from './text/campaign-text';

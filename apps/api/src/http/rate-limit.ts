@@ -5,6 +5,7 @@ import {
   RLWrapperTimeouts,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
+import { serializeList } from 'structured-headers';
 import type { Redis } from '@switchboard/queues';
 import { ApiError, serviceUnavailable } from '../errors';
 import { TOKEN_BUCKET_LUA } from './token-bucket';
@@ -53,6 +54,46 @@ export const rateLimited = (
   });
 
 const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) of one policy, as
+ * Structured Field lists serialized by `structured-headers`:
+ * - `RateLimit-Policy: "<policy>";q=<burst>;w=<seconds>`: a full bucket (q) and the seconds
+ *   an empty one takes to refill (rounded up: the draft wants whole seconds, and rounding up
+ *   can only understate the rate), so q/w is the sustained rate;
+ * - `RateLimit: "<policy>";r=<remaining>;t=<seconds>`: the whole requests that may be made
+ *   now, and the effective window: the seconds until the bucket is full again; on a 429,
+ *   r=0 for the Retry-After seconds (the draft: Retry-After never ends before the window).
+ * Every 429 carries the fields of the policy that refused it (docs/API.md, Rate limits).
+ */
+export function policyHeaders(
+  policy: string,
+  burst: number,
+  refillSec: number,
+  d: RateLimitDecision,
+): Record<string, string> {
+  const window = Math.max(1, Math.ceil(refillSec));
+  return {
+    'RateLimit-Policy': serializeList([
+      [
+        policy,
+        new Map([
+          ['q', burst],
+          ['w', window],
+        ]),
+      ],
+    ]),
+    RateLimit: serializeList([
+      [
+        policy,
+        new Map([
+          ['r', d.remaining],
+          ['t', d.allowed ? d.fullInSec : d.retryAfterSec],
+        ]),
+      ],
+    ]),
+  };
+}
 
 /**
  * How long a request waits for Redis before a `local` limit decides in memory: long enough
@@ -115,11 +156,21 @@ export class RateLimiter {
     }
   }
 
-  /** Counts one request for `key`: 429 over the limit, 503 when Redis fails a `refuse` limit. */
+  /**
+   * Counts one request for `key`: 429 over the limit (with this rule's RateLimit fields),
+   * 503 when Redis fails a `refuse` limit.
+   */
   async consume(key: string): Promise<RateLimitDecision> {
     const decision = await this.check(key);
-    if (!decision.allowed) throw rateLimited(this.rule.message, decision.retryAfterSec);
+    if (!decision.allowed) {
+      throw rateLimited(this.rule.message, decision.retryAfterSec, this.headers(decision));
+    }
     return decision;
+  }
+
+  /** This rule's RateLimit fields for `decision`. */
+  headers(decision: RateLimitDecision): Record<string, string> {
+    return policyHeaders(this.rule.name, this.rule.points, this.rule.durationSec, decision);
   }
 
   private decision(allowed: boolean, res: RateLimiterRes): RateLimitDecision {

@@ -3,7 +3,7 @@ import type { Idempotency, IdempotentResponse } from './service';
 import { idempotencyKeyReused } from './service';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from './key';
 import { fingerprintRequest } from './fingerprint';
-import { idempotencyKeySchema } from '../schemas/common';
+import { idempotencyKeySchema } from '../shared/schemas';
 
 /** What a creating operation stores with its row as the Postgres backstop of a key. */
 export interface IdempotencyScope {

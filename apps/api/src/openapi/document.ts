@@ -1,4 +1,4 @@
-import { errorBodySchema } from '../schemas/common';
+import { errorBodySchema } from '../shared/schemas';
 import { SchemaComponents } from './components';
 import { buildOperation, toOpenApiPath } from './operation';
 import { API_OVERVIEW } from './overview';

@@ -1,6 +1,6 @@
 import type { KeysetPage, Scope } from '@switchboard/db';
 import { defineRoute, type RouteDef } from '../openapi/route';
-import { pageExample, pageQuerySchema, paginated } from '../schemas/common';
+import { pageExample, pageQuerySchema, paginated } from '../shared/schemas';
 import type { CursorCodec, CursorFamily } from './cursor';
 import { pageBody, pageRequest, type PageRequest } from './page';
 

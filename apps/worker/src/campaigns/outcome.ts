@@ -56,6 +56,7 @@ export async function completeCampaign(
       sent: campaign.sent,
       failed: campaign.failed,
       opted_out: campaign.optedOut,
+      skipped: campaign.skipped,
       completed_at: campaign.completedAt.toISOString(),
     },
   });

@@ -10,6 +10,9 @@ import * as m009 from './009_sms';
 import * as m010 from './010_leads';
 import * as m011 from './011_campaigns';
 import * as m012 from './012_rate_limits';
+import * as m013 from './013_lapsed_claims';
+import * as m016 from './016_lead_prefix_search';
+import * as m017 from './017_campaign_recipient_limits';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +35,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['010_leads', m010],
   ['011_campaigns', m011],
   ['012_rate_limits', m012],
+  ['013_lapsed_claims', m013],
+  ['016_lead_prefix_search', m016],
+  ['017_campaign_recipient_limits', m017],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

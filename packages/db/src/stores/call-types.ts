@@ -1,4 +1,7 @@
 /** The call domain (docs/API.md, Calls). */
+import type { Booking } from './booking';
+
+export type { Booking } from './booking';
 
 export type CallDirection = 'inbound' | 'outbound';
 export type CallStatus =
@@ -73,13 +76,6 @@ export interface Recording {
   url: string;
   duration_seconds: number;
   format: string;
-}
-export interface Booking {
-  confirmation: string;
-  date: string;
-  time: string;
-  service_type: string;
-  address: string;
 }
 export interface Cost {
   currency: 'USD';

@@ -192,6 +192,20 @@ export class DeliveryLifecycle {
   }
 
   /**
+   * Claimed deliveries whose claim has lapsed (their worker died mid-attempt): due again at
+   * once, whatever their next_attempt_at. Oldest lapse first.
+   */
+  async lapsed(db: Knex, limit: number): Promise<OpenDelivery[]> {
+    const { rows } = (await db.raw(
+      `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
+        WHERE status = 'delivering' AND locked_until < now()
+        ORDER BY locked_until LIMIT ?`,
+      [limit],
+    )) as { rows: OpenRow[] };
+    return rows.map(toOpen);
+  }
+
+  /**
    * Prepares the hot statements on up to `connections` pooled connections (each runs once
    * with empty input, which writes nothing), so that the first deliveries after boot are
    * as fast as the rest.

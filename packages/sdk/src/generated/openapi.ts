@@ -886,6 +886,7 @@ export interface components {
                 transcript_summary: string | null;
                 booking?: {
                     confirmation: string;
+                    /** Format: date */
                     date: string;
                     time: string;
                     service_type: string;
@@ -1044,6 +1045,9 @@ export interface components {
             failed: number;
             /** @description Recipients skipped because they replied STOP */
             opted_out: number;
+            /** @description Recipients not texted because a campaign of the account texted the number within the repeat window (never with allow_repeat) */
+            skipped: number;
+            allow_repeat: boolean;
             send_rate_per_minute: number;
             /** Format: date-time */
             created_at: string;
@@ -1067,6 +1071,7 @@ export interface components {
                 sent: number;
                 failed: number;
                 opted_out: number;
+                skipped: number;
                 /** Format: date-time */
                 completed_at: string;
             };
@@ -1090,6 +1095,11 @@ export interface components {
              * @default 60
              */
             send_rate_per_minute?: number;
+            /**
+             * @description Text every recipient even when another campaign of the account texted the number within the repeat window (24 h by default); false (the default) skips them
+             * @default false
+             */
+            allow_repeat?: boolean;
         };
         /**
          * CampaignRecipients
@@ -1287,7 +1297,7 @@ export interface components {
             customer_name?: string;
             /** @description What the call is about, for the assistant */
             purpose?: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1454,7 +1464,7 @@ export interface components {
             to: string;
             /** @description 1 to 1600 characters (Unicode code points), not only spaces; split into segments of 160 GSM-7 characters (153 when split) or 70 UCS-2 code units (67) */
             message: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1775,7 +1785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2079,7 +2089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2298,7 +2308,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2571,7 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2858,7 +2868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3102,7 +3112,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3351,7 +3361,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3615,7 +3625,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3941,7 +3951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4274,7 +4284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4498,7 +4508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4742,7 +4752,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4957,7 +4967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5241,7 +5251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5466,7 +5476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5669,7 +5679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5939,7 +5949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6208,7 +6218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6460,7 +6470,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6765,7 +6775,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6974,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7069,7 +7079,7 @@ export interface operations {
     searchLeads: {
         parameters: {
             query?: {
-                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits */
+                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits; one or two characters match the start of a name, an email or the phone digits */
                 q?: string;
                 /** @description new (default), contacted, qualified, won or lost */
                 status?: "new" | "contacted" | "qualified" | "won" | "lost";
@@ -7194,7 +7204,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7550,7 +7560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7852,7 +7862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8078,7 +8088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8302,7 +8312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8621,7 +8631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8749,6 +8759,8 @@ export interface operations {
                      *           "sent": 131,
                      *           "failed": 2,
                      *           "opted_out": 3,
+                     *           "skipped": 0,
+                     *           "allow_repeat": false,
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
                      *           "started_at": "2026-11-21T10:15:00.084Z",
@@ -8833,7 +8845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8948,7 +8960,8 @@ export interface operations {
                  *           "tag": "boiler"
                  *         }
                  *       },
-                 *       "send_rate_per_minute": 60
+                 *       "send_rate_per_minute": 60,
+                 *       "allow_repeat": false
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCreateRequest"];
@@ -8979,6 +8992,8 @@ export interface operations {
                      *       "sent": 0,
                      *       "failed": 0,
                      *       "opted_out": 0,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": null,
@@ -9167,7 +9182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9290,6 +9305,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -9388,7 +9405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9511,6 +9528,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -9675,7 +9694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9961,7 +9980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10799,6 +10818,7 @@ export interface operations {
                  *         "sent": 114,
                  *         "failed": 2,
                  *         "opted_out": 4,
+                 *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
                  *       "timestamp": "2026-11-21T10:16:35.000Z"

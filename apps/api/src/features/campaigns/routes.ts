@@ -6,7 +6,7 @@ import {
   respondIdempotently,
 } from '../../idempotency';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { idParamSchema } from '../../schemas/common';
+import { idParamSchema } from '../../shared/schemas';
 import { cancelCampaign } from './cancel-campaign';
 import { createCampaign } from './create-campaign';
 import { renderCampaign } from './render';

@@ -7,7 +7,7 @@ import {
   respondIdempotently,
 } from '../../idempotency';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { idParamSchema, pageExample, paginated } from '../../schemas/common';
+import { idParamSchema, pageExample, paginated } from '../../shared/schemas';
 import { createLeadFor } from './create-lead';
 import { importLeads } from './import-leads';
 import { renderLead } from './render';

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { LEAD_TAG_MAX, leadFieldSchemas } from '@switchboard/leads';
-import { cursorSchema, nullableTimestamp, timestamp } from '../../schemas/common';
+import { cursorSchema, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 /** Request bodies are the leads package's own (REST, MCP and CSV accept the same values). */
 export { createLeadBodySchema, updateLeadBodySchema } from '@switchboard/leads';
@@ -49,7 +49,8 @@ export const leadSearchQuerySchema = {
       type: 'string',
       maxLength: SEARCH_Q_MAX,
       description:
-        'Matches a name or an email containing it (case-insensitive), or a phone containing its digits',
+        'Matches a name or an email containing it (case-insensitive), or a phone containing its ' +
+        'digits; one or two characters match the start of a name, an email or the phone digits',
       'x-error-message': `q must be a string of at most ${SEARCH_Q_MAX} characters`,
     },
     status: leadFieldSchemas.status,

@@ -2,7 +2,7 @@ import { leadFieldSchemas, type LeadInput } from '@switchboard/leads';
 import type { Scope } from '@switchboard/db';
 import type { Deps } from '../../deps';
 import { invalidParameter, notFound } from '../../errors';
-import { renderCallDetail } from '../../routes/call-render';
+import { renderCallDetail } from '../../shared/call-render';
 import { createLeadFor } from '../leads/create-lead';
 import { createLeadBodySchema, leadSearchQuerySchema } from '../leads/schemas';
 import { searchLeadsFor, type LeadSearchQuery } from '../leads/search-leads';

@@ -6,7 +6,7 @@ import {
   respondIdempotently,
 } from '../../idempotency';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { idParamSchema } from '../../schemas/common';
+import { idParamSchema } from '../../shared/schemas';
 import { createReceptionist, type CreateReceptionistBody } from './create-receptionist';
 import { reprovisionReceptionist } from './provision-receptionist';
 import { renderReceptionist } from './render';

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from '../../schemas/common';
+import { nullableTimestamp, timestamp } from '../../shared/schemas';
 
 // NUL is refused for every text field by the validation layer; names must not be blank.
 const NOT_BLANK = '\\S';

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps';
 import { insufficientScope, notFound } from '../../errors';
 import { hasScope } from '../../http/auth';
 import type { Scope } from '@switchboard/db';
-import { checkSubscriptionUrl } from '../../routes/webhook-url';
+import { checkSubscriptionUrl } from '../../shared/webhook-url';
 import { renderReceptionist } from './render';
 import type { updateReceptionistBodySchema } from './schemas';
 

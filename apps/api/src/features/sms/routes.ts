@@ -8,7 +8,7 @@ import {
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { dateRange } from '../../pagination/date-range';
 import { pageBody, pageRequest } from '../../pagination/page';
-import { idParamSchema, pageExample, paginated } from '../../schemas/common';
+import { idParamSchema, pageExample, paginated } from '../../shared/schemas';
 import { renderSms } from './render';
 import {
   queuedSmsExample,

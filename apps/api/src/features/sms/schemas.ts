@@ -5,7 +5,7 @@ import {
   nullableTimestamp,
   phoneNumber,
   timestamp,
-} from '../../schemas/common';
+} from '../../shared/schemas';
 
 /** The body of POST /sms/send (docs/API.md, SMS); unknown fields are a 400. */
 export const sendSmsBodySchema = {

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { timestamp } from '../../schemas/common';
+import { timestamp } from '../../shared/schemas';
 
 /** Query of GET /usage: an optional month; the current one (UTC) by default. */
 export const usageQuerySchema = {

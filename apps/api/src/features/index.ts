@@ -1,0 +1,28 @@
+import type { Deps } from '../deps';
+import { receptionistRoutes } from './receptionists/routes';
+import { usageRoutes } from './usage/routes';
+import { smsRoutes } from './sms/routes';
+import { leadRoutes } from './leads/routes';
+import { mcpRoutes } from './mcp/routes';
+import { campaignRoutes } from './campaigns/routes';
+import type { RouteDef } from '../openapi/route';
+import { callRoutes } from './calls/routes';
+import { outboundCallRoutes } from './outbound-calls/routes';
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes';
+import { webhookRoutes } from './webhooks/routes';
+
+/** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
+export function publicRoutes(deps: Deps): RouteDef[] {
+  return [
+    ...receptionistRoutes(deps),
+    ...callRoutes(deps),
+    ...outboundCallRoutes(deps),
+    ...smsRoutes(deps),
+    ...webhookRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...usageRoutes(deps),
+    ...leadRoutes(deps),
+    ...campaignRoutes(deps),
+    ...mcpRoutes(deps),
+  ];
+}

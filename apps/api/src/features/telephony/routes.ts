@@ -1,0 +1,76 @@
+import { Router } from 'express';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import {
+  applyTelephonyMessage,
+  MESSAGE_SCHEMAS,
+  NumberNotOwnedError,
+  safeSmsText,
+  UnknownReceptionistError,
+  type TelephonyMessage,
+} from '@switchboard/telephony';
+import type { Deps } from '../../deps';
+import { invalidParameter, unauthenticated, unprocessable } from '../../errors';
+import { jsonBody } from '../../http/json-body';
+import { compileValidator } from '../../http/validation';
+
+const validators = new Map(
+  Object.entries(MESSAGE_SCHEMAS).map(([type, schema]) => [type, compileValidator('body', schema)]),
+);
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * POST /internal/v1/telephony/events: the voice platform's reports (docs/API.md, Telephony ingestion).
+ * Authenticated by INGEST_TOKEN, not an API key. 202 once committed; a replayed message id
+ * is 200 `{accepted: false, duplicate: true}` and changes nothing.
+ */
+export function telephonyRouter(deps: Deps): Router {
+  const expected = digest(`Bearer ${deps.config.ingestToken}`);
+  const router = Router();
+  router.post(
+    '/telephony/events',
+    async (req, _res, next) => {
+      // Hashing first makes the comparison constant-time whatever the header's length.
+      if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+        // A wrong token takes a token of its address's bucket (429 once it is empty).
+        await deps.anonymousLimits.count(req);
+        throw unauthenticated('invalid_ingest_token', 'Send Authorization: Bearer $INGEST_TOKEN');
+      }
+      next();
+    },
+    jsonBody,
+    deps.lifecycle.tracked(async (req, res) => {
+      const body = (req.body ?? {}) as { type?: unknown };
+      const validate = typeof body.type === 'string' ? validators.get(body.type) : undefined;
+      if (!validate) {
+        throw invalidParameter(
+          'type',
+          `type must be one of ${Object.keys(MESSAGE_SCHEMAS).join(', ')}`,
+        );
+      }
+      // A text message is a carrier's bytes, not our client's input: one holding NUL or an
+      // unpaired surrogate is stored made safe rather than refused (refusing would lose it).
+      const carrierText = body as { type: string; message?: unknown };
+      if (carrierText.type === 'sms.inbound' && typeof carrierText.message === 'string') {
+        carrierText.message = safeSmsText(carrierText.message);
+      }
+      const message = validate(body) as TelephonyMessage;
+      try {
+        const result = await applyTelephonyMessage(deps.knex, message);
+        if (result.duplicate) res.status(200).json({ accepted: false, duplicate: true });
+        else res.status(202).json({ accepted: true });
+      } catch (err) {
+        if (err instanceof UnknownReceptionistError) {
+          throw unprocessable('unknown_receptionist', err.message, 'receptionist_id');
+        }
+        // An inbound SMS to a number its receptionist does not own: the same answer as an
+        // unknown receptionist (no receptionist of ours is reachable there), naming `to`.
+        if (err instanceof NumberNotOwnedError) {
+          throw unprocessable('unknown_receptionist', err.message, 'to');
+        }
+        throw err;
+      }
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,260 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import {
+  newWebhookSubscriptionId,
+  webhookSecretContext,
+  type WebhookSubscription,
+} from '@switchboard/db';
+import { generateSigningSecret } from '@switchboard/webhooks';
+import type { Deps } from '../../deps';
+import { conflict, notFound } from '../../errors';
+import { consumeAll, RateLimiter } from '../../http/rate-limit';
+import { defineRoute, type RouteDef } from '../../openapi/route';
+import {
+  createdWebhookSubscriptionExample,
+  createdWebhookSubscriptionSchema,
+  createWebhookBodyExample,
+  createWebhookBodySchema,
+  webhookIdParamSchema,
+  webhookSubscriptionExample,
+  webhookSubscriptionSchema,
+  webhookTestResultExample,
+  webhookTestResultSchema,
+} from './schemas';
+import { checkSubscriptionUrl } from '../../shared/webhook-url';
+import { sendTestDelivery } from './test-delivery';
+import { defineListRoute } from '../../pagination/list-route';
+
+type CreateWebhookBody = FromSchema<typeof createWebhookBodySchema>;
+type WebhookSubscriptionBody = FromSchema<typeof webhookSubscriptionSchema>;
+
+export const SECRET_WARNING = 'Store this secret now: it is shown only once.';
+
+/** The read shape (docs/API.md, Webhooks). It has no place for the secret, by construction. */
+export const renderWebhookSubscription = (s: WebhookSubscription): WebhookSubscriptionBody => ({
+  id: s.id,
+  url: s.url,
+  events: s.events,
+  description: s.description,
+  is_active: s.isActive,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+  disabled_at: s.disabledAt?.toISOString() ?? null,
+  disabled_reason: s.disabledReason,
+  consecutive_failures: s.consecutiveFailures,
+  last_delivery_at: s.lastDeliveryAt?.toISOString() ?? null,
+  last_success_at: s.lastSuccessAt?.toISOString() ?? null,
+  last_failure_at: s.lastFailureAt?.toISOString() ?? null,
+});
+
+const TAG = 'Webhooks';
+
+/**
+ * A test delivery makes this service connect to a URL of the caller's choice, and its result
+ * tells open ports from closed ones: limited per subscription (docs/API.md, Webhooks) and, so
+ * that many subscriptions do not multiply the budget, per tenant. Token buckets like every
+ * limit of the API: 10 at once, then one every 6 s (30 and one every 2 s per tenant). Without
+ * Redis they refuse (503): this is no route to keep open at any price.
+ */
+export const WEBHOOK_TEST_LIMITS = {
+  subscription: {
+    name: 'webhook-test-subscription',
+    points: 10,
+    durationSec: 60,
+    message: 'At most 10 test deliveries a minute per subscription; retry after Retry-After',
+    whenRedisFails: 'refuse',
+  },
+  tenant: {
+    name: 'webhook-test-tenant',
+    points: 30,
+    durationSec: 60,
+    message: 'At most 30 test deliveries a minute per account; retry after Retry-After',
+    whenRedisFails: 'refuse',
+  },
+} as const;
+
+/** Every /webhooks operation requires `admin`; another tenant's subscription is a 404. */
+export function webhookRoutes(deps: Deps): RouteDef[] {
+  const store = deps.stores.webhookSubscriptions;
+  const found = async (tenantId: string, id: string): Promise<WebhookSubscription> => {
+    const subscription = await store.get(tenantId, id);
+    if (!subscription) throw notFound('webhook subscription', 'id');
+    return subscription;
+  };
+  const idOf = (params: Record<string, unknown>): string => String(params.id).toLowerCase();
+  const testLimits = {
+    subscription: new RateLimiter(
+      deps.redis,
+      deps.config.queuePrefix,
+      WEBHOOK_TEST_LIMITS.subscription,
+    ),
+    tenant: new RateLimiter(deps.redis, deps.config.queuePrefix, WEBHOOK_TEST_LIMITS.tenant),
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Create a webhook subscription; the signing secret is returned only here',
+      description:
+        '`url` must be an absolute https URL without user-info whose host resolves to public ' +
+        'addresses only (checked now and at every delivery). Omitted or empty `events` means ' +
+        'every event. Store `signing_secret`: no other response shows it.',
+      tag: TAG,
+      scope: 'admin',
+      body: createWebhookBodySchema,
+      bodyExample: createWebhookBodyExample,
+      responses: {
+        201: {
+          description: 'The subscription and its secret',
+          schema: createdWebhookSubscriptionSchema,
+          example: createdWebhookSubscriptionExample,
+          headers: {
+            Location: { description: '/api/v1/webhooks/{id}', schema: { type: 'string' } },
+          },
+        },
+      },
+      errors: {
+        409: 'limit_exceeded: the tenant has the maximum number of subscriptions',
+      },
+      handler: async (req, res) => {
+        const body = req.valid.body as CreateWebhookBody;
+        const url = await checkSubscriptionUrl(body.url, deps);
+        const tenantId = req.auth.tenantId;
+        const id = newWebhookSubscriptionId();
+        const secret = generateSigningSecret();
+        const max = deps.config.webhook.maxSubscriptionsPerTenant;
+        const created = await store.createWithinLimit(
+          {
+            id,
+            tenantId,
+            url,
+            events: [...new Set(body.events ?? [])],
+            description: body.description ?? null,
+            secret: {
+              ciphertext: deps.secretBox.encrypt(secret, webhookSecretContext(tenantId, id)),
+              keyId: deps.secretBox.activeKeyId,
+            },
+          },
+          max,
+        );
+        if (!created) {
+          throw conflict(
+            'limit_exceeded',
+            `This account already has the maximum of ${max} webhook subscriptions; delete one first`,
+          );
+        }
+        res.status(201).location(`/api/v1/webhooks/${id}`);
+        res.json({
+          ...renderWebhookSubscription(created),
+          signing_secret: secret,
+          _warning: SECRET_WARNING,
+        });
+      },
+    }),
+    defineListRoute({
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'List webhook subscriptions, newest first',
+      tag: TAG,
+      scope: 'admin',
+      description: 'A page of subscriptions',
+      itemSchema: webhookSubscriptionSchema,
+      itemExample: webhookSubscriptionExample,
+      family: 'webhooks',
+      cursors: deps.cursors,
+      list: (tenantId, page) => store.list(tenantId, page),
+      render: renderWebhookSubscription,
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/:id',
+      operationId: 'getWebhook',
+      summary: 'Get a webhook subscription (never its secret)',
+      tag: TAG,
+      scope: 'admin',
+      params: webhookIdParamSchema,
+      responses: {
+        200: {
+          description: 'The subscription',
+          schema: webhookSubscriptionSchema,
+          example: webhookSubscriptionExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      handler: async (req, res) => {
+        res.json(renderWebhookSubscription(await found(req.auth.tenantId, idOf(req.valid.params))));
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/webhooks/:id',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook subscription and its secret (also the way to rotate a secret)',
+      tag: TAG,
+      scope: 'admin',
+      params: webhookIdParamSchema,
+      responses: { 204: { description: 'Deleted' } },
+      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      handler: async (req, res) => {
+        const deleted = await store.delete(req.auth.tenantId, idOf(req.valid.params));
+        if (!deleted) throw notFound('webhook subscription', 'id');
+        res.status(204).end();
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/:id/test',
+      operationId: 'testWebhook',
+      summary: 'Send one signed webhook.test event now (one attempt, no retry)',
+      description:
+        'Answers 200 whether or not the endpoint accepted it: `delivered`, `status_code` ' +
+        '(null when no HTTP response came back) and `error` say what happened. Works on a ' +
+        'disabled subscription and never touches its failure counter.',
+      tag: TAG,
+      scope: 'admin',
+      params: webhookIdParamSchema,
+      responses: {
+        200: {
+          description: 'What happened, whether or not the destination accepted it',
+          schema: webhookTestResultSchema,
+          example: webhookTestResultExample,
+        },
+      },
+      errors: {
+        404: 'resource_not_found: no such webhook subscription in this tenant',
+        429: 'rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After)',
+      },
+      handler: async (req, res) => {
+        const subscription = await found(req.auth.tenantId, idOf(req.valid.params));
+        await consumeAll([
+          { limiter: testLimits.subscription, key: subscription.id },
+          { limiter: testLimits.tenant, key: subscription.tenantId },
+        ]);
+        res.json(await sendTestDelivery(deps, subscription));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/:id/enable',
+      operationId: 'enableWebhook',
+      summary: 'Re-enable a subscription and zero its failure counter',
+      tag: TAG,
+      scope: 'admin',
+      params: webhookIdParamSchema,
+      responses: {
+        200: {
+          description: 'The subscription',
+          schema: webhookSubscriptionSchema,
+          example: webhookSubscriptionExample,
+        },
+      },
+      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      handler: async (req, res) => {
+        const enabled = await store.enable(req.auth.tenantId, idOf(req.valid.params));
+        if (!enabled) throw notFound('webhook subscription', 'id');
+        res.json(renderWebhookSubscription(enabled));
+      },
+    }),
+  ];
+}

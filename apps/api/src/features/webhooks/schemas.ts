@@ -1,0 +1,201 @@
+import type { FromSchema } from 'json-schema-to-ts';
+import { nullableTimestamp, timestamp } from '../../shared/schemas';
+
+/** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
+export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
+
+/** Path parameter of every /webhooks/{id} route: subscription ids are plain UUIDs. */
+export const webhookIdParamSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: {
+      type: 'string',
+      format: 'uuid',
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: 'Subscription id (UUID)',
+    },
+  },
+} as const;
+
+/** Body of POST /webhooks (docs/API.md, Webhooks). The URL policy runs after this schema. */
+export const createWebhookBodySchema = {
+  title: 'WebhookSubscriptionCreate',
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  properties: {
+    url: {
+      type: 'string',
+      maxLength: 2048,
+      description:
+        'Absolute https:// URL without user-info; its host must resolve to public addresses',
+    },
+    events: {
+      type: 'array',
+      maxItems: 100,
+      items: { type: 'string', pattern: EVENT_NAME_PATTERN },
+      description: 'Event names to deliver; omitted or empty means every event',
+    },
+    description: { type: ['string', 'null'], maxLength: 500 },
+  },
+} as const;
+
+const readProperties = {
+  id: { type: 'string', format: 'uuid' },
+  url: { type: 'string' },
+  events: { type: 'array', items: { type: 'string' } },
+  description: { type: ['string', 'null'] },
+  is_active: { type: 'boolean' },
+  created_at: timestamp,
+  updated_at: timestamp,
+  disabled_at: nullableTimestamp,
+  disabled_reason: { enum: ['consecutive_failures', null] },
+  consecutive_failures: { type: 'integer', minimum: 0 },
+  last_delivery_at: nullableTimestamp,
+  last_success_at: nullableTimestamp,
+  last_failure_at: nullableTimestamp,
+} as const;
+
+const readRequired = [
+  'id',
+  'url',
+  'events',
+  'description',
+  'is_active',
+  'created_at',
+  'updated_at',
+  'disabled_at',
+  'disabled_reason',
+  'consecutive_failures',
+  'last_delivery_at',
+  'last_success_at',
+  'last_failure_at',
+] as const;
+
+/** The read shape (list and get): never carries the signing secret. */
+export const webhookSubscriptionSchema = {
+  title: 'WebhookSubscription',
+  type: 'object',
+  required: readRequired,
+  additionalProperties: false,
+  properties: readProperties,
+} as const;
+
+/** The create response: the read shape plus the secret, shown this once. */
+export const createdWebhookSubscriptionSchema = {
+  title: 'CreatedWebhookSubscription',
+  type: 'object',
+  required: [...readRequired, 'signing_secret', '_warning'],
+  additionalProperties: false,
+  properties: {
+    ...readProperties,
+    signing_secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+      description: 'whsec_ + base64 of 32 random bytes; returned only in this response',
+    },
+    _warning: { type: 'string' },
+  },
+} as const;
+
+/** Result of POST /webhooks/{id}/test: one attempt, reported whether it succeeded or not. */
+export const webhookTestResultSchema = {
+  title: 'WebhookTestResult',
+  type: 'object',
+  required: [
+    'subscription_id',
+    'event_id',
+    'delivered',
+    'status_code',
+    'error',
+    'signature_header',
+    'timestamp_header',
+    'payload',
+  ],
+  additionalProperties: false,
+  properties: {
+    subscription_id: { type: 'string', format: 'uuid' },
+    event_id: { type: 'string', pattern: '^evt_' },
+    delivered: { type: 'boolean' },
+    status_code: {
+      type: ['integer', 'null'],
+      description: 'Status returned by the destination; null when no HTTP response came back',
+    },
+    error: {
+      type: ['string', 'null'],
+      description:
+        'null on success, else timeout, connection_refused, tls_error, blocked_address, ' +
+        'dns_error, invalid_url, redirect, http_error or network_error',
+    },
+    signature_header: { const: 'x-service-signature' },
+    timestamp_header: { const: 'x-service-timestamp' },
+    payload: {
+      type: 'object',
+      required: ['id', 'type', 'event', 'data', 'timestamp'],
+      properties: {
+        id: { type: 'string', pattern: '^evt_' },
+        type: { const: 'webhook.test' },
+        event: { const: 'webhook.test' },
+        data: {
+          type: 'object',
+          required: ['subscription_id', 'message'],
+          properties: { subscription_id: { type: 'string' }, message: { type: 'string' } },
+        },
+        timestamp,
+      },
+    },
+  },
+} as const;
+
+export const createWebhookBodyExample: FromSchema<typeof createWebhookBodySchema> = {
+  url: 'https://example.com/hooks/switchboard',
+  events: ['call.completed', 'call.missed'],
+  description: 'CRM sync',
+};
+
+export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSchema> = {
+  id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  url: 'https://example.com/hooks/switchboard',
+  events: ['call.completed', 'call.missed'],
+  description: 'CRM sync',
+  is_active: true,
+  created_at: '2026-11-20T09:30:00.000Z',
+  updated_at: '2026-11-20T09:30:00.000Z',
+  disabled_at: null,
+  disabled_reason: null,
+  consecutive_failures: 0,
+  last_delivery_at: '2026-11-21T10:16:36.000Z',
+  last_success_at: '2026-11-21T10:16:36.000Z',
+  last_failure_at: null,
+};
+
+export const createdWebhookSubscriptionExample: FromSchema<
+  typeof createdWebhookSubscriptionSchema
+> = {
+  ...webhookSubscriptionExample,
+  last_delivery_at: null,
+  last_success_at: null,
+  signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5mq6bH2Ew3o=',
+  _warning: 'Store this secret now: it is shown only once.',
+};
+
+export const webhookTestResultExample: FromSchema<typeof webhookTestResultSchema> = {
+  subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+  event_id: 'evt_2Df5gH8jK1lZ',
+  delivered: true,
+  status_code: 200,
+  error: null,
+  signature_header: 'x-service-signature',
+  timestamp_header: 'x-service-timestamp',
+  payload: {
+    id: 'evt_2Df5gH8jK1lZ',
+    type: 'webhook.test',
+    event: 'webhook.test',
+    data: {
+      subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+      message: 'This is a test event from Switchboard.',
+    },
+    timestamp: '2026-11-21T10:30:00.000Z',
+  },
+};

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { DelayedError, type Job } from 'bullmq';
+import { buildEnvelope } from '@switchboard/events';
+import type { ClaimRequest, Delivery } from '@switchboard/db';
+import { SecretBoxError } from '@switchboard/crypto';
+import type { DeliveryJob } from '@switchboard/queues';
+import { signPayload } from '@switchboard/webhooks';
+import type { WorkerDeps } from '../deps';
+import { decide, recordOutcome, type AttemptResult } from './attempt-record';
+import type { DeliveryBatches } from './delivery-batches';
+import { resolveTarget } from './delivery-target';
+import { enqueueDeliveries } from './enqueue-deliveries';
+import type { InFlightLanes, Lane } from './in-flight';
+
+/** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
+const SECRET_RETRY_MS = 60_000;
+/**
+ * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
+ * outcome. An attempt of a worker killed mid-attempt runs again after WEBHOOK_TIMEOUT_MS +
+ * this, plus at most one lapse check (LAPSE_CHECK_MS, 1 s): within WEBHOOK_TIMEOUT_MS + 5 s.
+ */
+export const CLAIM_MARGIN_MS = 4_000;
+/**
+ * Claims of one attempt that may end without a recorded outcome (a worker killed between
+ * sending and recording, a record that failed) before the attempt is given up unsent.
+ */
+const MAX_CLAIMS_PER_ATTEMPT = 3;
+/** A parked job wakes by itself after this long if no wake-up reached it. */
+const PARKED_DELAY_MS = 30_000;
+
+/** The result of an attempt that was given up unsent: its earlier claims recorded nothing. */
+const OUTCOME_UNKNOWN: AttemptResult = {
+  delivered: false,
+  status_code: null,
+  error: 'outcome_unknown',
+  response_excerpt: null,
+  duration_ms: 0,
+};
+
+/** One attempt of one delivery, from its claim to its recorded outcome. */
+export type Attempt = (request: ClaimRequest) => Promise<void>;
+
+/**
+ * The deliveries processor: retries, manual retries, and first attempts that could not run
+ * in their event's job. First a slot in the delivery's lanes (its target and its tenant, see
+ * in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one attempt.
+ */
+export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
+  return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
+    const lane = await laneOf(deps, data);
+    if (!lane) return; // the delivery is gone
+    const jobId = job.id as string;
+    const holder = `${jobId}#${randomUUID()}`;
+    const verdict = await lanes.acquire(lane, holder);
+    if (verdict !== 'ok') {
+      await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
+      await lanes.park(lane, verdict, jobId);
+      deps.metrics.deliveryWaits.inc({ lane: verdict });
+      throw new DelayedError();
+    }
+    try {
+      await attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt });
+    } finally {
+      // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
+      await lanes.release(lane, holder).catch((err: unknown) => {
+        deps.logger.warn({ err, deliveryId: data.deliveryId }, 'could not release a lane slot');
+      });
+    }
+  };
+}
+
+/** The lanes named by the job, or read from the row for jobs made without them. */
+async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undefined> {
+  if (data.tenantId && data.targetId) return { tenantId: data.tenantId, targetId: data.targetId };
+  const d = await deps.stores.deliveries.get(data.deliveryId);
+  const targetId = d?.subscriptionId ?? d?.receptionistId;
+  return d && targetId ? { tenantId: d.tenantId, targetId } : undefined;
+}
+
+/**
+ * One attempt: the row is claimed (only a caller for this exact round and attempt can claim
+ * it, and only one worker at a time), the envelope is signed and sent, and the outcome is
+ * recorded atomically; the claim and the record join the process's batches. A further
+ * attempt is a delayed job, never a sleep holding a slot. The caller holds a lane slot.
+ */
+export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attempt {
+  const { config, knex, logger, metrics, sender } = deps;
+
+  return async (data: ClaimRequest): Promise<void> => {
+    const claimed = await batches.claim(data);
+    if (!claimed) return; // gone, final, already past this attempt, or held by another worker
+    const { delivery: d, event } = claimed;
+    const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
+    let result: AttemptResult;
+    if (d.claims > MAX_CLAIMS_PER_ATTEMPT) {
+      // Earlier claims of this attempt never recorded an outcome: sending it again could loop
+      // for ever. It counts as a failed attempt instead (retried, or failed at the limit).
+      log.error({ claims: d.claims }, 'attempt given up: earlier claims recorded no outcome');
+      result = OUTCOME_UNKNOWN;
+    } else {
+      let target: Awaited<ReturnType<typeof resolveTarget>>;
+      try {
+        target = await resolveTarget(deps, d, claimed.subscription);
+      } catch (err) {
+        if (!(err instanceof SecretBoxError)) throw err;
+        // An operator problem, not the subscriber's: the secret was encrypted under another
+        // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
+        // (the reconciler tries again) until the key is put right.
+        await batches.lifecycle.release(knex, d.id, SECRET_RETRY_MS);
+        log.error(
+          'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
+        );
+        return;
+      }
+      if (!target) {
+        await batches.lifecycle.cancel(knex, d.id);
+        metrics.deliveries.inc({ outcome: 'canceled' });
+        log.info('delivery canceled: target gone or disabled');
+        return;
+      }
+      const body = JSON.stringify(buildEnvelope(event));
+      const headers = signPayload({ secret: target.secret, eventId: event.id, body });
+      result = await sender.send({ url: target.url, body, headers });
+      metrics.attemptDuration.observe(
+        { result: result.delivered ? 'success' : 'failure' },
+        result.duration_ms / 1000,
+      );
+    }
+
+    const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
+    if (!(await recordOutcome(deps, batches, d, result, outcome))) {
+      // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
+      log.info('delivery attempt recorded; the delivery was canceled or retried by hand meanwhile');
+      return;
+    }
+    metrics.deliveries.inc({ outcome: outcome.kind });
+    if (outcome.kind === 'succeeded' && d.attempts === 0 && d.round === 1) {
+      metrics.deliveryLag.observe((Date.now() - event.createdAt.getTime()) / 1000);
+    }
+    log.info(
+      {
+        outcome: outcome.kind,
+        statusCode: result.status_code,
+        error: result.error,
+        ms: result.duration_ms,
+      },
+      'delivery attempt',
+    );
+    if (outcome.kind === 'retry') {
+      const next: Delivery = {
+        ...d,
+        attempts: d.attempts + 1,
+        claims: 0,
+        nextAttemptAt: outcome.nextAttemptAt,
+      };
+      await enqueueDeliveries(deps, [next]);
+    }
+  };
+}

@@ -1,0 +1,90 @@
+import { catalog } from '@switchboard/queues';
+import type { Component } from '../component';
+import type { WorkerDeps } from '../deps';
+import { startQueueWorker, type QueueTimings } from '../queue-worker';
+import { startTicker } from '../ticker';
+import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './deliver';
+import { createDeliveryBatches } from './delivery-batches';
+import { fanOutProcessor } from './fan-out';
+import { InFlightLanes } from './in-flight';
+import { InlineAttempts } from './inline-attempts';
+import { startReconciler } from './reconciler';
+import { startRelay } from './relay';
+
+export interface WebhookDeliveryOptions extends QueueTimings {
+  reconcileIntervalMs?: number;
+  reconcileGraceMs?: number;
+  /** How often parked deliveries are woken when their lane has room (default 1000 ms). */
+  laneWakeIntervalMs?: number;
+}
+
+/** Pooled connections the delivery statements are prepared on at boot, and the wait. */
+const PREPARED_CONNECTIONS = 4;
+const PREPARE_WAIT_MS = 5_000;
+
+/**
+ * Webhook delivery: the events queue (fan-out and first attempts), the deliveries queue
+ * (retries), the lane waker, the outbox relay and the reconciler. One component, so the
+ * runner starts and drains it with a single line; its parts stop together.
+ */
+export async function startWebhookDelivery(
+  deps: WorkerDeps,
+  opts: WebhookDeliveryOptions = {},
+): Promise<Component> {
+  const concurrency = deps.config.workerConcurrency;
+  const lanes = new InFlightLanes(
+    deps.redis,
+    deps.config.queuePrefix,
+    deps.queues.deliveries,
+    catalog.deliveries.name,
+    {
+      perTarget: deps.config.webhook.maxInFlightPerSubscription,
+      perTenant: deps.config.webhook.maxInFlightPerTenant,
+      slotTtlMs: deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
+    },
+  );
+  // The delivery path's hot statements are batched per process and prepared before the
+  // first job, on as many connections as the batches will use at once.
+  const batches = createDeliveryBatches(deps.knex, deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS);
+  // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
+  // statement not prepared now is prepared on first use.
+  const prepared = batches.lifecycle
+    .prepare(deps.knex, PREPARED_CONNECTIONS)
+    .catch((err: unknown) =>
+      deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
+    );
+  await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
+  const attempt = attemptRunner(deps, batches);
+  // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job may
+  // start many attempts), and at most `concurrency` first attempts in flight at once in this
+  // process (the rest fall back to delivery jobs). Event jobs do not wait for them.
+  const inline = new InlineAttempts(concurrency);
+  const events = startQueueWorker(
+    deps,
+    'events',
+    fanOutProcessor(deps, batches, lanes, attempt, inline),
+    { ...opts, concurrency: Math.max(2, Math.ceil(concurrency / 2)) },
+  );
+  const parts: Component[] = [
+    // The event worker first stops (no new inline attempts), then the running ones finish.
+    { name: events.name, close: () => events.close().then(() => inline.drain()) },
+    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
+      ...opts,
+      concurrency,
+    }),
+    // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
+    // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
+    startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, () => lanes.wakeAll()),
+    startRelay(deps),
+    startReconciler(deps, batches.lifecycle, {
+      intervalMs: opts.reconcileIntervalMs ?? 5_000,
+      graceMs: opts.reconcileGraceMs ?? 15_000,
+    }),
+  ];
+  return {
+    name: 'webhook-delivery',
+    async close() {
+      await Promise.all(parts.map((p) => p.close()));
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { catalog, enqueue } from '@switchboard/queues';
+import type { WorkerDeps } from '../deps';
+import { startTicker } from '../ticker';
+import type { Component } from '../component';
+import type { DeliveryLifecycle, OpenDelivery } from '@switchboard/db';
+import { freeStuckJobs } from '../stuck-jobs';
+import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  /** How overdue a row must be before it is considered lost (covers normal latency). */
+  graceMs: number;
+  /** How often lapsed claims are looked for (default LAPSE_CHECK_MS). */
+  lapseCheckMs?: number;
+}
+
+/**
+ * Lapsed claims are looked for every second: an attempt in flight at a worker's death runs
+ * again at most this long after its claim lapses (WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS after
+ * the claim), so within WEBHOOK_TIMEOUT_MS + 5 s of the death. The query reads an index of
+ * the rows being delivered only (migration 013).
+ */
+export const LAPSE_CHECK_MS = 1_000;
+
+const BATCH = 500;
+
+/**
+ * The safety net that makes a lost job harmless: rows are the truth, jobs are hints.
+ * - events not yet fanned out after the grace period are published again (the relay may have
+ *   died between publish and fan-out, or Redis may have lost the job in a failover);
+ * - open deliveries whose next attempt is overdue, and whose claim (if any) has lapsed, get
+ *   their attempt job again.
+ * Deterministic job ids make every re-add a no-op while the original job still exists, and
+ * the delivery claim makes a duplicate job for the same attempt do nothing.
+ */
+export function startReconciler(
+  deps: WorkerDeps,
+  lifecycle: DeliveryLifecycle,
+  opts: ReconcilerOptions,
+): Component {
+  const { queues, stores, logger, knex } = deps;
+  async function tick(): Promise<void> {
+    const events = await stores.events.notFannedOut(opts.graceMs, BATCH);
+    await enqueue(
+      queues,
+      'events',
+      events.map((eventId) => ({ data: { v: 1 as const, eventId } })),
+    );
+    const overdue = await lifecycle.overdue(knex, opts.graceMs, BATCH);
+    await readd(overdue);
+    if (events.length || overdue.length) {
+      logger.info(
+        { events: events.length, deliveries: overdue.length },
+        'reconciler re-enqueued work',
+      );
+    }
+  }
+
+  /**
+   * Adds each delivery's job again; a job stuck in `active` without a lock (its worker died
+   * after taking it, before claiming the row) is freed first, or the add would be a no-op
+   * until BullMQ's stalled check.
+   */
+  async function readd(deliveries: readonly OpenDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const ids = deliveries.map((d) => catalog.deliveries.jobId(deliveryJob(d)));
+    const freed = await freeStuckJobs(deps.redis, queues.deliveries, ids);
+    if (freed.size) logger.warn({ jobs: [...freed] }, 'freed delivery jobs of a dead worker');
+    await enqueueDeliveries(deps, deliveries);
+  }
+
+  async function lapsed(): Promise<void> {
+    const rows = await lifecycle.lapsed(knex, BATCH);
+    await readd(rows);
+    if (rows.length) logger.info({ deliveries: rows.length }, 'lapsed claims re-enqueued');
+  }
+
+  const main = startTicker('reconciler', opts.intervalMs, logger, tick);
+  const lapse = startTicker('claim-lapse', opts.lapseCheckMs ?? LAPSE_CHECK_MS, logger, lapsed);
+  return {
+    name: 'reconciler',
+    async close() {
+      await Promise.all([main.close(), lapse.close()]);
+    },
+  };
+}
