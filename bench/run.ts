@@ -64,6 +64,12 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       'start-up time, CPU and resident memory of the API and the worker, sources under tsx vs compiled; CLI command time (issue 21)',
   },
+  {
+    name: 'scale',
+    file: 'bench/scale.ts',
+    description:
+      'history at scale: 5M deliveries + 1M calls by COPY (--scale), the online partitioning migration, one worker vs an empty database, pages at depth, dropping a day, sizes before/after retention (issue 28)',
+  },
 ];
 
 const ROOT = resolve(__dirname, '..');

@@ -12,6 +12,8 @@ bash scripts/ensure-services.sh
 bash scripts/ensure-chromium.sh >/dev/null
 say "the lock file (npm ci accepts it: npm run lock repairs it)"
 npm ci --dry-run --ignore-scripts --no-audit --no-fund >/dev/null
+# promtool for the alert rules test (test/observability/alert-rules.test.ts).
+bash scripts/ensure-promtool.sh >/dev/null
 say "lint and format check"
 npx eslint . --max-warnings 0
 npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }

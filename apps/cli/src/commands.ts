@@ -31,6 +31,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about: "Sets the tenant's API rate limit per key, or returns it to the deployment's default.",
     load: async () => (await basic()).tenantLimits,
   },
+  'tenant retention': {
+    usage: 'tenant retention --id TENANT_ID [--calls-days N|forever] [--delivery-days N|default]',
+    about: "Sets how long the tenant's calls and webhook deliveries are kept.",
+    load: async () => (await import('./commands/retention')).tenantRetention,
+  },
   'key create': {
     usage: 'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
     about: 'Creates an API key; the key itself is printed once and never again.',

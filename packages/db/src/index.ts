@@ -34,3 +34,5 @@ export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-lifecycle';
 export { explainDatabaseError, redactUrl } from './connection-error';
+export * from './stores/tenant-retention-store';
+export * from './partitions';

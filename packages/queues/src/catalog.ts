@@ -8,7 +8,12 @@ import { defineJob } from './job-definition';
 const eventJobSchema = {
   type: 'object',
   required: ['v', 'eventId'],
-  properties: { v: { const: 1 }, eventId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    eventId: { type: 'string', minLength: 1 },
+    // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
+    traceparent: { type: 'string', maxLength: 200 },
+  },
   additionalProperties: false,
 } as const;
 export type EventJob = FromSchema<typeof eventJobSchema>;
@@ -111,7 +116,7 @@ export const catalog = {
     jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
     // A job taken but not yet claimed by a dead worker is back within 7 s. A claimed attempt
     // comes back through its claim instead (the reconciler re-adds it, under a new id, once
-    // the claim lapses: WEBHOOK_TIMEOUT_MS + 4 s after the claim, see deliver.ts).
+    // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /** One job per queued outbound call: dial it (at most once, by the dialler's claim). */

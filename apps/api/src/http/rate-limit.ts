@@ -97,16 +97,18 @@ export function policyHeaders(
 
 /**
  * How long a request waits for Redis before a `local` limit decides in memory: long enough
- * for a loaded Redis, short enough that a stuck one (which the connection only gives up on
- * after its 2 s command timeout) costs each request little.
+ * for a loaded Redis, short enough that a stuck one costs each request little. Chosen with
+ * the connection's command timeout (REQUEST_REDIS_TIMEOUT_MS, 500 ms), which bounds the
+ * idempotency claim that follows: while Redis is frozen a keyed write is a 503 after at most
+ * 300 + 500 ms, every answer within 1 s (docs/DECISIONS.md, Exact under faults).
  */
-export const REDIS_DEADLINE_MS = 500;
+export const REDIS_DEADLINE_MS = 300;
 
 /**
  * A rate limit counted in Redis with rate-limiter-flexible, so every API process shares the
  * bucket (the token bucket script: ./token-bucket.ts). Built on the API's fail-fast producer
  * connection, under the hash-tagged QUEUE_PREFIX. With Redis down or stuck, a `refuse` limit
- * answers 503 (at once, or after the 2 s command timeout); a `local` one falls back to the
+ * answers 503 (at once, or after the 500 ms command timeout); a `local` one falls back to the
  * library's insurance limiter: a bucket of the same size in this process's memory (a fixed
  * window of `points` per `durationSec`), so limits still hold per process.
  */
