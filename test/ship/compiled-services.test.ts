@@ -112,7 +112,7 @@ it('a compiled service without its settings names the missing one and exits non-
   const worker = startCompiled('apps/worker/dist/main.js', {});
   expect(await worker.exited).toBe(1);
   expect(worker.stderr()).toMatch(/configuration error: [A-Z_]+ is missing/);
-});
+}, 120_000);
 
 describe('the compiled API and worker', () => {
   let ctx: TestContext;
@@ -145,13 +145,18 @@ describe('the compiled API and worker', () => {
     const api = startCompiled('apps/api/dist/server.js', env);
     const worker = startCompiled('apps/worker/dist/main.js', env);
     const base = `http://127.0.0.1:${env.PORT}/api/v1`;
-    await waitFor('the compiled API to answer /readyz', async () => {
-      if (api.proc.exitCode !== null) throw new Error(`the API exited:\n${api.stderr()}`);
-      return fetch(`${base.replace('/api/v1', '')}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-    });
+    await waitFor(
+      'the compiled API to answer /readyz',
+      async () => {
+        if (api.proc.exitCode !== null) throw new Error(`the API exited:\n${api.stderr()}`);
+        return fetch(`${base.replace('/api/v1', '')}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        // A positive signal, not a time budget: start-up takes seconds on a loaded machine.
+      },
+      { timeoutMs: 90_000, intervalMs: 100 },
+    );
     const { tenantId, auth } = await ctx.tenant(['admin']);
     const rcp = await ctx.deps.stores.receptionists.create({
       tenantId,
@@ -179,10 +184,15 @@ describe('the compiled API and worker', () => {
     expect(call.status).toBe(202);
     const { id: callId } = (await call.json()) as { id: string };
 
-    await waitFor('the call.started delivery', () => {
-      if (worker.proc.exitCode !== null) throw new Error(`the worker exited:\n${worker.stderr()}`);
-      return receiver.requests.length > 0;
-    });
+    await waitFor(
+      'the call.started delivery',
+      () => {
+        if (worker.proc.exitCode !== null)
+          throw new Error(`the worker exited:\n${worker.stderr()}`);
+        return receiver.requests.length > 0;
+      },
+      { timeoutMs: 90_000, intervalMs: 100 },
+    );
     const delivery = receiver.requests[0]!;
     const event = verifyWebhook(delivery.body, delivery.headers, secret);
     expect(event.event).toBe('call.started');
@@ -192,5 +202,5 @@ describe('the compiled API and worker', () => {
     worker.proc.kill('SIGTERM');
     expect(await api.exited).toBe(0);
     expect(await worker.exited).toBe(0);
-  });
+  }, 240_000);
 });
