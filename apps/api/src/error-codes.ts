@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'rate_limited',
   'receptionist_not_ready',
+  'recovery_in_progress',
   'recipient_opted_out',
   'request_aborted',
   'request_headers_too_large',
