@@ -51,7 +51,11 @@ export function createApp(deps: Deps): Express {
   mountApiReference(app, API_PREFIXES);
   app.use(
     [...API_PREFIXES],
-    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle),
+    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle, {
+      sessions: deps.stores.portalSessions,
+      subscriptionExists: async (tenantId, id) =>
+        (await deps.stores.webhookSubscriptions.get(tenantId, id)) !== undefined,
+    }),
   );
   app.use('/internal/v1', telephonyRouter(deps));
 

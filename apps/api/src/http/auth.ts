@@ -1,7 +1,9 @@
 import type { RequestHandler } from 'express';
-import type { ApiKeysStore, Scope } from '@switchboard/db';
+import type { ApiKeysStore, PortalSessionsStore, Scope } from '@switchboard/db';
 import { insufficientScope, unauthenticated } from '../errors';
+import type { RouteDef } from '../openapi/route';
 import type { KeyRateLimits } from './key-rate-limit';
+import { authenticatePortal, PORTAL_TOKEN_PREFIX } from './portal-auth';
 
 /** admin includes write, write includes read. */
 const IMPLIED: Record<Scope, readonly Scope[]> = {
@@ -28,6 +30,7 @@ export function authenticate(
   limits: KeyRateLimits,
   scope: Scope,
   track: (work: Promise<unknown>) => Promise<unknown> = (work) => work,
+  portal?: { sessions: PortalSessionsStore; route: Pick<RouteDef, 'portal'> },
 ): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
@@ -35,6 +38,11 @@ export function authenticate(
     const match = BEARER.exec(header);
     if (!match?.[1]) {
       throw unauthenticated('invalid_authorization_header', 'Use Authorization: Bearer <API key>');
+    }
+    if (portal && match[1].startsWith(PORTAL_TOKEN_PREFIX)) {
+      await authenticatePortal(match[1], portal.route, portal.sessions, limits, req, res);
+      next();
+      return;
     }
     const key = await keys.findActiveByKey(match[1]);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
