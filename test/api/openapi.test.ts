@@ -40,12 +40,13 @@ afterAll(async () => {
 
 /**
  * Not in the document, on purpose: the unauthenticated service routes (probes, the document
- * itself and its reference page) and the internal telephony ingestion, which is not a public
+ * itself and its reference page, the tenant portal page) and the internal telephony ingestion, which is not a public
  * API (its callers are the voice platform, with its own token).
  */
 const isServiceRoute = (path: string): boolean =>
   ['/healthz', '/readyz'].includes(path) ||
   path.startsWith('/internal/') ||
+  path.startsWith('/portal') ||
   /^\/(api\/)?v1\/(openapi\.json|docs(\/.*)?)$/.test(path);
 
 /** `/api/v1/calls/:id` under one prefix → `get /calls/{id}`. */

@@ -9,6 +9,7 @@ import { buildRouter } from './openapi/register';
 import { mountHealth } from './features/health/routes';
 import { publicRoutes } from './features';
 import { telephonyRouter } from './features/telephony/routes';
+import { mountPortalPage } from './features/portal/page';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';
@@ -58,6 +59,7 @@ export function createApp(deps: Deps): Express {
     }),
   );
   app.use('/internal/v1', telephonyRouter(deps));
+  mountPortalPage(app, deps);
 
   app.use(notFoundRoute);
   app.use(errorHandler(deps.logger));

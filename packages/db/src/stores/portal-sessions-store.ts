@@ -129,6 +129,17 @@ export class PortalSessionsStore {
     };
   }
 
+  /** Why a code cannot be traded (for the refusal's message): used, expired or unknown. */
+  async refusalOf(code: string): Promise<'used' | 'expired' | 'unknown'> {
+    const row = (await this.db(TABLE)
+      .where({ code_hash: hash(code) })
+      .first('code_used_at', 'revoked_at', this.db.raw('expires_at <= now() AS expired'))) as
+      { code_used_at: Date | null; revoked_at: Date | null; expired: boolean } | undefined;
+    if (!row) return 'unknown';
+    if (row.code_used_at) return 'used';
+    return 'expired';
+  }
+
   /**
    * The live session of a token, read fresh on every request (no cache), so a revocation or
    * an expiry applies from the very next request.

@@ -21,6 +21,13 @@ type ExchangeBody = FromSchema<typeof exchangeBodySchema>;
 const TAG = 'Portal';
 const DEFAULT_CAPABILITIES: readonly PortalCapability[] = ['view', 'manage_endpoints', 'recover'];
 
+/** The refusal's message says why (the page words its error page from it). */
+const REFUSALS = {
+  used: 'This portal link was already used; ask for a new one',
+  expired: 'This portal link expired or was revoked; ask for a new one',
+  unknown: 'This portal link is not valid; ask for a new one',
+} as const;
+
 /** `view` is always granted (a page that cannot read cannot show anything); canonical order. */
 const grant = (asked: readonly PortalCapability[] | undefined): PortalCapability[] => {
   const wanted = new Set<PortalCapability>([...(asked ?? DEFAULT_CAPABILITIES), 'view']);
@@ -117,10 +124,8 @@ export function portalRoutes(deps: Deps): RouteDef[] {
         const { code } = req.valid.body as ExchangeBody;
         const traded = await sessions.exchange(code);
         if (!traded) {
-          throw unauthenticated(
-            'invalid_portal_code',
-            'This portal link is unknown, was used already, or expired',
-          );
+          const why = await sessions.refusalOf(code);
+          throw unauthenticated('invalid_portal_code', REFUSALS[why]);
         }
         const { session, token } = traded;
         res.json({
