@@ -8,6 +8,7 @@ import {
   tenantLimits,
 } from './commands/basic';
 import { leadImport } from './commands/lead-import';
+import { tenantRetention } from './commands/retention';
 import { tenantPortalOrigins } from './commands/portal';
 import { seedDemo } from './commands/seed-demo';
 import { createCliContext, type CliContext } from './context';
@@ -17,6 +18,7 @@ type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 const COMMANDS: Record<string, Command> = {
   'tenant create': tenantCreate,
   'tenant limits': tenantLimits,
+  'tenant retention': tenantRetention,
   'tenant portal-origins': tenantPortalOrigins,
   'key create': keyCreate,
   'key revoke': keyRevoke,

@@ -32,5 +32,7 @@ export * from './stores/leads-store';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-lifecycle';
+export * from './stores/tenant-retention-store';
+export * from './partitions';
 export * from './stores/portal-sessions-store';
 export * from './stores/webhook-stats-store';

@@ -142,7 +142,16 @@ export const EVENT_DATA_SCHEMAS = {
   },
   'campaign.completed': {
     type: 'object',
-    required: ['campaign_id', 'name', 'recipients', 'sent', 'failed', 'opted_out', 'completed_at'],
+    required: [
+      'campaign_id',
+      'name',
+      'recipients',
+      'sent',
+      'failed',
+      'opted_out',
+      'skipped',
+      'completed_at',
+    ],
     properties: {
       campaign_id: str,
       name: str,
@@ -150,6 +159,7 @@ export const EVENT_DATA_SCHEMAS = {
       sent: { type: 'integer', minimum: 0 },
       failed: { type: 'integer', minimum: 0 },
       opted_out: { type: 'integer', minimum: 0 },
+      skipped: { type: 'integer', minimum: 0 },
       completed_at: ts,
     },
     additionalProperties: false,

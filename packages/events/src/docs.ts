@@ -118,6 +118,7 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
     sent: 114,
     failed: 2,
     opted_out: 4,
+    skipped: 0,
     completed_at: '2026-11-21T15:00:00.000Z',
   },
   'usage.threshold': {

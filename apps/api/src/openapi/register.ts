@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiKeysStore, PortalSessionsStore } from '@switchboard/db';
+import type { AnonymousLimits } from '../http/anonymous-limit';
 import { portalSubscriptionGuard } from '../http/portal-auth';
 import { authenticate } from '../http/auth';
 import type { KeyRateLimits } from '../http/key-rate-limit';
@@ -22,6 +23,7 @@ export function buildRouter(
   routes: readonly RouteDef[],
   keys: ApiKeysStore,
   limits: KeyRateLimits,
+  anonymous: AnonymousLimits,
   lifecycle: Lifecycle,
   portal: {
     sessions: PortalSessionsStore;
@@ -35,7 +37,7 @@ export function buildRouter(
     const chain: RequestHandler[] = [];
     if (route.scope) {
       chain.push(
-        authenticate(keys, limits, route.scope, (w) => lifecycle.track(w), {
+        authenticate(keys, limits, anonymous, route.scope, (w) => lifecycle.track(w), {
           sessions: portal.sessions,
           route,
         }),

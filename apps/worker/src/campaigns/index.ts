@@ -24,7 +24,11 @@ export interface CampaignOptions extends QueueTimings {
  * the SMS sender (../sms), which settles each campaign recipient with its message's outcome.
  */
 export function startCampaigns(deps: WorkerDeps, opts: CampaignOptions = {}): Component {
-  const limiter = new CampaignRateLimiter(deps.redis, deps.config.queuePrefix);
+  const limiter = new CampaignRateLimiter(
+    deps.redis,
+    deps.config.queuePrefix,
+    deps.config.campaigns.tenantRatePerMinute,
+  );
   const pump = new CampaignPump(deps, limiter, 1000);
   const worker = startQueueWorker(
     deps,

@@ -27,14 +27,15 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): C
   const provider =
     opts.provider ??
     new SimulatorSmsProvider(deps.config.simulatorSpeed, deps.redis, deps.config.queuePrefix);
-  const worker = startQueueWorker(deps, 'sms', sendProcessor(deps, provider), {
+  const staleSendingMs = opts.staleSendingMs ?? 120_000;
+  const worker = startQueueWorker(deps, 'sms', sendProcessor(deps, provider, { staleSendingMs }), {
     ...opts,
     concurrency: deps.config.workerConcurrency,
   });
   const reconciler = startSmsReconciler(deps, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
     graceMs: opts.reconcileGraceMs ?? 15_000,
-    staleSendingMs: opts.staleSendingMs ?? 120_000,
+    staleSendingMs,
   });
   return {
     name: 'sms',

@@ -1118,6 +1118,9 @@ export interface components {
             failed: number;
             /** @description Recipients skipped because they replied STOP */
             opted_out: number;
+            /** @description Recipients not texted because a campaign of the account texted the number within the repeat window (never with allow_repeat) */
+            skipped: number;
+            allow_repeat: boolean;
             send_rate_per_minute: number;
             /** Format: date-time */
             created_at: string;
@@ -1141,6 +1144,7 @@ export interface components {
                 sent: number;
                 failed: number;
                 opted_out: number;
+                skipped: number;
                 /** Format: date-time */
                 completed_at: string;
             };
@@ -1164,6 +1168,11 @@ export interface components {
              * @default 60
              */
             send_rate_per_minute?: number;
+            /**
+             * @description Text every recipient even when another campaign of the account texted the number within the repeat window (24 h by default); false (the default) skips them
+             * @default false
+             */
+            allow_repeat?: boolean;
         };
         /**
          * CampaignRecipients
@@ -1354,7 +1363,7 @@ export interface components {
             customer_name?: string;
             /** @description What the call is about, for the assistant */
             purpose?: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1554,7 +1563,7 @@ export interface components {
             to: string;
             /** @description 1 to 1600 characters (Unicode code points), not only spaces; split into segments of 160 GSM-7 characters (153 when split) or 70 UCS-2 code units (67) */
             message: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1901,7 +1910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2205,7 +2214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2424,7 +2433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2697,7 +2706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2984,7 +2993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3228,7 +3237,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3477,7 +3486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3741,7 +3750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4067,7 +4076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4400,7 +4409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4624,7 +4633,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4868,7 +4877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5083,7 +5092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5367,7 +5376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5592,7 +5601,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5795,7 +5804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6065,7 +6074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6334,7 +6343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6586,7 +6595,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6891,7 +6900,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7988,7 +7997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8083,7 +8092,7 @@ export interface operations {
     searchLeads: {
         parameters: {
             query?: {
-                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits */
+                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits; one or two characters match the start of a name, an email or the phone digits */
                 q?: string;
                 /** @description new (default), contacted, qualified, won or lost */
                 status?: "new" | "contacted" | "qualified" | "won" | "lost";
@@ -8208,7 +8217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8564,7 +8573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8866,7 +8875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9092,7 +9101,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9316,7 +9325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9635,7 +9644,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9763,6 +9772,8 @@ export interface operations {
                      *           "sent": 131,
                      *           "failed": 2,
                      *           "opted_out": 3,
+                     *           "skipped": 0,
+                     *           "allow_repeat": false,
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
                      *           "started_at": "2026-11-21T10:15:00.084Z",
@@ -9847,7 +9858,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9962,7 +9973,8 @@ export interface operations {
                  *           "tag": "boiler"
                  *         }
                  *       },
-                 *       "send_rate_per_minute": 60
+                 *       "send_rate_per_minute": 60,
+                 *       "allow_repeat": false
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCreateRequest"];
@@ -9993,6 +10005,8 @@ export interface operations {
                      *       "sent": 0,
                      *       "failed": 0,
                      *       "opted_out": 0,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": null,
@@ -10181,7 +10195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10304,6 +10318,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -10402,7 +10418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10525,6 +10541,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -10689,7 +10707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10975,7 +10993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11813,6 +11831,7 @@ export interface operations {
                  *         "sent": 114,
                  *         "failed": 2,
                  *         "opted_out": 4,
+                 *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
                  *       "timestamp": "2026-11-21T10:16:35.000Z"

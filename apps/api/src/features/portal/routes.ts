@@ -119,8 +119,13 @@ export function portalRoutes(deps: Deps): RouteDef[] {
           example: portalTokenExample,
         },
       },
-      errors: { 401: 'invalid_portal_code: the code is unknown, used already, or expired' },
+      errors: {
+        401: 'invalid_portal_code: the code is unknown, used already, or expired',
+        429: 'rate_limited: too many requests without a valid credential from this address',
+      },
       handler: async (req, res) => {
+        // No key here: the address's bucket of requests without a credential applies.
+        await deps.anonymousLimits.count(req);
         const { code } = req.valid.body as ExchangeBody;
         const traded = await sessions.exchange(code);
         if (!traded) {
