@@ -98,7 +98,7 @@ describe('another tenant’s id in the path', () => {
       swept.push(op.operationId);
     }
     expect(swept).toEqual(expect.arrayContaining(Object.keys(PATH_ID_KINDS)));
-  });
+  }, 120_000);
 });
 
 describe('another tenant’s id in a query filter or a body field', () => {

@@ -56,7 +56,7 @@ it('a portal token is held to the capabilities the document names, on every oper
   }
   expect(refused).toBeGreaterThanOrEqual(30);
   expect(served).toBeGreaterThanOrEqual(8);
-});
+}, 120_000);
 
 it('a key below the required scope gets 403 and changes nothing, on every operation', async () => {
   let refused = 0;
