@@ -271,9 +271,10 @@ it('a revoked or expired link shows a clear page, and changes nothing', async ()
   const page = await tab();
   await page.goto(revoked.url);
   await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
-  expect((await api('DELETE', `/portal/sessions/${revoked.id}`, admin)).status).toBe(204);
-  await page.getByRole('link', { name: 'Endpoints' }).click();
   await page.goto(`${base}/portal#/new`);
+  await page.getByRole('heading', { name: 'Add an endpoint' }).waitFor();
+  // The page is open; the session is revoked; the next action says so and changes nothing.
+  expect((await api('DELETE', `/portal/sessions/${revoked.id}`, admin)).status).toBe(204);
   await page.getByLabel('Endpoint URL (https)').fill('https://127.0.0.1:9/never');
   await page.getByRole('button', { name: 'Add endpoint' }).click();
   await page.getByRole('heading', { name: 'This link expired' }).waitFor();
