@@ -6,7 +6,8 @@ const DAY_MIN = 24 * 60;
 
 /** The minute's position across the 24 hours of the window, 0..W. */
 const xOf = (stats: WebhookStats, start: string): number =>
-  ((Date.parse(start) - Date.parse(stats.since)) / 60_000 / DAY_MIN) * W;
+  // The current minute starts less than a minute before the right edge: keep it drawn.
+  Math.min(W - 4, ((Date.parse(start) - Date.parse(stats.since)) / 60_000 / DAY_MIN) * W);
 
 /**
  * Delivery health as two small SVG pictures (no chart library): deliveries per minute
@@ -18,7 +19,7 @@ export function HealthCharts({ stats }: { stats: WebhookStats }) {
   const peak = Math.max(1, ...buckets.map((b) => b.succeeded + b.failed));
   const slowest = Math.max(1, ...buckets.map((b) => b.p99_ms ?? 0));
   const y = (v: number, max: number) => H - (v / max) * (H - 8);
-  const bar = Math.max(2, W / DAY_MIN);
+  const bar = Math.max(4, W / DAY_MIN);
   const latency = buckets.filter((b) => b.p50_ms !== null);
   const line = (pick: (b: (typeof latency)[number]) => number) =>
     latency
