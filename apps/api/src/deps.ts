@@ -13,10 +13,12 @@ import {
   ReceptionistProvisioning,
   LeadImportsStore,
   LeadsStore,
+  PortalSessionsStore,
   ReceptionistsStore,
   SmsStore,
   TenantsStore,
   UsageStore,
+  WebhookStatsStore,
   WebhookSubscriptionsStore,
   type Knex,
 } from '@switchboard/db';
@@ -88,6 +90,10 @@ export interface Deps {
     campaigns: CampaignsStore;
     /** The campaign lifecycle's statements (each takes the transaction first). */
     campaignLifecycle: CampaignLifecycle;
+    /** Tenant portal sessions (codes and tokens, hashed). */
+    portalSessions: PortalSessionsStore;
+    /** Delivery health per subscription, aggregated in SQL. */
+    webhookStats: WebhookStatsStore;
   };
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
@@ -157,6 +163,8 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       leadImports: new LeadImportsStore(knex),
       campaigns: new CampaignsStore(knex),
       campaignLifecycle: new CampaignLifecycle(),
+      portalSessions: new PortalSessionsStore(knex),
+      webhookStats: new WebhookStatsStore(knex),
     },
     async close() {
       webhookSender.close();

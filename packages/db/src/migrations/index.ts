@@ -16,6 +16,7 @@ import * as m017 from './017_campaign_recipient_limits';
 import * as m020 from './020_partitioning';
 import * as m021 from './021_retention';
 import * as m050 from './050_event_traceparent';
+import * as m060 from './060_portal';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -46,6 +47,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['020_partitioning', m020],
   ['021_retention', m021],
   ['050_event_traceparent', m050],
+  ['060_portal', m060],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */
