@@ -45,6 +45,10 @@ const SDK_METHOD: Record<string, string | null> = {
   listEventTypes: 'webhooks.eventTypes',
   recoverWebhook: 'webhooks.recover',
   getWebhookRecovery: 'webhooks.getRecovery',
+  getWebhookStats: 'webhooks.stats',
+  createPortalSession: 'portal.createSession',
+  revokePortalSession: 'portal.revokeSession',
+  exchangePortalCode: 'portal.exchange',
   callMcp: null,
 };
 

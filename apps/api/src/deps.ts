@@ -13,10 +13,12 @@ import {
   ReceptionistProvisioning,
   LeadImportsStore,
   LeadsStore,
+  PortalSessionsStore,
   ReceptionistsStore,
   SmsStore,
   TenantsStore,
   UsageStore,
+  WebhookStatsStore,
   WebhookSubscriptionsStore,
   WebhookRecoveriesStore,
   type Knex,
@@ -90,6 +92,10 @@ export interface Deps {
     campaigns: CampaignsStore;
     /** The campaign lifecycle's statements (each takes the transaction first). */
     campaignLifecycle: CampaignLifecycle;
+    /** Tenant portal sessions (codes and tokens, hashed). */
+    portalSessions: PortalSessionsStore;
+    /** Delivery health per subscription, aggregated in SQL. */
+    webhookStats: WebhookStatsStore;
   };
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
@@ -160,6 +166,8 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       leadImports: new LeadImportsStore(knex),
       campaigns: new CampaignsStore(knex),
       campaignLifecycle: new CampaignLifecycle(),
+      portalSessions: new PortalSessionsStore(knex),
+      webhookStats: new WebhookStatsStore(knex),
     },
     async close() {
       webhookSender.close();

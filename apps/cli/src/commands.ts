@@ -36,6 +36,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about: "Sets how long the tenant's calls and webhook deliveries are kept.",
     load: async () => (await import('./commands/retention')).tenantRetention,
   },
+  'tenant portal-origins': {
+    usage:
+      'tenant portal-origins --id TENANT_ID (--origins https://a.example,https://b.example | --none)',
+    about: 'Sets which sites may embed the tenant portal in a frame (default: none).',
+    load: async () => (await import('./commands/portal')).tenantPortalOrigins,
+  },
   'key create': {
     usage: 'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
     about: 'Creates an API key; the key itself is printed once and never again.',

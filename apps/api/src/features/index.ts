@@ -14,6 +14,8 @@ import { webhookEditRoutes } from './webhooks/edit-routes';
 import { webhookDeliveryLogRoutes } from './webhooks/delivery-log-routes';
 import { eventTypeRoutes } from './webhooks/event-types-route';
 import { webhookRecoverRoutes } from './webhooks/recover-routes';
+import { portalRoutes } from './portal/routes';
+import { webhookStatsRoutes } from './portal/stats-routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -28,6 +30,8 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...webhookDeliveryRoutes(deps),
     ...webhookRecoverRoutes(deps),
     ...eventTypeRoutes(),
+    ...webhookStatsRoutes(deps),
+    ...portalRoutes(deps),
     ...usageRoutes(deps),
     ...leadRoutes(deps),
     ...campaignRoutes(deps),

@@ -12,6 +12,7 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionCreate,
   WebhookSubscriptionPatch,
+  WebhookStats,
   WebhookTestResult,
 } from '../types';
 import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
@@ -167,6 +168,15 @@ export class WebhooksResource extends Resource {
       method: 'POST',
       path: `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}/retry`,
       idempotent: false,
+    });
+  }
+
+  /** Delivery health over the last 24 hours, per minute (counts and p50/p99 latency). */
+  stats(id: string): Promise<WebhookStats> {
+    return this.http.request({
+      method: 'GET',
+      path: `/webhooks/${segment(id)}/stats`,
+      idempotent: true,
     });
   }
 }

@@ -78,6 +78,7 @@ export function webhookDeliveryLogRoutes(deps: Deps): RouteDef[] {
       summary: "A subscription's deliveries with every attempt, newest first, filtered",
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'path' },
       params: webhookDeliveriesParamSchema,
       query: deliveryLogQuerySchema,
       responses: {
@@ -138,6 +139,7 @@ export function webhookDeliveryLogRoutes(deps: Deps): RouteDef[] {
       summary: 'One delivery: the payload as signed and every attempt with its headers',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'path' },
       params: webhookDeliveryParamSchema,
       responses: {
         200: {

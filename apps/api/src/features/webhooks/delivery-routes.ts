@@ -119,6 +119,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
       summary: 'Send one delivery again: a fresh round of attempts, whatever its state',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'recover', subscriptions: 'path' },
       params: webhookDeliveryParamSchema,
       responses: {
         202: {

@@ -82,6 +82,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         'every event. Store `signing_secret`: no other response shows it.',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'none' },
       body: createWebhookBodySchema,
       bodyExample: createWebhookBodyExample,
       headers: [idempotencyKeyHeaderDoc],
@@ -112,12 +113,14 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'List webhook subscriptions, newest first',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'filter' },
       description: 'A page of subscriptions',
       itemSchema: webhookSubscriptionSchema,
       itemExample: webhookSubscriptionExample,
       family: 'webhooks',
       cursors: deps.cursors,
-      list: (tenantId, page) => store.list(tenantId, page),
+      list: (tenantId, page, auth) =>
+        store.list(tenantId, page, auth.portal?.subscriptionIds ?? null),
       render: renderWebhookSubscription,
     }),
     defineRoute({
@@ -127,6 +130,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Get a webhook subscription (never its secret)',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {
@@ -147,6 +151,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Delete a webhook subscription and its secret (also the way to rotate a secret)',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: { 204: { description: 'Deleted' } },
       errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
@@ -167,6 +172,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         'disabled subscription and never touches its failure counter.',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {
@@ -195,6 +201,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Re-enable a subscription and zero its failure counter',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {
