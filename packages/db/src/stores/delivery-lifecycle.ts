@@ -234,19 +234,13 @@ export class DeliveryLifecycle {
       Array.from({ length: connections }, async () => {
         await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[]]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1]);
-        await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-          [],
-        ]);
+        // One empty array per parameter of RECORD_SQL ($1 to $13).
+        await runPrepared(
+          db,
+          'sb_dl_record',
+          RECORD_SQL,
+          Array.from({ length: 13 }, () => []),
+        );
       }),
     );
   }

@@ -81,7 +81,9 @@ export class EventsStore {
               type text, data jsonb, created_at timestamptz, traceparent text)
         CROSS JOIN LATERAL (
           SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
-                          WHERE s.tenant_id = x.tenant_id AND s.is_active
+                          WHERE s.tenant_id = x.tenant_id
+                            -- A paused subscription is a target: its deliveries wait.
+                            AND (s.is_active OR s.disabled_reason = 'manual')
                             AND (s.events = '{}' OR x.type = ANY (s.events)))
               OR EXISTS (SELECT 1 FROM receptionists r
                           WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
