@@ -13,6 +13,8 @@ import {
   LeadImportsStore,
   LeadsStore,
   ReceptionistsStore,
+  SmsLifecycle,
+  SmsOptOutsStore,
   SmsStore,
   TenantsStore,
   UsageStore,
@@ -70,6 +72,10 @@ export interface Deps {
     usage: UsageStore;
     calls: CallsStore;
     sms: SmsStore;
+    /** The SMS lifecycle's statements (each takes the transaction first). */
+    smsLifecycle: SmsLifecycle;
+    /** The per-tenant opt-out list (read by GET /sms/opt-outs). */
+    smsOptOuts: SmsOptOutsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
     /** The delivery log (read). */
@@ -135,6 +141,8 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       usage: new UsageStore(knex),
       calls: new CallsStore(knex),
       sms: new SmsStore(knex),
+      smsLifecycle: new SmsLifecycle(),
+      smsOptOuts: new SmsOptOutsStore(knex),
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
       deliveries: new DeliveriesStore(knex),

@@ -10,6 +10,7 @@ import * as m009 from './009_sms';
 import * as m010 from './010_leads';
 import * as m011 from './011_campaigns';
 import * as m012 from './012_rate_limits';
+import * as m040 from './040_sms_receipts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +33,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['010_leads', m010],
   ['011_campaigns', m011],
   ['012_rate_limits', m012],
+  ['040_sms_receipts', m040],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

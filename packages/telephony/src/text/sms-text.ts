@@ -68,15 +68,17 @@ export function smsSegments(text: string): SmsSegments {
 
 /**
  * What an inbound message does to its sender's consent: `opt_out` for STOP, STOPALL,
- * UNSUBSCRIBE, CANCEL, END, QUIT; `opt_in` for START, UNSTOP, YES; null for anything else.
+ * UNSUBSCRIBE, CANCEL, END, QUIT; `opt_in` for START, UNSTOP, YES; `help` for HELP, INFO
+ * (a help reply, no change of consent); null for anything else.
  * The keyword must be the whole message, in any letter case, surrounding whitespace and
  * newlines ignored ("stop please" is an ordinary message). The `i` flag without `u` folds
  * ASCII letters only, so look-alikes such as `ſ` (long s) are not keywords.
  */
-export function smsKeyword(text: string): 'opt_out' | 'opt_in' | null {
+export function smsKeyword(text: string): 'opt_out' | 'opt_in' | 'help' | null {
   const word = text.trim();
   if (/^(?:STOP|STOPALL|UNSUBSCRIBE|CANCEL|END|QUIT)$/i.test(word)) return 'opt_out';
   if (/^(?:START|UNSTOP|YES)$/i.test(word)) return 'opt_in';
+  if (/^(?:HELP|INFO)$/i.test(word)) return 'help';
   return null;
 }
 
