@@ -24,6 +24,10 @@ export interface OutageOptions {
    * outage, measured in the same run, so load does not fail the suite but a hang still does.
    */
   slackFactor?: number;
+  /** Redis only: SIGSTOP it (it keeps its connections and never answers) instead of a kill. */
+  freeze?: boolean;
+  /** The longest any answer may take (default ANSWER_WITHIN_MS). */
+  answerWithinMs?: number;
   log(line: string): void;
 }
 
@@ -119,15 +123,17 @@ export async function runOutage(opts: OutageOptions): Promise<PartResult> {
       );
       // Let the worker deliver a while before the fault.
       await new Promise((r) => setTimeout(r, 1000));
-      log(`  stopping ${backend} for ${secs(outageMs)}`);
+      log(`  ${opts.freeze ? 'freezing' : 'stopping'} ${backend} for ${secs(outageMs)}`);
       stopping = Date.now();
-      if (backend === 'redis') await stack.servers.redis.stop();
+      if (backend === 'redis' && opts.freeze) stack.servers.redis.freeze();
+      else if (backend === 'redis') await stack.servers.redis.stop();
       else await stack.servers.pg.stop('fast');
       down = Date.now();
       // The outage itself is the condition under test, not a wait for something to happen.
       await new Promise((r) => setTimeout(r, outageMs - (Date.now() - down)));
       back = Date.now();
-      if (backend === 'redis') await stack.servers.redis.start();
+      if (backend === 'redis' && opts.freeze) stack.servers.redis.thaw();
+      else if (backend === 'redis') await stack.servers.redis.start();
       else await stack.servers.pg.start();
       up = Date.now();
       log(`  ${backend} is back after ${secs(up - down)}`);
@@ -141,7 +147,10 @@ export async function runOutage(opts: OutageOptions): Promise<PartResult> {
       await lanes.stop();
     }
     const slackFactor = opts.slackFactor ?? 0;
-    return await verdict({ stack, backend, outcomes, stopping, down, back, up, slackFactor, log });
+    const answerWithinMs = opts.answerWithinMs ?? ANSWER_WITHIN_MS;
+    return await verdict({
+      ...{ stack, backend, outcomes, stopping, down, back, up, slackFactor, answerWithinMs, log },
+    });
   } finally {
     await stack.destroy();
   }
@@ -156,6 +165,7 @@ async function verdict(opts: {
   back: number;
   up: number;
   slackFactor: number;
+  answerWithinMs: number;
   log(line: string): void;
 }): Promise<PartResult> {
   const { stack, backend, outcomes, stopping, down, back, up, log } = opts;
@@ -164,7 +174,7 @@ async function verdict(opts: {
     99,
   );
   const slack = opts.slackFactor * beforeP99;
-  const answerWithin = Math.round(ANSWER_WITHIN_MS + slack);
+  const answerWithin = Math.round(opts.answerWithinMs + slack);
   const recoverWithin = Math.round(RECOVER_WITHIN_MS + slack);
   const ctx = stack.servers.ctx;
   const problems: string[] = [];

@@ -2,7 +2,7 @@ import type { ChaosPart } from '../part';
 import { apiSigtermPart } from './api-sigterm';
 import { fuzzPart } from './fuzz';
 import { postgresOutagePart } from './postgres-outage';
-import { redisOutagePart } from './redis-outage';
+import { redisFrozenPart, redisOutagePart } from './redis-outage';
 import { stuckReceiverPart } from './stuck-receiver';
 import { workerKillPart } from './worker-kill';
 
@@ -14,6 +14,7 @@ export const PARTS: Record<string, ChaosPart> = {
   fuzz: fuzzPart,
   'worker-kill': workerKillPart,
   'redis-outage': redisOutagePart,
+  'redis-frozen': redisFrozenPart,
   'postgres-outage': postgresOutagePart,
   'api-sigterm': apiSigtermPart,
   'stuck-receiver': stuckReceiverPart,

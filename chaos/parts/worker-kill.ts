@@ -15,6 +15,9 @@ export interface WorkerKillOptions {
   log(line: string): void;
 }
 
+/** The production default of WEBHOOK_TIMEOUT_MS. */
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+
 /** Deliveries in flight to one subscription at once: the most a SIGKILL can interrupt. */
 const IN_FLIGHT = 10;
 
@@ -47,6 +50,7 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
     });
     let killed = 0;
     const resumeMs: number[] = [];
+    const inFlightBackMs: number[] = [];
     const killer = (async () => {
       for (let k = 1; k <= kills; k++) {
         const threshold = Math.floor((events * k) / (kills + 1));
@@ -58,14 +62,32 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         killed++;
         const at = Date.now();
         const before = distinct();
+        // The attempts the killed process had in flight (claimed, not recorded): each must be
+        // attempted again within WEBHOOK_TIMEOUT_MS + 5 s of the kill.
+        const seenFrom = stack.receiver.requests.length;
+        const inFlight = (await stack.servers.ctx.deps
+          .knex('webhook_deliveries')
+          .where({ status: 'delivering' })
+          .pluck('event_id')) as string[];
         log(`  SIGKILL ${k}/${kills} at ${before} events delivered; restarting the worker`);
         stack.worker = await stack.startWorker();
         const ready = Date.now() - at;
         while (distinct() === before && Date.now() - at < 60_000)
           await new Promise((r) => setTimeout(r, 20));
         resumeMs.push(Date.now() - at);
+        const resumed = Date.now() - at;
+        const again = () => {
+          const ids = new Set(
+            stack.receiver.requests.slice(seenFrom).map((r) => r.headers['x-service-event-id']),
+          );
+          return inFlight.every((id) => ids.has(id));
+        };
+        while (!again() && Date.now() - at < 90_000) await new Promise((r) => setTimeout(r, 50));
+        const back = again() ? Date.now() - at : Infinity;
+        inFlightBackMs.push(back);
         log(
-          `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(Date.now() - at)}`,
+          `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(resumed)}, ` +
+            `${inFlight.length} in flight at the kill all attempted again after ${secs(back)}`,
         );
       }
     })();
@@ -112,6 +134,12 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         `${a.duplicates} duplicates, more than ${kills} kills × ${IN_FLIGHT} in flight`,
       );
     if (open) problems.push(`${open} delivery row(s) not succeeded`);
+    const bound = (opts.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS) + 5_000;
+    const late = inFlightBackMs.filter((ms) => ms > bound);
+    if (late.length)
+      problems.push(
+        `in-flight deliveries of ${late.length} kill(s) attempted again later than ${secs(bound)}`,
+      );
     return {
       figures: [
         ['events acked (202)', `${a.acked} of ${events}`],
@@ -122,6 +150,10 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         [
           'deliveries resume after a kill (max)',
           `${secs(Math.max(0, ...resumeMs))} (new process started and ready included)`,
+        ],
+        [
+          'in-flight deliveries attempted again after a kill (max)',
+          `${secs(Math.max(0, ...inFlightBackMs))} (bound: WEBHOOK_TIMEOUT_MS + 5 s = ${secs(bound)})`,
         ],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],

@@ -59,12 +59,31 @@ describe('error classes', () => {
     expect(res.body.error.param).toBe('id');
   });
 
-  it.each([['0'], ['101'], ['1.5'], ['abc'], ['']])('limit=%j → 400', async (limit) => {
+  it.each([
+    ['0'],
+    ['101'],
+    ['1.5'],
+    ['abc'],
+    [''],
+    ['0x10'],
+    ['0b11'],
+    ['1e2'],
+    ['%2B7'],
+    ['%205'],
+    ['5%20'],
+  ])('limit=%j → 400', async (limit) => {
     const res = await request(ctx.app)
       .get(`/api/v1/receptionists?limit=${limit}`)
       .set('Authorization', auth);
     expectError(res, 400, 'invalid_request_error', 'invalid_parameter');
     expect(res.body.error.param).toBe('limit');
+  });
+
+  it('limit=007 is 7: digits only, leading zeros allowed', async () => {
+    const res = await request(ctx.app)
+      .get('/api/v1/receptionists?limit=007')
+      .set('Authorization', auth);
+    expect(res.status).toBe(200);
   });
 
   it('a tampered cursor → 400 invalid_cursor', async () => {

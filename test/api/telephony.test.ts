@@ -167,6 +167,26 @@ describe('telephony ingestion: calls and events', () => {
     ]);
   });
 
+  it('a second call.ended (new message id) updates the call and emits no second call.completed', async () => {
+    const p = uid();
+    const first = messages.ended(rcp, p, '2026-11-21T12:30:00.000Z', '2026-11-21T12:31:35.000Z');
+    expect((await ingest(first)).status).toBe(202);
+    const again = {
+      ...messages.ended(rcp, p, '2026-11-21T12:30:00.000Z', '2026-11-21T12:31:40.000Z'),
+      duration_seconds: 100,
+    };
+    expect(again.id).not.toBe(first.id);
+    expect((await ingest(again)).status).toBe(202);
+    const row = await ctx.deps.knex('calls').where({ provider_call_id: p }).first();
+    expect(row.duration_seconds).toBe(100);
+    expect((await eventsOf(row.id)).map((e) => e.type)).toEqual(['call.completed']);
+    // A late call.missed for an ended call emits nothing either.
+    const missed = messages.missed(rcp, p, '2026-11-21T12:30:00.000Z', '2026-11-21T12:31:41.000Z');
+    expect((await ingest(missed)).status).toBe(202);
+    expect((await eventsOf(row.id)).map((e) => e.type)).toEqual(['call.completed']);
+    expect((await ctx.deps.knex('calls').where({ id: row.id }).first()).status).toBe('completed');
+  });
+
   it('started and ended racing each other converge on one call', async () => {
     const p = uid();
     const results = await Promise.all([

@@ -441,6 +441,72 @@ describe('OpenAPI', () => {
   });
 });
 
+describe('rate limits (like POST /webhooks/{id}/test)', () => {
+  /** Retries `ids` in turn until the first 429 (at most `max`): the successes and it. */
+  async function untilLimited(auth: string, sub: string, ids: string[], max: number) {
+    let ok = 0;
+    for (let i = 0; i < max; i++) {
+      const res = await retry(ids[i % ids.length] as string, auth, sub);
+      if (res.status === 429) return { ok, limited: res };
+      expect(res.status).toBe(202);
+      ok++;
+    }
+    throw new Error(`no 429 within ${max} retries`);
+  }
+  const seedFailed = async (tenantId: string, sub: string, n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const d = await seedDelivery(ctx, {
+        tenantId,
+        subscriptionId: sub,
+        createdAt: at(3000 + i),
+        attempts: failedRound(1, 3000 + i),
+      });
+      ids.push(d.id);
+    }
+    return ids;
+  };
+
+  it('10 retries at once per subscription, then 429 with the fields of that limit', async () => {
+    const t = await ctx.tenant(['admin']);
+    const sub = await subscribe(ctx, t.auth);
+    const ids = await seedFailed(t.tenantId, sub, 3);
+    const started = Date.now();
+    const spent = await untilLimited(t.auth, sub, ids, 20);
+    expect(spent.ok).toBeGreaterThanOrEqual(10);
+    expect(spent.ok).toBeLessThanOrEqual(10 + Math.floor((Date.now() - started) / 6000));
+    expect(spent.limited.body.error).toMatchObject({ code: 'rate_limited' });
+    expect(Number(spent.limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(spent.limited.headers['ratelimit-policy']).toBe(
+      '"webhook-retry-subscription";q=10;w=60',
+    );
+    expect(spent.limited.headers.ratelimit).toMatch(/^"webhook-retry-subscription";r=0;t=\d+$/);
+    // Another subscription of the tenant has a budget of its own.
+    const other = await subscribe(ctx, t.auth);
+    const [d] = await seedFailed(t.tenantId, other, 1);
+    expect((await retry(d as string, t.auth, other)).status).toBe(202);
+  });
+
+  it('caps a tenant at 30 retries at once across its subscriptions', async () => {
+    const t = await ctx.tenant(['admin']);
+    const subs: string[] = [];
+    for (let i = 0; i < 4; i++) subs.push(await subscribe(ctx, t.auth));
+    const perSub = await Promise.all(subs.map((s) => seedFailed(t.tenantId, s, 1)));
+    const started = Date.now();
+    let ok = 0;
+    let limited: request.Response | undefined;
+    for (let i = 0; i < 40 && !limited; i++) {
+      const res = await retry(perSub[i % 4]?.[0] as string, t.auth, subs[i % 4]);
+      if (res.status === 429) limited = res;
+      else ok++;
+    }
+    expect(ok).toBeGreaterThanOrEqual(30);
+    expect(ok).toBeLessThanOrEqual(30 + Math.floor((Date.now() - started) / 2000));
+    expect(limited?.body.error.message).toMatch(/per account/);
+    expect(limited?.headers['ratelimit-policy']).toBe('"webhook-retry-tenant";q=30;w=60');
+  });
+});
+
 describe('with Redis unreachable', () => {
   const logs = captureLogger();
   let down: TestContext;

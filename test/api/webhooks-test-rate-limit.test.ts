@@ -67,6 +67,9 @@ it('allows 10 tests at once per subscription, then answers 429 with Retry-After'
   expect(spent.ok).toBeGreaterThanOrEqual(10);
   expect(spent.ok).toBeLessThanOrEqual(10 + Math.floor((Date.now() - started) / 6000));
   expectRateLimited(spent.limited);
+  // The 429 carries the fields of the limit that refused it, not the API key's.
+  expect(spent.limited.headers['ratelimit-policy']).toBe('"webhook-test-subscription";q=10;w=60');
+  expect(spent.limited.headers.ratelimit).toMatch(/^"webhook-test-subscription";r=0;t=\d+$/);
   // Another subscription has a budget of its own.
   expect((await sendTest(auth, b)).status).toBe(200);
 });

@@ -88,6 +88,8 @@ describe('POST /campaigns', () => {
       sent: 0,
       failed: 0,
       opted_out: 0,
+      skipped: 0,
+      allow_repeat: false,
       send_rate_per_minute: 60,
       created_at: expect.any(String),
       started_at: null,

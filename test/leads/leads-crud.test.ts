@@ -162,6 +162,9 @@ describe('leads', () => {
       [{ phone: '+14155550127', name: 'a\u0000b' }, 'name'],
       [{ phone: '+14155550127', source: 'csv_import' }, 'source'],
       [{ phone: '+14155550127', metadata: { n: 1 } }, 'metadata.n'],
+      [{ phone: '+14155550127', metadata: { ['k'.repeat(101)]: 'x' } }, 'metadata'],
+      [JSON.parse('{"phone": "+14155550127", "metadata": {"__proto__": "x"}}'), 'metadata'],
+      [{ phone: '+14155550127', metadata: { constructor: 'x' } }, 'metadata'],
     ];
     for (const [body, param] of cases) {
       const res = await post(body);
@@ -171,6 +174,10 @@ describe('leads', () => {
         param,
       ]);
     }
+    const longKey = await post({ phone: '+14155550127', metadata: { ['k'.repeat(101)]: 'x' } });
+    expect(longKey.body.error.message).toMatch(/metadata keys must be at most 100 characters/);
+    const key100 = await post({ phone: '+14155550127', metadata: { ['k'.repeat(100)]: 'x' } });
+    expect(key100.status).toBe(201);
     const lead = (await post({ phone: '+14155550128' })).body;
     expect((await patch(lead.id, {})).status).toBe(400);
     const clear = await patch(lead.id, { phone: null });

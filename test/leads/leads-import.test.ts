@@ -188,6 +188,10 @@ describe('CSV import', () => {
     const res = await getImport(auth, staged.importId);
     expect(res.body).toMatchObject({ status: 'failed', processed_rows: 0, completed_at: null });
     expect(res.body.failure_reason).toMatch(/no progress/);
+    // Never failed with an empty error list: the file-level reason is row 0.
+    expect(res.body.errors).toEqual([
+      { row: 0, field: null, message: res.body.failure_reason as string },
+    ]);
     expect(await runImport(ctx.deps.knex, staged.importId)).toBe('not_processing');
   });
 
@@ -225,6 +229,11 @@ describe('CSV import', () => {
       ['name,phone\n', 400, 'invalid_parameter', 'body'],
       ['name,Phone,PHONE\nx,+14155550123,\n', 400, 'invalid_parameter', 'body'],
       ['name,phone\n"never closed,+14155550123\n', 400, 'invalid_parameter', 'body'],
+      // Metadata column names are metadata keys: storable, at most 100 characters, not reserved.
+      ['phone,ci\u0000ty\n+14155550123,Paris\n', 400, 'invalid_parameter', 'body'],
+      [`phone,${'k'.repeat(101)}\n+14155550123,x\n`, 400, 'invalid_parameter', 'body'],
+      ['phone,__proto__\n+14155550123,x\n', 400, 'invalid_parameter', 'body'],
+      ['phone,constructor\n+14155550123,x\n', 400, 'invalid_parameter', 'body'],
     ];
     for (const [body, status, code, param] of cases) {
       const res = await upload(auth, body);
@@ -248,6 +257,15 @@ describe('CSV import', () => {
     expect(left).toHaveLength(0);
     const reader = await ctx.keyFor((await ctx.tenant()).tenantId, ['read']);
     expect((await upload(reader.auth, SAMPLE)).status).toBe(403);
+  });
+
+  it('a metadata column name of exactly 100 characters is accepted', async () => {
+    const { auth } = await ctx.tenant(['write']);
+    const key = 'k'.repeat(100);
+    const res = await upload(auth, `phone,${key}\n+14155550123,x\n`);
+    expect(res.status).toBe(202);
+    const done = await completed(auth, res.body.id);
+    expect(done).toMatchObject({ created: 1, skipped: 0, errors: [] });
   });
 
   it('a file of exactly 20 MiB is accepted', async () => {

@@ -63,12 +63,20 @@ describe('lead search', () => {
 
   it('takes %, _ and \\ literally', async () => {
     expect(await names({ q: '100%' })).toEqual(['100% Plumbing_Co']);
-    expect(await names({ q: '%' })).toEqual(['100% Plumbing_Co']);
+    expect(await names({ q: '%' })).toEqual([]); // a prefix: no name starts with %
     expect(await names({ q: 'g_c' })).toEqual(['100% Plumbing_Co']);
-    expect(await names({ q: '_' })).toEqual(['100% Plumbing_Co']);
+    expect(await names({ q: '_' })).toEqual([]);
+    expect(await names({ q: '10' })).toEqual(['100% Plumbing_Co']);
     expect(await names({ q: 'k\\s' })).toEqual(['Back\\slash Ltd']);
     expect(await names({ q: "O'Brien" })).toEqual([]);
     expect(await names({ q: 'O’Brien' })).toEqual(['Dan O’Brien']);
+  });
+
+  it('one or two characters match the start of a name, an email or a phone', async () => {
+    expect(await names({ q: 'da' })).toEqual(['Dan O’Brien', 'Dana Whitfield']);
+    expect(await names({ q: 'J' })).toEqual(['Jordan Danvers']);
+    expect(await names({ q: 'of' })).toEqual(['Back\\slash Ltd']); // office@…
+    expect(await names({ q: '44' })).toEqual(['100% Plumbing_Co']); // +44…
   });
 
   it('filters by status and tag, alone or with q', async () => {
@@ -129,5 +137,91 @@ describe('lead search', () => {
       .query({ cursor: page.body.cursor })
       .set('Authorization', other.auth);
     expect([res.status, res.body.error.code]).toEqual([400, 'invalid_cursor']);
+  });
+});
+
+// At scale, a short q is answered from an index: the rows Postgres reads for a rare one- or
+// two-character prefix stay within a small multiple of what the unfiltered first page reads
+// (the baseline, measured here), where a scan would read the whole tenant.
+interface PoolClient {
+  acquireConnection(): Promise<{
+    query(text: string, values: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  }>;
+  releaseConnection(connection: unknown): Promise<void>;
+}
+
+describe('short searches at scale', () => {
+  const SIZE = 20_000;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    ({ tenantId } = await ctx.tenant(['read']));
+    await ctx.deps.knex.raw(
+      `INSERT INTO leads (id, tenant_id, name, phone, email, source, created_at)
+       SELECT 'lead_scale' || i, ?, chr(97 + i % 20) || 'name ' || i,
+              '+1415' || lpad(i::text, 7, '0'), 'p' || i || '@example.com', 'api',
+              now() - make_interval(secs => i)
+         FROM generate_series(1, ?) AS i`,
+      [tenantId, SIZE],
+    );
+    // A few rare ones: names starting "Zq", phones starting +97.
+    await ctx.deps.knex.raw(
+      `INSERT INTO leads (id, tenant_id, name, phone, source, created_at)
+       SELECT 'lead_rare' || i, ?, 'Zq Rare ' || i, '+9715' || lpad(i::text, 7, '0'), 'api',
+              now() - make_interval(days => 400 + i)
+         FROM generate_series(1, 5) AS i`,
+      [tenantId],
+    );
+    await ctx.deps.knex.raw('ANALYZE leads');
+  });
+
+  /** Rows every scan node of the search's own SQL read (EXPLAIN ANALYZE). */
+  async function rowsRead(q: string | undefined): Promise<{ read: number; found: number }> {
+    const captured: Array<{ sql: string; bindings: unknown[] }> = [];
+    const listen = (data: { sql: string; bindings: unknown[] }) => captured.push(data);
+    ctx.deps.knex.on('query', listen);
+    let found: number;
+    try {
+      const page = await ctx.deps.stores.leads.search(tenantId, { q }, { limit: 10 });
+      found = page.rows.length;
+    } finally {
+      ctx.deps.knex.removeListener('query', listen);
+    }
+    const search = captured.find((c) => /from "leads"/i.test(c.sql));
+    if (!search) throw new Error('the search ran no query on leads');
+    // The statement exactly as sent ($n placeholders), on a connection of the pool.
+    const client = (ctx.deps.knex as unknown as { client: PoolClient }).client;
+    const connection = await client.acquireConnection();
+    let result: { rows: Array<Record<string, unknown>> };
+    try {
+      result = await connection.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${search.sql}`, [
+        ...search.bindings,
+      ]);
+    } finally {
+      await client.releaseConnection(connection);
+    }
+    type Node = Record<string, unknown> & { Plans?: Node[] };
+    const sum = (n: Node): number =>
+      (String(n['Node Type']).includes('Scan')
+        ? Number(n['Actual Rows'] ?? 0) * Number(n['Actual Loops'] ?? 1) +
+          Number(n['Rows Removed by Filter'] ?? 0) +
+          Number(n['Rows Removed by Index Recheck'] ?? 0)
+        : 0) + (n.Plans ?? []).reduce((acc, p) => acc + sum(p), 0);
+    const plan = (result.rows[0]?.['QUERY PLAN'] as Array<{ Plan: Node }>)[0]?.Plan as Node;
+    return { read: sum(plan), found };
+  }
+
+  it('a rare prefix of a name or a phone reads about as little as the first page', async () => {
+    const baseline = await rowsRead(undefined);
+    expect(baseline.found).toBe(10);
+    for (const q of ['zq', 'Z', '97', '9']) {
+      const { read, found } = await rowsRead(q);
+      expect(found).toBe(5);
+      expect(read).toBeLessThanOrEqual(10 * baseline.read);
+    }
+    // A common prefix is still found at once (by walking newest first).
+    const common = await rowsRead('a');
+    expect(common.found).toBe(10);
+    expect(common.read).toBeLessThan(SIZE / 10);
   });
 });

@@ -15,19 +15,24 @@ export interface WorkerProcess {
 }
 
 /**
- * The production worker (test/support/worker-main.ts: same deps, same processors, shortened
- * recovery timings) as a separate process on `config`'s database, Redis (one server or a
+ * The worker as a separate process: by default test/support/worker-main.ts (same deps, same
+ * processors, shortened recovery timings), or with `entry: 'production'` the production
+ * entry and timings, on `config`'s database, Redis (one server or a
  * cluster) and prefix. `env` adds variables (e.g. NODE_EXTRA_CA_CERTS for a test receiver).
  * Resolves once the worker said it is ready; killed when this process exits.
  */
 export async function startWorkerProcess(
   config: Config,
   env: Record<string, string> = {},
+  opts: { entry?: 'production' | 'test' } = {},
 ): Promise<WorkerProcess> {
+  // `production`: apps/worker/src/main.ts itself, with its default timings (it says it is
+  // ready in its log, at level info; its /metrics on a free port).
+  const production = opts.entry === 'production';
   const child = spawn(
     process.execPath,
     // `--import tsx` keeps the worker in this one process (the tsx CLI would add a child).
-    ['--import', 'tsx', 'test/support/worker-main.ts'],
+    ['--import', 'tsx', production ? 'apps/worker/src/main.ts' : 'test/support/worker-main.ts'],
     {
       cwd: ROOT,
       env: {
@@ -36,6 +41,7 @@ export async function startWorkerProcess(
           DATABASE_URL: config.databaseUrl,
           QUEUE_PREFIX: config.queuePrefix,
           ...redisEnv(config.redis),
+          ...(production ? { LOG_LEVEL: 'info', METRICS_PORT: '0' } : {}),
           ...env,
         }),
       },

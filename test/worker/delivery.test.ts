@@ -24,6 +24,8 @@ let worker: TestWorker;
 /** Per-path scripted answers: each request takes the next status; the last one repeats. */
 const script: Record<string, number[]> = {};
 const hits: Record<string, number> = {};
+let holdNext = false;
+const heldResponses: import('node:http').ServerResponse[] = [];
 
 beforeAll(async () => {
   cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
@@ -38,6 +40,14 @@ beforeAll(async () => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(`answer ${status}`);
     };
   }
+  // `/hold`: 500 at once, except the first request after `holdNext` is set, which is held
+  // (unanswered) in `heldResponses` until the test answers it.
+  routes['/hold'] = (req, res) => {
+    if (holdNext) {
+      holdNext = false;
+      heldResponses.push(res);
+    } else res.writeHead(500, { 'content-type': 'text/plain' }).end('answer 500');
+  };
   receiver = await startReceiver(cert, routes);
   base = `https://127.0.0.1:${receiver.port}`;
   ctx = await createTestContext({
@@ -331,12 +341,67 @@ describe('auto-disable', () => {
         rows.every((d: { status: string }) => ['failed', 'canceled'].includes(d.status))
       );
     });
+    for (const row of await deliveriesOf(sub.id)) await jobsSettled(row.id);
+    // Read once nothing is left in flight (a first attempt may run in its event's job: every
+    // POST has its attempt row): an attempt in flight at the cancel counts too.
+    await waitFor('every POST to be recorded', async () => {
+      const ids = (await deliveriesOf(sub.id)).map((d: { id: string }) => d.id);
+      const logged = await ctx.deps.knex('webhook_delivery_attempts').whereIn('delivery_id', ids);
+      return logged.length === received(p).length ? true : undefined;
+    });
     const rows = await deliveriesOf(sub.id);
     expect(rows.map((d: { status: string }) => d.status)).toEqual(['failed', 'canceled']);
     expect(rows[1].attempts).toBeLessThan(3);
-    for (const row of rows) await jobsSettled(row.id);
     expect(received(p)).toHaveLength(3 + rows[1].attempts);
     expect((await subscriptionRow(sub.id)).is_active).toBe(false);
+  });
+
+  it('counts an attempt in flight at the disable on its canceled delivery', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const sub = await subscribe(t.auth, '/hold');
+    await ctx.deps
+      .knex('webhook_subscriptions')
+      .where({ id: sub.id })
+      .update({ consecutive_failures: 19 });
+    // The second event's first POST is held at the receiver while the first event spends its
+    // attempts and disables the subscription, which cancels the second mid-POST.
+    holdNext = true;
+    const held = await emitStarted(t.tenantId, rcp);
+    await waitFor('the held POST to arrive', () => heldResponses.length === 1);
+    await emitStarted(t.tenantId, rcp);
+    await waitFor('the subscription to be disabled', async () =>
+      (await subscriptionRow(sub.id)).is_active === false ? true : undefined,
+    );
+    await waitFor('the held delivery to be canceled', async () =>
+      (await deliveriesOf(sub.id)).find((d: { event_id: string }) => d.event_id === held)
+        ?.status === 'canceled'
+        ? true
+        : undefined,
+    );
+    heldResponses.pop()?.writeHead(500).end('late');
+    const rows = await deliveriesOf(sub.id);
+    const heldId = rows.find((d: { event_id: string }) => d.event_id === held)?.id as string;
+    // The held attempt may run in its event's job, not a deliveries job: wait for its row.
+    await waitFor('the held attempt to be recorded', async () =>
+      (await ctx.deps.knex('webhook_delivery_attempts').where({ delivery_id: heldId })).length > 0
+        ? true
+        : undefined,
+    );
+    for (const row of rows) await jobsSettled(row.id);
+    for (const row of await deliveriesOf(sub.id)) {
+      const attemptRows = await ctx.deps
+        .knex('webhook_delivery_attempts')
+        .where({ delivery_id: row.id, round: row.round });
+      const posts = receiver.requests.filter(
+        (r) => r.path === '/hold' && r.headers['x-service-event-id'] === row.event_id,
+      );
+      expect({ status: row.status, attempts: row.attempts, rows: attemptRows.length }).toEqual({
+        status: row.event_id === held ? 'canceled' : 'failed',
+        attempts: posts.length,
+        rows: posts.length,
+      });
+    }
   });
 });
 

@@ -4,8 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'bullmq';
-import { closeRedis, createRedis, enqueue, QUEUES } from '@switchboard/queues';
-import { FAN_OUT_TIMINGS } from '../../apps/worker/src/webhook-delivery';
+import { catalog, closeRedis, createRedis, enqueue, QUEUES } from '@switchboard/queues';
 import {
   generateCertificate,
   startReceiver,
@@ -142,8 +141,8 @@ it('fans out an event whose fan-out job died with its worker, within 30 s', asyn
     {
       connection,
       prefix: ctx.config.queuePrefix,
-      lockDuration: FAN_OUT_TIMINGS.lockDurationMs,
-      stalledInterval: FAN_OUT_TIMINGS.stalledIntervalMs,
+      lockDuration: catalog.events.timings.lockDurationMs,
+      stalledInterval: catalog.events.timings.stalledIntervalMs,
     },
   );
   const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);

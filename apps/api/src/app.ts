@@ -3,6 +3,8 @@ import { pinoHttp } from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
+import { httpTracing } from './http/tracing';
+import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
@@ -25,13 +27,18 @@ export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Which proxies may name the client in X-Forwarded-For (TRUST_PROXY; none by default):
+  // req.ip is the address the limit before authentication counts.
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(deps.lifecycle.middleware);
+  app.use(httpMetrics(deps.metrics));
   app.use(requestId);
+  app.use(httpTracing);
   app.use(
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => (req as express.Request).requestId,
-      customProps: (req) => ({ tenantId: (req as express.Request).auth?.tenantId }),
+      // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
@@ -51,7 +58,13 @@ export function createApp(deps: Deps): Express {
   mountApiReference(app, API_PREFIXES);
   app.use(
     [...API_PREFIXES],
-    buildRouter(routes, deps.stores.apiKeys, deps.keyRateLimits, deps.lifecycle),
+    buildRouter(
+      routes,
+      deps.stores.apiKeys,
+      deps.keyRateLimits,
+      deps.anonymousLimits,
+      deps.lifecycle,
+    ),
   );
   app.use('/internal/v1', telephonyRouter(deps));
 

@@ -1,4 +1,5 @@
 import type { ApiConfig } from '@switchboard/config';
+import { AnonymousLimits } from './http/anonymous-limit';
 import {
   ApiKeysStore,
   CallsStore,
@@ -39,12 +40,15 @@ import {
 import { KeyRateLimits } from './http/key-rate-limit';
 import { Lifecycle } from './http/lifecycle';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
+import { createApiMetrics, type ApiMetrics } from './metrics/registry';
 import { CursorCodec } from './pagination/cursor';
 
 /** Everything the API's routes use, built in one place (the composition root). */
 export interface Deps {
   config: ApiConfig;
   logger: Logger;
+  /** Prometheus metrics of this process (served on API_METRICS_PORT by server.ts). */
+  metrics: ApiMetrics;
   knex: Knex;
   redis: Redis;
   /** Producers on the fail-fast connection: an add during a Redis outage rejects at once. */
@@ -60,6 +64,8 @@ export interface Deps {
   idempotency: Idempotency;
   /** The per-key rate limit of every authenticated request (token buckets in Redis). */
   keyRateLimits: KeyRateLimits;
+  /** The per-address limit of requests without a valid credential (before authentication). */
+  anonymousLimits: AnonymousLimits;
   /** Stopping state and the work in flight (requests, handlers) that shutdown waits for. */
   lifecycle: Lifecycle;
   stores: {
@@ -118,6 +124,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   return {
     config,
     logger,
+    metrics: createApiMetrics(),
     knex,
     redis,
     queues,
@@ -132,6 +139,12 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       logger,
     ),
     keyRateLimits: new KeyRateLimits(redis, config.queuePrefix, config.rateLimit, logger),
+    anonymousLimits: new AnonymousLimits(
+      redis,
+      config.queuePrefix,
+      config.anonymousRateLimit,
+      logger,
+    ),
     lifecycle: new Lifecycle(),
     stores: {
       tenants: new TenantsStore(knex),

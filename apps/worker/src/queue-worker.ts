@@ -6,10 +6,28 @@ import {
   type CatalogKey,
   type JobData,
 } from '@switchboard/queues';
+import { withLogContext, type LogFields } from '@switchboard/logger';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
 
-/** BullMQ lock and stalled-check timings; short values make crash recovery fast in tests. */
+/**
+ * The log fields of a job: its queue, its id, and every id its payload names, snake_cased
+ * (`{eventId}` → `event_id`, `deliveryId` → `delivery_id`, `smsId`, `campaignId`...).
+ */
+export function jobLogFields(queue: string, jobId: string | undefined, data: unknown): LogFields {
+  const fields: LogFields = { queue, job_id: jobId };
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof value === 'string' && key.endsWith('Id')) {
+      fields[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+    }
+  }
+  return fields;
+}
+
+/**
+ * Overrides of a queue's BullMQ lock and stalled-check timings, which the job catalog sets
+ * per queue (`catalog[key].timings`); tests shorten them so that crash recovery takes seconds.
+ */
 export interface QueueTimings {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -51,14 +69,17 @@ export function startQueueWorker<K extends CatalogKey>(
         deps.logger.error({ queue: def.queue, jobId: job.id }, 'malformed job data; dropped');
         throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
       }
-      await handler(data, job as Job<JobData<Catalog[K]>>, token);
+      // Every line the handler logs names the job and the rows it concerns.
+      await withLogContext(jobLogFields(def.queue, job.id, data), () =>
+        handler(data, job as Job<JobData<Catalog[K]>>, token),
+      );
     },
     {
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs ?? 30_000,
-      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      lockDuration: opts.lockDurationMs ?? def.timings.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs ?? def.timings.stalledIntervalMs,
       maxStalledCount: 10,
     },
   );

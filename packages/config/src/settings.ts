@@ -13,9 +13,19 @@ export interface Config {
   /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
   readonly port: number;
+  /** The worker's /metrics port. */
   readonly metricsPort: number;
-  /** Interface the worker's /metrics listens on (loopback unless told otherwise). */
+  /** The API's /metrics port (a listener of its own, beside the public port). */
+  readonly apiMetricsPort: number;
+  /** Interface both /metrics endpoints listen on (loopback unless told otherwise). */
   readonly metricsHost: string;
+  /**
+   * The API's HTTP server: an idle keep-alive connection is closed after
+   * `keepAliveTimeoutMs`, which must outlast the load balancer's idle timeout (else the
+   * balancer reuses a connection the server is closing: a reset), and a request's headers
+   * must arrive within `headersTimeoutMs` (> keepAliveTimeoutMs, as Node requires).
+   */
+  readonly http: { readonly keepAliveTimeoutMs: number; readonly headersTimeoutMs: number };
   readonly ingestToken: string;
   readonly cursorSecret: string;
   /** 32 bytes; the AES-256-GCM key for secrets at rest. */
@@ -41,7 +51,25 @@ export interface Config {
    * refilling at `perSecond`, holding at most `burst` (>= perSecond) requests.
    */
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /**
+   * The limit of requests without a valid API key (none, malformed, unknown or revoked) or
+   * with a wrong ingestion token: a token bucket per client address.
+   */
+  readonly anonymousRateLimit: { readonly perSecond: number; readonly burst: number };
+  /**
+   * Express's `trust proxy`: which proxies' X-Forwarded-For names the client address.
+   * `false` (the default): none, the client is the TCP peer.
+   */
+  readonly trustProxy: boolean | number | readonly string[];
+  /**
+   * Limits of a tenant's campaigns together: one number is texted at most once per
+   * `repeatWindowMs` (campaigns with allow_repeat excepted; 0: no limit), and all of them
+   * share `tenantRatePerMinute`.
+   */
+  readonly campaigns: { readonly repeatWindowMs: number; readonly tenantRatePerMinute: number };
   readonly workerConcurrency: number;
+  /** Days of delivery history (deliveries, attempts, outbox) kept for a tenant with no own. */
+  readonly deliveryRetentionDays: number;
   /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
   readonly queuePrefix: string;
   /** The worker's read-only queue dashboard (bull-board); null when off (the default). */
@@ -52,6 +80,12 @@ export interface Config {
   /** API: how long it keeps serving (failing /readyz) after SIGTERM before it stops accepting. */
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
+  /**
+   * OpenTelemetry tracing: on when an OTLP endpoint is set (and neither OTEL_SDK_DISABLED nor
+   * OTEL_TRACES_EXPORTER=none says otherwise); `serviceName` is OTEL_SERVICE_NAME, null for
+   * the process's own default (switchboard-api, switchboard-worker).
+   */
+  readonly tracing: { readonly enabled: boolean; readonly serviceName: string | null };
 }
 
 /** One setting: the variables it is read from and how they become its typed value. */
@@ -85,7 +119,22 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   },
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),
+  apiMetricsPort: num('API_METRICS_PORT'),
   metricsHost: str('METRICS_HOST'),
+  http: {
+    variables: ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS'],
+    build: (v) => {
+      const keepAliveTimeoutMs = Number(v.HTTP_KEEP_ALIVE_TIMEOUT_MS);
+      const headersTimeoutMs = Number(v.HTTP_HEADERS_TIMEOUT_MS);
+      if (headersTimeoutMs <= keepAliveTimeoutMs) {
+        throw new ConfigError(
+          'HTTP_HEADERS_TIMEOUT_MS',
+          `HTTP_HEADERS_TIMEOUT_MS is invalid: expected more than HTTP_KEEP_ALIVE_TIMEOUT_MS (${keepAliveTimeoutMs}), got ${headersTimeoutMs}`,
+        );
+      }
+      return { keepAliveTimeoutMs, headersTimeoutMs };
+    },
+  },
   ingestToken: str('INGEST_TOKEN'),
   cursorSecret: str('CURSOR_SECRET'),
   secretEncryptionKey: {
@@ -139,7 +188,38 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
       return { perSecond, burst };
     },
   },
+  anonymousRateLimit: {
+    variables: ['UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', 'UNAUTHENTICATED_RATE_LIMIT_BURST'],
+    build: (v) => {
+      const perSecond = Number(v.UNAUTHENTICATED_RATE_LIMIT_PER_SECOND);
+      const burst = Number(v.UNAUTHENTICATED_RATE_LIMIT_BURST);
+      if (burst < perSecond) {
+        throw new ConfigError(
+          'UNAUTHENTICATED_RATE_LIMIT_BURST',
+          `UNAUTHENTICATED_RATE_LIMIT_BURST is invalid: expected at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND (${perSecond}), got ${burst}`,
+        );
+      }
+      return { perSecond, burst };
+    },
+  },
+  trustProxy: {
+    variables: ['TRUST_PROXY'],
+    build: (v) => {
+      const value = v.TRUST_PROXY === undefined ? 'false' : String(v.TRUST_PROXY);
+      if (value === 'true' || value === 'false') return value === 'true';
+      if (/^[0-9]+$/.test(value)) return Number(value);
+      return value.split(',');
+    },
+  },
+  campaigns: {
+    variables: ['CAMPAIGN_REPEAT_WINDOW_HOURS', 'CAMPAIGN_TENANT_RATE_PER_MINUTE'],
+    build: (v) => ({
+      repeatWindowMs: Math.round(Number(v.CAMPAIGN_REPEAT_WINDOW_HOURS) * 3_600_000),
+      tenantRatePerMinute: Number(v.CAMPAIGN_TENANT_RATE_PER_MINUTE),
+    }),
+  },
   workerConcurrency: num('WORKER_CONCURRENCY'),
+  deliveryRetentionDays: num('DELIVERY_RETENTION_DAYS'),
   queuePrefix: str('QUEUE_PREFIX'),
   queueDashboard: {
     variables: ['QUEUE_DASHBOARD_ENABLED', 'QUEUE_DASHBOARD_TOKEN'],
@@ -158,6 +238,23 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
   logLevel: str('LOG_LEVEL'),
+  tracing: {
+    variables: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'OTEL_TRACES_EXPORTER',
+      'OTEL_SDK_DISABLED',
+      'OTEL_SERVICE_NAME',
+    ],
+    build: (v) => ({
+      enabled:
+        (v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+          v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined) &&
+        v.OTEL_SDK_DISABLED !== 'true' &&
+        v.OTEL_TRACES_EXPORTER !== 'none',
+      serviceName: v.OTEL_SERVICE_NAME === undefined ? null : String(v.OTEL_SERVICE_NAME),
+    }),
+  },
 };
 
 /**
@@ -170,15 +267,21 @@ export const COMMAND_SETTINGS = {
     'databaseUrl',
     'redis',
     'port',
+    'apiMetricsPort',
+    'metricsHost',
+    'http',
     'ingestToken',
     'cursorSecret',
     'secretEncryptionKey',
     'webhook',
     'rateLimit',
+    'anonymousRateLimit',
+    'trustProxy',
     'queuePrefix',
     'shutdownTimeoutMs',
     'shutdownGraceMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run start:worker`. */
   worker: [
@@ -188,12 +291,15 @@ export const COMMAND_SETTINGS = {
     'metricsHost',
     'secretEncryptionKey',
     'webhook',
+    'campaigns',
     'workerConcurrency',
+    'deliveryRetentionDays',
     'queuePrefix',
     'queueDashboard',
     'simulatorSpeed',
     'shutdownTimeoutMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run migrate` and the operator CLI: Postgres only. */
   operator: ['databaseUrl'],

@@ -181,6 +181,7 @@ export const EVENT_DATA_SCHEMAS = {
       'opted_out',
       'delivered',
       'undelivered',
+      'skipped',
       'completed_at',
     ],
     properties: {
@@ -192,6 +193,7 @@ export const EVENT_DATA_SCHEMAS = {
       opted_out: { type: 'integer', minimum: 0 },
       delivered: { type: 'integer', minimum: 0 },
       undelivered: { type: 'integer', minimum: 0 },
+      skipped: { type: 'integer', minimum: 0 },
       completed_at: ts,
     },
     additionalProperties: false,

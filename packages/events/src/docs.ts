@@ -145,6 +145,7 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
     opted_out: 4,
     delivered: 109,
     undelivered: 3,
+    skipped: 0,
     completed_at: '2026-11-21T15:00:00.000Z',
   },
   'usage.threshold': {

@@ -11,6 +11,22 @@ export const LEAD_TAGS_MAX = 20;
 export const LEAD_TAG_MAX = 50;
 export const LEAD_METADATA_KEYS_MAX = 20;
 export const LEAD_METADATA_VALUE_MAX = 500;
+/** Longest metadata key (and CSV metadata column name), in characters. */
+export const METADATA_KEY_MAX = 100;
+/** Keys that mean an object's prototype to JavaScript: never metadata keys. */
+export const RESERVED_METADATA_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
+
+/**
+ * The keys of any `metadata` object (leads, outbound calls, SMS): at most METADATA_KEY_MAX
+ * characters, no NUL, and none of RESERVED_METADATA_KEYS.
+ */
+export const metadataKeySchema = {
+  type: 'string',
+  maxLength: METADATA_KEY_MAX,
+  pattern: NO_NUL,
+  not: { enum: RESERVED_METADATA_KEYS },
+  'x-error-message': `metadata keys must be at most ${METADATA_KEY_MAX} characters and not ${RESERVED_METADATA_KEYS.join(', ')}`,
+} as const;
 
 export const leadFieldSchemas = {
   name: {
@@ -58,6 +74,7 @@ export const leadFieldSchemas = {
   metadata: {
     type: 'object',
     maxProperties: LEAD_METADATA_KEYS_MAX,
+    propertyNames: metadataKeySchema,
     additionalProperties: {
       type: 'string',
       maxLength: LEAD_METADATA_VALUE_MAX,

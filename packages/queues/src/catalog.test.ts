@@ -56,6 +56,7 @@ describe('job catalog', () => {
       name: 'n',
       schema: { type: 'object' },
       jobId: (d) => d.id,
+      timings: { lockDurationMs: 1000, stalledIntervalMs: 1000 },
     });
     expect(() => def.spec({ id: 'a:b' })).toThrow(/contains ':'/);
   });

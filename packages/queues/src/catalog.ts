@@ -8,7 +8,12 @@ import { defineJob } from './job-definition';
 const eventJobSchema = {
   type: 'object',
   required: ['v', 'eventId'],
-  properties: { v: { const: 1 }, eventId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    eventId: { type: 'string', minLength: 1 },
+    // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
+    traceparent: { type: 'string', maxLength: 200 },
+  },
   additionalProperties: false,
 } as const;
 export type EventJob = FromSchema<typeof eventJobSchema>;
@@ -97,6 +102,8 @@ export const catalog = {
     name: 'event',
     schema: eventJobSchema,
     jobId: (d) => d.eventId,
+    // Fan-out is idempotent and its first attempts do not hold the job: back within 15 s.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /**
    * One job per claim generation of a delivery attempt; the id names the round, the attempt
@@ -107,6 +114,10 @@ export const catalog = {
     name: 'delivery',
     schema: deliveryJobSchema,
     jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
+    // A job taken but not yet claimed by a dead worker is back within 7 s. A claimed attempt
+    // comes back through its claim instead (the reconciler re-adds it, under a new id, once
+    // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /** One job per queued outbound call: dial it (at most once, by the dialler's claim). */
   outboundCalls: defineJob<OutboundCallJob>({
@@ -114,6 +125,8 @@ export const catalog = {
     name: 'dial',
     schema: outboundCallJobSchema,
     jobId: (d) => d.callId,
+    // A dial is claimed in Postgres (at most once); the job only needs to come back soon.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /** One job per provisioning attempt of a receptionist (buy a number, create the assistant). */
   provisioning: defineJob<ProvisioningJob>({
@@ -121,6 +134,8 @@ export const catalog = {
     name: 'provision',
     schema: provisioningJobSchema,
     jobId: (d) => `${d.receptionistId}-r${d.round}-a${d.attempt}`,
+    // Guarded by the provisioning lease; back within 15 s, then waits for the lease.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /** One job per queued outbound SMS: hand it to the provider (at most once, by the claim). */
   sms: defineJob<SmsJob>({
@@ -128,6 +143,8 @@ export const catalog = {
     name: 'send',
     schema: smsJobSchema,
     jobId: (d) => d.smsId,
+    // A text is claimed before the hand-off (at most once); an unclaimed one is back in 15 s.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /** One job per CSV import: import it in batches, resuming after the last committed one. */
   leadImports: defineJob<LeadImportJob>({
@@ -135,6 +152,8 @@ export const catalog = {
     name: 'import',
     schema: leadImportJobSchema,
     jobId: (d) => d.importId,
+    // Long jobs (one per file) that resume after their last committed batch: back in 15 s.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /**
    * One job per accepted campaign: start it (queued → running) and begin sending it at once.
@@ -145,6 +164,8 @@ export const catalog = {
     name: 'start',
     schema: campaignJobSchema,
     jobId: (d) => d.campaignId,
+    // Only starts a campaign (sending is not a job): back in 15 s, or started by a tick.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
 };
 

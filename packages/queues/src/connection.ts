@@ -21,12 +21,20 @@ type Role = 'worker' | 'producer';
 const retry = (times: number): number => Math.min(times * 200, 2000);
 
 /**
+ * How long a request path waits for one Redis command before it gives up (the `producer`
+ * role): a frozen Redis (SIGSTOP, a stuck server) still accepts the connection, so only this
+ * bounds the wait. Chosen with the API's rate-limit deadline (REDIS_DEADLINE_MS, 300 ms):
+ * a keyed write waits for both at most, 800 ms, and is answered within 1 s.
+ */
+export const REQUEST_REDIS_TIMEOUT_MS = 500;
+
+/**
  * Per-connection settings of each role, the BullMQ production settings:
  * - `worker`: blocking commands must wait out an outage, so `maxRetriesPerRequest: null` and
  *   an offline queue (BullMQ requires both for workers);
  * - `producer`: used on request paths (the API), fails fast when Redis is down
- *   (`enableOfflineQueue: false`, one retry, short command timeout) so a request becomes a
- *   503 instead of a hang.
+ *   (`enableOfflineQueue: false`, one retry, REQUEST_REDIS_TIMEOUT_MS command timeout) so a
+ *   request becomes a 503 instead of a hang.
  */
 const roleOptions = (role: Role): RedisOptions =>
   role === 'worker'
@@ -34,7 +42,7 @@ const roleOptions = (role: Role): RedisOptions =>
     : {
         connectionName: 'switchboard-producer',
         maxRetriesPerRequest: 1,
-        commandTimeout: 2000,
+        commandTimeout: REQUEST_REDIS_TIMEOUT_MS,
         connectTimeout: 2000,
       };
 

@@ -27,6 +27,21 @@ export interface JobDefinition<T> {
   parse(data: unknown): T | null;
   /** The job ready for `add`/`addBulk`, with its id and any extra options (e.g. a delay). */
   spec(data: T, opts?: JobsOptions): JobSpec<T>;
+  /** The queue's lock and stalled-check timings: chosen per queue, on purpose. */
+  readonly timings: QueueTimings;
+}
+
+/**
+ * How fast a job whose worker died comes back: BullMQ renews a running job's lock every half
+ * `lockDurationMs`; once a dead worker's lock expires, the next stalled check (every
+ * `stalledIntervalMs`) moves the job back to wait. So a job in flight at a SIGKILL runs again
+ * within about lockDurationMs + stalledIntervalMs. The lock must outlast any pause of the
+ * worker's event loop (a lock that lapses under a live worker runs the job twice, which every
+ * processor tolerates but should not do routinely).
+ */
+export interface QueueTimings {
+  readonly lockDurationMs: number;
+  readonly stalledIntervalMs: number;
 }
 
 export type JobData<D> = D extends JobDefinition<infer T> ? T : never;
@@ -41,11 +56,13 @@ export function defineJob<T>(def: {
   schema: JSONSchema;
   jobId: (data: T) => string;
   options?: JobsOptions;
+  timings: QueueTimings;
 }): JobDefinition<T> {
   const validate = ajv.compile(def.schema as object);
   return {
     queue: def.queue,
     name: def.name,
+    timings: def.timings,
     jobId: def.jobId,
     parse: (data) => (validate(data) ? (data as T) : null),
     spec: (data, opts = {}) => {

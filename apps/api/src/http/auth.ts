@@ -1,5 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { ApiKeysStore, Scope } from '@switchboard/db';
+import { hashApiKey, type ApiKeysStore, type Scope } from '@switchboard/db';
+import { addLogContext } from '@switchboard/logger';
+import type { AnonymousLimits } from './anonymous-limit';
 import { insufficientScope, unauthenticated } from '../errors';
 import type { KeyRateLimits } from './key-rate-limit';
 
@@ -17,27 +19,35 @@ const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
 /**
  * Authenticates the API key, counts the request against the key's rate limit, and enforces
- * the route's scope. The key is looked up on every request (no cache), so a revoked key is
- * refused from the very next request, and a tenant's new rate limit applies at once (the
- * same statement reads it). Every request of a known key is counted, refused ones too, and
- * its answer carries the RateLimit headers whatever its status. `track` counts the write
- * that outlives the request (last use), so a shutdown waits for it.
+ * the route's scope. An active key is looked up on every request (only misses are cached,
+ * see ApiKeysStore), so a revoked key is refused from the very next request, and a tenant's
+ * new rate limit applies at once (the same statement reads it). Every request of a known key
+ * is counted, refused ones too, and its answer carries the RateLimit headers whatever its
+ * status. A request with no key, a malformed one, or a key this process has not seen valid
+ * lately first takes a token of its address's bucket (AnonymousLimits), before any lookup.
+ * `track` counts the write that outlives the request (last use), so a shutdown waits for it.
  */
 export function authenticate(
   keys: ApiKeysStore,
   limits: KeyRateLimits,
+  anonymous: AnonymousLimits,
   scope: Scope,
   track: (work: Promise<unknown>) => Promise<unknown> = (work) => work,
 ): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
+    const match = header ? BEARER.exec(header) : null;
+    const presented = match?.[1];
+    const hash = presented && hashApiKey(presented);
+    if (!hash || !anonymous.isKnown(hash)) await anonymous.count(req);
     if (!header) throw unauthenticated('missing_api_key', 'Send Authorization: Bearer <API key>');
-    const match = BEARER.exec(header);
-    if (!match?.[1]) {
+    if (!presented || !hash) {
       throw unauthenticated('invalid_authorization_header', 'Use Authorization: Bearer <API key>');
     }
-    const key = await keys.findActiveByKey(match[1]);
+    const key = await keys.findActiveByKey(presented);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
+    anonymous.remember(hash);
+    addLogContext({ tenant_id: key.tenantId, key_id: key.id });
     await limits.apply(res, key.id, key.rateLimit);
     if (!hasScope(key.scopes, scope)) throw insufficientScope(scope);
     req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };

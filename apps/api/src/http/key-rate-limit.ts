@@ -1,47 +1,15 @@
 import type { Response } from 'express';
-import { serializeList } from 'structured-headers';
 import type { RateLimit } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import type { Redis } from '@switchboard/queues';
-import { RateLimiter, rateLimited, type RateLimitDecision } from './rate-limit';
+import { policyHeaders, RateLimiter, rateLimited, type RateLimitDecision } from './rate-limit';
 
 /** The policy's name in both headers; also part of the Redis keys (never rename it). */
 export const KEY_POLICY = 'api-key';
 
-/**
- * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11), as Structured Field
- * lists serialized by `structured-headers`:
- * - `RateLimit-Policy: "api-key";q=<burst>;w=<seconds>`: a full bucket (q) and the seconds
- *   an empty one takes to refill (w = burst ÷ rate, rounded up; the draft wants whole
- *   seconds, and rounding up can only understate the rate), so q/w is the sustained rate;
- * - `RateLimit: "api-key";r=<remaining>;t=<seconds>`: the whole requests that may be made
- *   now, and the effective window: the seconds until the bucket is full again; on a 429,
- *   r=0 for the Retry-After seconds (the draft: Retry-After never ends before the window).
- * Both are conservative readings of a token bucket: a client that keeps to them is served.
- */
-export function rateLimitHeaders(limit: RateLimit, d: RateLimitDecision): Record<string, string> {
-  const window = Math.max(1, Math.ceil(limit.burst / limit.perSecond));
-  return {
-    'RateLimit-Policy': serializeList([
-      [
-        KEY_POLICY,
-        new Map([
-          ['q', limit.burst],
-          ['w', window],
-        ]),
-      ],
-    ]),
-    RateLimit: serializeList([
-      [
-        KEY_POLICY,
-        new Map([
-          ['r', d.remaining],
-          ['t', d.allowed ? d.fullInSec : d.retryAfterSec],
-        ]),
-      ],
-    ]),
-  };
-}
+/** The RateLimit fields of the per-key policy (see policyHeaders). */
+export const rateLimitHeaders = (limit: RateLimit, d: RateLimitDecision): Record<string, string> =>
+  policyHeaders(KEY_POLICY, limit.burst, limit.burst / limit.perSecond, d);
 
 const LOCAL_WARN_EVERY_MS = 10_000;
 

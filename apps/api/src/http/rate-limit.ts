@@ -5,6 +5,7 @@ import {
   RLWrapperTimeouts,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
+import { serializeList } from 'structured-headers';
 import type { Redis } from '@switchboard/queues';
 import { ApiError, serviceUnavailable } from '../errors';
 import { TOKEN_BUCKET_LUA } from './token-bucket';
@@ -55,17 +56,59 @@ export const rateLimited = (
 const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 /**
- * How long a request waits for Redis before a `local` limit decides in memory: long enough
- * for a loaded Redis, short enough that a stuck one (which the connection only gives up on
- * after its 2 s command timeout) costs each request little.
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) of one policy, as
+ * Structured Field lists serialized by `structured-headers`:
+ * - `RateLimit-Policy: "<policy>";q=<burst>;w=<seconds>`: a full bucket (q) and the seconds
+ *   an empty one takes to refill (rounded up: the draft wants whole seconds, and rounding up
+ *   can only understate the rate), so q/w is the sustained rate;
+ * - `RateLimit: "<policy>";r=<remaining>;t=<seconds>`: the whole requests that may be made
+ *   now, and the effective window: the seconds until the bucket is full again; on a 429,
+ *   r=0 for the Retry-After seconds (the draft: Retry-After never ends before the window).
+ * Every 429 carries the fields of the policy that refused it (docs/API.md, Rate limits).
  */
-export const REDIS_DEADLINE_MS = 500;
+export function policyHeaders(
+  policy: string,
+  burst: number,
+  refillSec: number,
+  d: RateLimitDecision,
+): Record<string, string> {
+  const window = Math.max(1, Math.ceil(refillSec));
+  return {
+    'RateLimit-Policy': serializeList([
+      [
+        policy,
+        new Map([
+          ['q', burst],
+          ['w', window],
+        ]),
+      ],
+    ]),
+    RateLimit: serializeList([
+      [
+        policy,
+        new Map([
+          ['r', d.remaining],
+          ['t', d.allowed ? d.fullInSec : d.retryAfterSec],
+        ]),
+      ],
+    ]),
+  };
+}
+
+/**
+ * How long a request waits for Redis before a `local` limit decides in memory: long enough
+ * for a loaded Redis, short enough that a stuck one costs each request little. Chosen with
+ * the connection's command timeout (REQUEST_REDIS_TIMEOUT_MS, 500 ms), which bounds the
+ * idempotency claim that follows: while Redis is frozen a keyed write is a 503 after at most
+ * 300 + 500 ms, every answer within 1 s (docs/DECISIONS.md, Exact under faults).
+ */
+export const REDIS_DEADLINE_MS = 300;
 
 /**
  * A rate limit counted in Redis with rate-limiter-flexible, so every API process shares the
  * bucket (the token bucket script: ./token-bucket.ts). Built on the API's fail-fast producer
  * connection, under the hash-tagged QUEUE_PREFIX. With Redis down or stuck, a `refuse` limit
- * answers 503 (at once, or after the 2 s command timeout); a `local` one falls back to the
+ * answers 503 (at once, or after the 500 ms command timeout); a `local` one falls back to the
  * library's insurance limiter: a bucket of the same size in this process's memory (a fixed
  * window of `points` per `durationSec`), so limits still hold per process.
  */
@@ -115,11 +158,21 @@ export class RateLimiter {
     }
   }
 
-  /** Counts one request for `key`: 429 over the limit, 503 when Redis fails a `refuse` limit. */
+  /**
+   * Counts one request for `key`: 429 over the limit (with this rule's RateLimit fields),
+   * 503 when Redis fails a `refuse` limit.
+   */
   async consume(key: string): Promise<RateLimitDecision> {
     const decision = await this.check(key);
-    if (!decision.allowed) throw rateLimited(this.rule.message, decision.retryAfterSec);
+    if (!decision.allowed) {
+      throw rateLimited(this.rule.message, decision.retryAfterSec, this.headers(decision));
+    }
     return decision;
+  }
+
+  /** This rule's RateLimit fields for `decision`. */
+  headers(decision: RateLimitDecision): Record<string, string> {
+    return policyHeaders(this.rule.name, this.rule.points, this.rule.durationSec, decision);
   }
 
   private decision(allowed: boolean, res: RateLimiterRes): RateLimitDecision {

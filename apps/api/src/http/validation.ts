@@ -70,12 +70,14 @@ const badTextMessage = (param: string, bad: BadText): string => {
  */
 export function compileValidator(part: Part, schema: object): (value: unknown) => unknown {
   const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
+  const integers = part === 'body' ? [] : integerProperties(schema);
   return (value) => {
     const bad = findBadText(value);
     if (bad) {
       const param = bad.path.length ? bad.path.join('.') : part;
       throw invalidParameter(param, badTextMessage(param, bad));
     }
+    checkDigits(value, integers);
     if (!validate(value)) {
       const err = validate.errors?.[0] as ErrorObject;
       const param = paramOf(err, part);
@@ -83,6 +85,35 @@ export function compileValidator(part: Part, schema: object): (value: unknown) =
     }
     return value;
   };
+}
+
+/**
+ * The top-level integer properties of a query or path schema, each with the message of its
+ * 400: the field's own `x-error-message`, if any.
+ */
+function integerProperties(schema: object): Array<[string, string]> {
+  const props =
+    (schema as { properties?: Record<string, { type?: unknown; 'x-error-message'?: string }> })
+      .properties ?? {};
+  return Object.entries(props)
+    .filter(
+      ([, p]) => p.type === 'integer' || (Array.isArray(p.type) && p.type.includes('integer')),
+    )
+    .map(([name, p]) => [name, p['x-error-message'] ?? `${name} must be an integer (digits only)`]);
+}
+
+/**
+ * An integer in a query string or a path is written in decimal digits only. Ajv's coercion
+ * reads anything JavaScript's Number() reads (`0x10`, `1e2`, `+7`, ` 5`); those are refused
+ * here, before it, so that what the document calls an integer is one (docs/API.md, Pagination).
+ */
+function checkDigits(value: unknown, integers: ReadonlyArray<[string, string]>): void {
+  if (integers.length === 0 || typeof value !== 'object' || value === null) return;
+  const record = value as Record<string, unknown>;
+  for (const [name, message] of integers) {
+    const v = record[name];
+    if (typeof v === 'string' && !/^[0-9]+$/.test(v)) throw invalidParameter(name, message);
+  }
 }
 
 /**

@@ -17,8 +17,8 @@ const RELEASE_RETRY_MS = [100, 250, 500, 1000];
 
 /**
  * Idempotency entries in Redis. Runs on the API's fail-fast producer connection: while Redis
- * is away every command rejects at once (or after the 2 s command timeout), and that becomes
- * a 503 with Retry-After, never a hung request or a 500.
+ * is away every command rejects at once (or after REQUEST_REDIS_TIMEOUT_MS, 500 ms), and
+ * that becomes a 503 with Retry-After, never a hung request or a 500.
  */
 export class IdempotencyStore {
   constructor(

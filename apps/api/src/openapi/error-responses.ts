@@ -128,8 +128,10 @@ function genericErrors(route: RouteDef): Map<number, ErrorSpec> {
   if (route.scope) {
     out.set(429, {
       description:
-        '`rate_limited`: the API key spent its burst (or another limit of the operation was ' +
-        'reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0`',
+        '`rate_limited`: the API key spent its burst, another limit of the operation was ' +
+        'reached, or the client address spent its burst of requests without a valid key ' +
+        '(policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` ' +
+        'names the limit that refused, and `RateLimit` then says `r=0`',
       example: {
         type: 'rate_limit_error',
         code: 'rate_limited',

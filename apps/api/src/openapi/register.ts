@@ -1,5 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import type { ApiKeysStore } from '@switchboard/db';
+import type { AnonymousLimits } from '../http/anonymous-limit';
 import { authenticate } from '../http/auth';
 import type { KeyRateLimits } from '../http/key-rate-limit';
 import { jsonBody, requireContentType } from '../http/json-body';
@@ -21,6 +22,7 @@ export function buildRouter(
   routes: readonly RouteDef[],
   keys: ApiKeysStore,
   limits: KeyRateLimits,
+  anonymous: AnonymousLimits,
   lifecycle: Lifecycle,
 ): Router {
   const router = Router();
@@ -28,7 +30,7 @@ export function buildRouter(
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.scope) {
-      chain.push(authenticate(keys, limits, route.scope, (w) => lifecycle.track(w)));
+      chain.push(authenticate(keys, limits, anonymous, route.scope, (w) => lifecycle.track(w)));
     }
     if (route.rawBody) chain.push(requireContentType(route.rawBody.contentType));
     else if (parsesJsonBody(route)) chain.push(jsonBody);

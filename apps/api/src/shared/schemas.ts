@@ -1,4 +1,5 @@
 import { E164_PATTERN } from '@switchboard/phone';
+import { metadataKeySchema } from '@switchboard/leads';
 
 /** Schemas shared by many routes; `as const` so types can be derived from them. */
 
@@ -74,12 +75,14 @@ export const historyFilterProperties = {
 export const metadataSchema = {
   type: 'object',
   maxProperties: 20,
+  propertyNames: metadataKeySchema,
   additionalProperties: {
     type: 'string',
     maxLength: 500,
     'x-error-message': 'metadata values must be strings of at most 500 characters',
   },
-  description: 'Up to 20 string values of up to 500 characters, returned in the detail',
+  description:
+    'Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail',
   'x-error-message': 'metadata must be an object of at most 20 string values',
 } as const;
 

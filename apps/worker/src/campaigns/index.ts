@@ -33,7 +33,11 @@ export function startCampaigns(
   opts: CampaignOptions = {},
 ): Component {
   sms.onOutcome((db, message) => settleCampaignMessage(deps, db, message));
-  const limiter = new CampaignRateLimiter(deps.redis, deps.config.queuePrefix);
+  const limiter = new CampaignRateLimiter(
+    deps.redis,
+    deps.config.queuePrefix,
+    deps.config.campaigns.tenantRatePerMinute,
+  );
   const pump = new CampaignPump(deps, sms, limiter, 1000);
   const worker = startQueueWorker(
     deps,

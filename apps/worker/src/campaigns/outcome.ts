@@ -45,6 +45,14 @@ export async function completeCampaign(
   if (!campaign?.completedAt) return false;
   // The receipts known at completion; later ones show on the campaign.
   const receipts = (await deps.stores.campaigns.receiptCounts(db, [campaignId])).get(campaignId);
+  // Counted once the completion commits (the caller's transaction may still roll back).
+  const committed = 'executionPromise' in db ? (db as Knex.Transaction).executionPromise : null;
+  if (committed)
+    committed.then(
+      () => deps.metrics.campaignsCompleted.inc(),
+      () => undefined,
+    );
+  else deps.metrics.campaignsCompleted.inc();
   await emit(db, {
     tenantId: campaign.tenantId,
     receptionistId: campaign.receptionistId,
@@ -58,6 +66,7 @@ export async function completeCampaign(
       opted_out: campaign.optedOut,
       delivered: receipts?.delivered ?? 0,
       undelivered: receipts?.undelivered ?? 0,
+      skipped: campaign.skipped,
       completed_at: campaign.completedAt.toISOString(),
     },
   });

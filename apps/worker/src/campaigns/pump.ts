@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withLogContext } from '@switchboard/logger';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import type { SmsSender } from '../sms';
@@ -11,7 +12,7 @@ const pause = (ms: number, signal: AbortSignal): Promise<void> =>
 
 /**
  * This worker's share of sending: one loop per running campaign it has joined. A loop takes
- * a unit of the campaign's rate from the shared limiter (waiting as long as the limiter
+ * a unit of the campaign's rate, and of its tenant's shared rate, from the limiter (waiting as long as the limiter
  * says when refused), then sends one message (`sendNext`). Every worker joins every running
  * campaign, so the campaign keeps its rate while any worker lives; the limiter in Redis
  * keeps their sum at the rate, and the claims in Postgres keep their recipients apart.
@@ -31,9 +32,11 @@ export class CampaignPump implements Component {
   ) {}
 
   /** Starts sending the campaign from this worker; a no-op while it already does. */
-  join(campaignId: string, perMinute: number): void {
+  join(campaignId: string, tenantId: string, perMinute: number): void {
     if (this.stopping.signal.aborted || this.loops.has(campaignId)) return;
-    const loop = this.loop(campaignId, perMinute).finally(() => this.loops.delete(campaignId));
+    const loop = withLogContext({ campaign_id: campaignId }, () =>
+      this.loop(campaignId, tenantId, perMinute),
+    ).finally(() => this.loops.delete(campaignId));
     this.loops.set(campaignId, loop);
   }
 
@@ -47,11 +50,11 @@ export class CampaignPump implements Component {
     await Promise.allSettled([...this.loops.values()]);
   }
 
-  private async loop(campaignId: string, perMinute: number): Promise<void> {
+  private async loop(campaignId: string, tenantId: string, perMinute: number): Promise<void> {
     const { signal } = this.stopping;
     while (!signal.aborted) {
       try {
-        const waitMs = await this.limiter.take(campaignId, perMinute);
+        const waitMs = await this.limiter.take(campaignId, perMinute, tenantId);
         if (waitMs > 0) {
           await pause(waitMs, signal);
           continue;

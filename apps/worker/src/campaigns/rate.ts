@@ -34,10 +34,12 @@ const MIN_WAIT_MS = 10;
 
 /**
  * The rate of every campaign, counted in Redis with rate-limiter-flexible, so that all
- * worker processes together keep each campaign's `send_rate_per_minute`: one counter per
- * campaign and window under `<QUEUE_PREFIX>:campaign-rate:…` (the prefix is a hash tag, so
- * a Redis Cluster keeps working). A take that the pace window refuses gives its point of
- * the exact window back, so the pace never eats the exact window's allowance.
+ * worker processes together keep each campaign's `send_rate_per_minute`, and each tenant's
+ * campaigns together `CAMPAIGN_TENANT_RATE_PER_MINUTE`: one counter per campaign (and per
+ * tenant, key `tenant:<id>`) and window under `<QUEUE_PREFIX>:campaign-rate:…` (the prefix
+ * is a hash tag, so a Redis Cluster keeps working). A take that a later window refuses gives
+ * its points of the earlier ones back, so neither the pace nor the tenant's share eats an
+ * allowance it did not use.
  */
 export class CampaignRateLimiter {
   private readonly limiters = new Map<string, RateLimiterRedis>();
@@ -45,20 +47,48 @@ export class CampaignRateLimiter {
   constructor(
     private readonly redis: Redis,
     private readonly queuePrefix: string,
+    private readonly tenantPerMinute: number,
   ) {}
 
   /**
-   * Takes the right to send one message of the campaign now: 0 when granted, else how many
-   * milliseconds to wait before asking again. Throws when Redis does not answer.
+   * Takes the right to send one message of the campaign now, from the campaign's rate and
+   * then its tenant's: 0 when granted, else how many milliseconds to wait before asking
+   * again. Throws when Redis does not answer.
    */
-  async take(campaignId: string, perMinute: number): Promise<number> {
+  async take(campaignId: string, perMinute: number, tenantId: string): Promise<number> {
+    const campaign = await this.takeAt(campaignId, perMinute);
+    if (campaign.waitMs > 0) return campaign.waitMs;
+    const tenant = await this.takeAt(`tenant:${tenantId}`, this.tenantPerMinute);
+    if (tenant.waitMs > 0) await campaign.giveBack();
+    return tenant.waitMs;
+  }
+
+  /** One unit of `perMinute` for `key`: the wait (0: taken) and how to give it back. */
+  private async takeAt(
+    key: string,
+    perMinute: number,
+  ): Promise<{ waitMs: number; giveBack: () => Promise<void> }> {
     const { exact, pace } = rateWindows(perMinute);
     const exactLimiter = this.limiter(exact);
-    const waitExact = await this.consume(exactLimiter, campaignId);
-    if (waitExact > 0 || !pace) return waitExact;
-    const waitPace = await this.consume(this.limiter(pace), campaignId);
-    if (waitPace > 0) await exactLimiter.reward(campaignId, 1);
-    return waitPace;
+    const none = async () => undefined;
+    const waitExact = await this.consume(exactLimiter, key);
+    if (waitExact > 0) return { waitMs: waitExact, giveBack: none };
+    const giveExact = async () => {
+      await exactLimiter.reward(key, 1);
+    };
+    if (!pace) return { waitMs: 0, giveBack: giveExact };
+    const paceLimiter = this.limiter(pace);
+    const waitPace = await this.consume(paceLimiter, key);
+    if (waitPace > 0) {
+      await giveExact();
+      return { waitMs: waitPace, giveBack: none };
+    }
+    return {
+      waitMs: 0,
+      giveBack: async () => {
+        await Promise.all([giveExact(), paceLimiter.reward(key, 1)]);
+      },
+    };
   }
 
   private async consume(limiter: RateLimiterRedis, key: string): Promise<number> {

@@ -29,7 +29,8 @@ export async function startCampaign(
 ): Promise<void> {
   const started = await deps.stores.campaignLifecycle.start(deps.knex, campaignId);
   const campaign = started ?? (await deps.stores.campaigns.findById(campaignId));
-  if (campaign?.status === 'running') pump.join(campaign.id, campaign.sendRatePerMinute);
+  if (campaign?.status === 'running')
+    pump.join(campaign.id, campaign.tenantId, campaign.sendRatePerMinute);
 }
 
 /**
@@ -55,7 +56,7 @@ export function startCampaignTicks(
         logger.info({ campaignId: c.id }, 'starting a campaign whose start job was lost');
         await startCampaign(deps, pump, c.id);
       } else if (c.status === 'running' && c.hasPending) {
-        pump.join(c.id, c.sendRatePerMinute);
+        pump.join(c.id, c.tenantId, c.sendRatePerMinute);
       }
     }
   }

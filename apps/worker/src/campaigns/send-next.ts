@@ -63,13 +63,24 @@ export async function sendNext(
 /**
  * Stores the claimed recipient's message through the SMS path's own insert. When that
  * insert refuses it (the number opted out after the claim read the list, or the
- * receptionist is no longer ready), the recipient ends opted_out or failed, counted.
+ * receptionist is no longer ready), the recipient ends opted_out or failed, counted. A
+ * number a campaign of the tenant texted within the repeat window ends skipped, counted.
  */
 async function storeMessage(
   deps: WorkerDeps,
   trx: Knex,
   claim: ClaimedRecipient,
 ): Promise<boolean> {
+  // A tenant's campaigns text one number at most once per window (allow_repeat excepted).
+  const { repeatWindowMs } = deps.config.campaigns;
+  if (
+    repeatWindowMs > 0 &&
+    !(await deps.stores.campaignLifecycle.recordContact(trx, claim, repeatWindowMs))
+  ) {
+    await deps.stores.campaignLifecycle.resolveUnsent(trx, claim, 'skipped');
+    await countOutcome(deps, trx, claim.campaignId, 'skipped');
+    return false;
+  }
   const message = renderCampaignMessage(claim.message, claim.name);
   const sms = await deps.stores.smsLifecycle.insertOutbound(trx, claim.smsId as string, {
     tenantId: claim.tenantId,

@@ -2,6 +2,7 @@ import { catalog, enqueue } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
+import { freeStuckJobs } from '../stuck-jobs';
 
 export interface ImportReconcilerOptions {
   intervalMs: number;
@@ -28,10 +29,18 @@ export function startImportReconciler(deps: WorkerDeps, opts: ImportReconcilerOp
     const ids = await imports.stalled(opts.graceMs, BATCH);
     if (ids.length === 0) return;
     const jobs = ids.map((importId) => ({ v: 1 as const, importId }));
+    // A job stuck in `active` without a lock (its worker died) is freed and added again.
+    const freed = await freeStuckJobs(
+      deps.redis,
+      queues.leadImports,
+      jobs.map((d) => catalog.leadImports.jobId(d)),
+    );
     const states = await Promise.all(
       jobs.map((d) => queues.leadImports.getJobState(catalog.leadImports.jobId(d))),
     );
-    const missing = jobs.filter((_, i) => states[i] === 'unknown');
+    const missing = jobs.filter(
+      (d, i) => states[i] === 'unknown' || freed.has(catalog.leadImports.jobId(d)),
+    );
     if (missing.length === 0) return;
     await enqueue(
       queues,

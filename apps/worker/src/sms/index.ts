@@ -49,8 +49,9 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
       deps.config.queuePrefix,
       deps.knex,
     );
+  const staleSendingMs = opts.staleSendingMs ?? 120_000;
   const hooks = new SmsOutcomeHooks();
-  const send = sendProcessor(deps, provider, hooks);
+  const send = sendProcessor(deps, provider, hooks, { staleSendingMs });
   // In-process sends at once, beside the queue worker's own concurrency.
   const inlineBudget = Math.max(1, Math.floor(deps.config.workerConcurrency / 2));
   const inFlight = new Set<Promise<void>>();
@@ -61,7 +62,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
   const reconciler = startSmsReconciler(deps, hooks, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
     graceMs: opts.reconcileGraceMs ?? 15_000,
-    staleSendingMs: opts.staleSendingMs ?? 120_000,
+    staleSendingMs,
   });
   return {
     name: 'sms',

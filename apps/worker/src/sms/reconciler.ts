@@ -5,6 +5,7 @@ import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import type { SmsOutcomeHooks } from './outcome-hooks';
 import { durably, failed } from './send';
+import { freeStuckJobs } from '../stuck-jobs';
 
 export interface SmsReconcilerOptions {
   intervalMs: number;
@@ -73,8 +74,16 @@ export function startSmsReconciler(
     const ids = await stores.sms.queuedOlderThan(opts.graceMs, BATCH);
     if (ids.length === 0) return;
     const jobs = ids.map((smsId) => ({ v: 1 as const, smsId }));
+    // A job stuck in `active` without a lock (its worker died) is freed and added again.
+    const freed = await freeStuckJobs(
+      deps.redis,
+      queues.sms,
+      jobs.map((d) => catalog.sms.jobId(d)),
+    );
     const states = await Promise.all(jobs.map((d) => queues.sms.getJobState(catalog.sms.jobId(d))));
-    const missing = jobs.filter((_, i) => states[i] === 'unknown');
+    const missing = jobs.filter(
+      (d, i) => states[i] === 'unknown' || freed.has(catalog.sms.jobId(d)),
+    );
     if (missing.length === 0) return;
     await enqueue(
       queues,

@@ -2,6 +2,7 @@ import type { Knex, Sms } from '@switchboard/db';
 import type { SmsJob } from '@switchboard/queues';
 import { applyHeldReceipt, emitSmsOutcome, emitSmsSent } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
+import { untilCommitted } from '../until-committed';
 import type { SmsOutcomeHooks } from './outcome-hooks';
 import type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 
@@ -41,9 +42,12 @@ export function sendProcessor(
   deps: WorkerDeps,
   provider: SmsProvider,
   hooks: SmsOutcomeHooks,
+  opts: { staleSendingMs: number },
 ): SendSms {
   const lifecycle = deps.stores.smsLifecycle;
   return async (data) => {
+    // Before the claim: the reconciler judges a send interrupted `staleSendingMs` after it.
+    const claimedAt = Date.now();
     const sms = await durably(deps.knex, async (trx) => {
       const claimed = await lifecycle.claim(trx, data.smsId);
       // Failed by the claim (the recipient opted out since): reported and settled now.
@@ -60,36 +64,68 @@ export function sendProcessor(
       deps.logger.warn({ err, smsId: sms.id, provider: provider.name }, 'SMS send failed');
       result = { status: 'rejected', errorCode: 'provider_error' };
     }
-    const recorded = await durably(deps.knex, async (trx) => {
-      if (result.status === 'rejected') {
-        const failedSms = await lifecycle.markFailed(trx, sms.id, result.errorCode);
-        if (!failedSms) return false;
-        await failed(hooks, trx, failedSms);
-        return true;
-      }
-      const sent = await lifecycle.markSent(trx, sms.id, {
-        sentAt: new Date(),
-        providerMessageId: result.providerMessageId,
-      });
-      if (!sent?.sentAt) return false;
-      await deps.stores.usage.countSms(trx, {
-        tenantId: sent.tenantId,
-        receptionistId: sent.receptionistId,
-        at: sent.sentAt,
-        direction: 'outbound',
-      });
-      await emitSmsSent(trx, sent);
-      // A campaign's message: its recipient is sent, counted, maybe the campaign completed.
-      await hooks.run(trx, sent);
-      // A receipt the carrier sent before this commit: delivered (or undelivered) now.
-      await applyHeldReceipt(trx, lifecycle, sent);
-      return true;
-    });
-    if (!recorded) {
+    // The carrier's answer is recorded in place, retried through a Postgres outage until it
+    // commits (the job holding its slot meanwhile): a text the carrier took ends `sent` with
+    // its event and usage. Bounded so that every retry happens before the reconciler may
+    // judge the send interrupted: the two never race, and an outage longer than that ends as
+    // `send_interrupted` (the reconciler's verdict), never as a second hand-off.
+    const giveUpAfterMs = claimedAt + opts.staleSendingMs - RECORD_MARGIN_MS - Date.now();
+    const recorded = await untilCommitted(
+      deps.logger,
+      `SMS outcome ${sms.id}`,
+      () => recordOutcome(deps, hooks, sms, result),
+      { giveUpAfterMs: Math.max(0, giveUpAfterMs) },
+    );
+    if (recorded) {
+      (result.status === 'rejected' ? deps.metrics.smsFailed : deps.metrics.smsSent).inc();
+    } else {
       // The reconciler judged the send interrupted first; its verdict stands.
       deps.logger.warn({ smsId: sms.id, result: result.status }, 'SMS outcome came too late');
     }
   };
+}
+
+/** Left between the last retry of an outcome and the reconciler's verdict on it. */
+const RECORD_MARGIN_MS = 10_000;
+
+/**
+ * The carrier's answer, in one durable transaction: `failed` with `sms.failed`, or `sent`
+ * with its usage, its `sms.sent` and a receipt that came early; the owners' hooks (a
+ * campaign's recipient) either way. Harmless to repeat (each write is conditional on the
+ * message still being `sending`): false when it no longer was.
+ */
+function recordOutcome(
+  deps: WorkerDeps,
+  hooks: SmsOutcomeHooks,
+  sms: Sms,
+  result: SmsSendResult,
+): Promise<boolean> {
+  const lifecycle = deps.stores.smsLifecycle;
+  return durably(deps.knex, async (trx) => {
+    if (result.status === 'rejected') {
+      const failedSms = await lifecycle.markFailed(trx, sms.id, result.errorCode);
+      if (!failedSms) return false;
+      await failed(hooks, trx, failedSms);
+      return true;
+    }
+    const sent = await lifecycle.markSent(trx, sms.id, {
+      sentAt: new Date(),
+      providerMessageId: result.providerMessageId,
+    });
+    if (!sent?.sentAt) return false;
+    await deps.stores.usage.countSms(trx, {
+      tenantId: sent.tenantId,
+      receptionistId: sent.receptionistId,
+      at: sent.sentAt,
+      direction: 'outbound',
+    });
+    await emitSmsSent(trx, sent);
+    // A campaign's message: its recipient is sent, counted, maybe the campaign completed.
+    await hooks.run(trx, sent);
+    // A receipt the carrier sent before this commit: delivered (or undelivered) now.
+    await applyHeldReceipt(trx, lifecycle, sent);
+    return true;
+  });
 }
 
 /** A message that just failed: `sms.failed`, and its owners settle it. */

@@ -41,7 +41,8 @@ export function decide(
  * too, without an attempt row at all (the delivery row still counts the attempt and carries
  * its status code and error). An outage is thrown at once: the job fails, the claim lapses,
  * and the reconciler redoes the attempt once Postgres is back. Returns false when a manual
- * retry superseded this attempt (its outcome then changes nothing else).
+ * retry superseded this attempt or the delivery was canceled while it was in flight (its
+ * outcome then changes nothing else; a canceled delivery still counts the attempt).
  */
 export async function recordOutcome(
   deps: WorkerDeps,
@@ -97,6 +98,7 @@ async function write(
   const { knex, config, logger } = deps;
   const done = await batches.lifecycle.exhaust(knex, record, config.webhook.disableAfterFailures);
   if (done.disabledNow) {
+    deps.metrics.subscriptionsDisabled.inc();
     logger.warn(
       {
         subscriptionId: record.delivery.subscriptionId,

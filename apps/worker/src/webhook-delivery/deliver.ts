@@ -9,6 +9,7 @@ import type { WorkerDeps } from '../deps';
 import { decide, recordOutcome, type AttemptResult } from './attempt-record';
 import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
+import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane } from './in-flight';
 
@@ -16,10 +17,12 @@ import type { InFlightLanes, Lane } from './in-flight';
 const SECRET_RETRY_MS = 60_000;
 /**
  * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
- * outcome. A worker killed mid-attempt is covered after WEBHOOK_TIMEOUT_MS + this, plus one
- * reconciler beat.
+ * outcome (a batched statement: milliseconds; a record slower than this only risks sending
+ * again, with the same event id). An attempt of a worker killed mid-attempt runs again after
+ * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 1 s) and the time
+ * to send: within WEBHOOK_TIMEOUT_MS + 5 s.
  */
-export const CLAIM_MARGIN_MS = 5_000;
+export const CLAIM_MARGIN_MS = 3_000;
 /**
  * Claims of one attempt that may end without a recorded outcome (a worker killed between
  * sending and recording, a record that failed) before the attempt is given up unsent.
@@ -120,7 +123,7 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
       }
       const body = JSON.stringify(buildEnvelope(event));
       const headers = signPayload({ secret: target.secret, eventId: event.id, body });
-      result = await sender.send({ url: target.url, body, headers });
+      result = await sendTraced(sender, { url: target.url, body, headers }, claimed, data.attempt);
       metrics.attemptDuration.observe(
         { result: result.delivered ? 'success' : 'failure' },
         result.duration_ms / 1000,
@@ -129,7 +132,8 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
     if (!(await recordOutcome(deps, batches, d, result, outcome))) {
-      log.info('delivery attempt superseded by a manual retry');
+      // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
+      log.info('delivery attempt recorded; the delivery was canceled or retried by hand meanwhile');
       return;
     }
     metrics.deliveries.inc({ outcome: outcome.kind });

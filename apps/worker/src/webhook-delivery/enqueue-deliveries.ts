@@ -1,4 +1,4 @@
-import { enqueue } from '@switchboard/queues';
+import { enqueue, type DeliveryJob } from '@switchboard/queues';
 import type { OpenDelivery } from '@switchboard/db';
 import type { WorkerDeps } from '../deps';
 
@@ -15,19 +15,22 @@ export async function enqueueDeliveries(
   await enqueue(
     deps.queues,
     'deliveries',
-    deliveries.map((d) => {
-      const targetId = d.subscriptionId ?? d.receptionistId;
-      return {
-        data: {
-          v: 1 as const,
-          deliveryId: d.id,
-          round: d.round,
-          attempt: d.attempts + 1,
-          ...(d.claims > 0 ? { claims: d.claims } : {}),
-          ...(targetId ? { tenantId: d.tenantId, targetId } : {}),
-        },
-        opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
-      };
-    }),
+    deliveries.map((d) => ({
+      data: deliveryJob(d),
+      opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
+    })),
   );
+}
+
+/** The job of a delivery's next attempt (its id follows from it: catalog.deliveries.jobId). */
+export function deliveryJob(d: OpenDelivery): DeliveryJob {
+  const targetId = d.subscriptionId ?? d.receptionistId;
+  return {
+    v: 1 as const,
+    deliveryId: d.id,
+    round: d.round,
+    attempt: d.attempts + 1,
+    ...(d.claims > 0 ? { claims: d.claims } : {}),
+    ...(targetId ? { tenantId: d.tenantId, targetId } : {}),
+  };
 }

@@ -18,18 +18,6 @@ export interface WebhookDeliveryOptions extends QueueTimings {
   laneWakeIntervalMs?: number;
 }
 
-/**
- * BullMQ lock and stalled-check timings of the events queue. The lock is renewed while the
- * job runs (its first attempts included), so it can be short: the job of a worker that died
- * mid-fan-out is seen stalled and run again within about 20 s (lock expiry, then up to two
- * stalled checks), instead of a minute with BullMQ's 30 s defaults. (Deliveries need no such thing: their job
- * ids follow claim generations, so the reconciler re-adds them as soon as a claim lapses.)
- */
-export const FAN_OUT_TIMINGS: Required<QueueTimings> = {
-  lockDurationMs: 10_000,
-  stalledIntervalMs: 5_000,
-};
-
 /** Pooled connections the delivery statements are prepared on at boot, and the wait. */
 const PREPARED_CONNECTIONS = 4;
 const PREPARE_WAIT_MS = 5_000;
@@ -75,11 +63,7 @@ export async function startWebhookDelivery(
     deps,
     'events',
     fanOutProcessor(deps, batches, lanes, attempt, inline),
-    {
-      lockDurationMs: opts.lockDurationMs ?? FAN_OUT_TIMINGS.lockDurationMs,
-      stalledIntervalMs: opts.stalledIntervalMs ?? FAN_OUT_TIMINGS.stalledIntervalMs,
-      concurrency: Math.max(2, Math.ceil(concurrency / 2)),
-    },
+    { ...opts, concurrency: Math.max(2, Math.ceil(concurrency / 2)) },
   );
   const parts: Component[] = [
     // The event worker first stops (no new inline attempts), then the running ones finish.

@@ -1,15 +1,26 @@
-import { enqueue } from '@switchboard/queues';
+import { catalog, enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import type { Component } from '../component';
-import type { DeliveryLifecycle } from '@switchboard/db';
-import { enqueueDeliveries } from './enqueue-deliveries';
+import type { DeliveryLifecycle, OpenDelivery } from '@switchboard/db';
+import { freeStuckJobs } from '../stuck-jobs';
+import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 
 export interface ReconcilerOptions {
   intervalMs: number;
   /** How overdue a row must be before it is considered lost (covers normal latency). */
   graceMs: number;
+  /** How often lapsed claims are looked for (default LAPSE_CHECK_MS). */
+  lapseCheckMs?: number;
 }
+
+/**
+ * Lapsed claims are looked for every second: an attempt in flight at a worker's death runs
+ * again at most this long after its claim lapses (WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS after
+ * the claim), so within WEBHOOK_TIMEOUT_MS + 5 s of the death. The query reads an index of
+ * the rows being delivered only (migration 013).
+ */
+export const LAPSE_CHECK_MS = 1_000;
 
 const BATCH = 500;
 
@@ -36,7 +47,7 @@ export function startReconciler(
       events.map((eventId) => ({ data: { v: 1 as const, eventId } })),
     );
     const overdue = await lifecycle.overdue(knex, opts.graceMs, BATCH);
-    await enqueueDeliveries(deps, overdue);
+    await readd(overdue);
     if (events.length || overdue.length) {
       logger.info(
         { events: events.length, deliveries: overdue.length },
@@ -45,5 +56,31 @@ export function startReconciler(
     }
   }
 
-  return startTicker('reconciler', opts.intervalMs, logger, tick);
+  /**
+   * Adds each delivery's job again; a job stuck in `active` without a lock (its worker died
+   * after taking it, before claiming the row) is freed first, or the add would be a no-op
+   * until BullMQ's stalled check.
+   */
+  async function readd(deliveries: readonly OpenDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const ids = deliveries.map((d) => catalog.deliveries.jobId(deliveryJob(d)));
+    const freed = await freeStuckJobs(deps.redis, queues.deliveries, ids);
+    if (freed.size) logger.warn({ jobs: [...freed] }, 'freed delivery jobs of a dead worker');
+    await enqueueDeliveries(deps, deliveries);
+  }
+
+  async function lapsed(): Promise<void> {
+    const rows = await lifecycle.lapsed(knex, BATCH);
+    await readd(rows);
+    if (rows.length) logger.info({ deliveries: rows.length }, 'lapsed claims re-enqueued');
+  }
+
+  const main = startTicker('reconciler', opts.intervalMs, logger, tick);
+  const lapse = startTicker('claim-lapse', opts.lapseCheckMs ?? LAPSE_CHECK_MS, logger, lapsed);
+  return {
+    name: 'reconciler',
+    async close() {
+      await Promise.all([main.close(), lapse.close()]);
+    },
+  };
 }

@@ -10,11 +10,19 @@ import * as m009 from './009_sms';
 import * as m010 from './010_leads';
 import * as m011 from './011_campaigns';
 import * as m012 from './012_rate_limits';
+import * as m013 from './013_lapsed_claims';
+import * as m016 from './016_lead_prefix_search';
+import * as m017 from './017_campaign_recipient_limits';
+import * as m020 from './020_partitioning';
+import * as m021 from './021_retention';
 import * as m040 from './040_sms_receipts';
+import * as m050 from './050_event_traceparent';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `{ transaction: false }`: the migration commits its own steps (an online migration). */
+  config?: { transaction: boolean };
 }
 
 /**
@@ -33,7 +41,13 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['010_leads', m010],
   ['011_campaigns', m011],
   ['012_rate_limits', m012],
+  ['013_lapsed_claims', m013],
+  ['016_lead_prefix_search', m016],
+  ['017_campaign_recipient_limits', m017],
+  ['020_partitioning', m020],
+  ['021_retention', m021],
   ['040_sms_receipts', m040],
+  ['050_event_traceparent', m050],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
@@ -66,9 +67,24 @@ export const hashApiKey = (key: string): string => createHash('sha256').update(k
 
 const TOUCH_EVERY_MS = 60_000;
 
+/**
+ * The negative cache of keys that are not active (unknown or revoked): bounded, and short
+ * lived. A key only becomes active by `create`, which draws 32 random bytes and hands the
+ * plaintext out after the insert committed, so no one can present a key before it exists:
+ * a cached miss never shadows a new key. `create` still evicts its hash in this process,
+ * and another process forgets a miss after UNKNOWN_KEY_TTL_MS at the latest.
+ */
+const UNKNOWN_KEYS_MAX = 10_000;
+export const UNKNOWN_KEY_TTL_MS = 60_000;
+
 export class ApiKeysStore {
   /** When this process last recorded each key's use: at most one UPDATE a minute per key. */
   private readonly touched = new Map<string, number>();
+  /** Hashes of keys found not active: answered without a query (see UNKNOWN_KEY_TTL_MS). */
+  private readonly unknown = new LRUCache<string, true>({
+    max: UNKNOWN_KEYS_MAX,
+    ttl: UNKNOWN_KEY_TTL_MS,
+  });
 
   constructor(private readonly db: Knex) {}
 
@@ -89,16 +105,20 @@ export class ApiKeysStore {
         scopes: input.scopes,
       })
       .returning('*');
+    this.unknown.delete(hashApiKey(key));
     return { apiKey: toApiKey(row as ApiKeyRow), key };
   }
 
   /**
-   * The active (not revoked) key with this plaintext, read fresh on every call: no cache.
+   * The active (not revoked) key with this plaintext. An active key is read fresh on every
+   * call (no positive cache); a miss is cached (see UNKNOWN_KEY_TTL_MS).
    * It runs on every authenticated request, so it is a prepared statement, and it reads the
    * tenant's rate limit in the same round trip (a primary-key join), so limiting a key
    * costs Postgres nothing more.
    */
   async findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
+    const hash = hashApiKey(key);
+    if (this.unknown.has(hash)) return undefined;
     const [row] = await runPrepared<
       ApiKeyRow & { rate_limit_per_second: number | null; rate_limit_burst: number | null }
     >(
@@ -108,14 +128,16 @@ export class ApiKeysStore {
               k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
          FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [hashApiKey(key)],
+      [hash],
     );
-    return (
-      row && {
-        ...toApiKey(row),
-        rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
-      }
-    );
+    if (!row) {
+      this.unknown.set(hash, true);
+      return undefined;
+    }
+    return {
+      ...toApiKey(row),
+      rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
+    };
   }
 
   /** Records use at most once a minute per key so authentication stays one read. */

@@ -17,6 +17,7 @@ export interface NewCampaign {
   name: string;
   message: string;
   sendRatePerMinute: number;
+  allowRepeat: boolean;
   idempotency: { key: string; fingerprint: string } | null;
 }
 
@@ -43,10 +44,12 @@ export interface ClaimedRecipient {
   receptionistId: string;
   /** The campaign's message, `{{name}}` not yet rendered. */
   message: string;
+  /** The campaign's `allow_repeat`. */
+  allowRepeat: boolean;
 }
 
 /** How a recipient ended, as the counters see it. */
-export type RecipientOutcome = 'sent' | 'failed' | 'opted_out';
+export type RecipientOutcome = 'sent' | 'failed' | 'opted_out' | 'skipped';
 
 /** A message of a campaign whose outcome is known but not yet applied to its recipient. */
 export interface UnsettledMessage {
@@ -70,6 +73,7 @@ const increments = (outcome: RecipientOutcome) => [
   outcome === 'sent' ? 1 : 0,
   outcome === 'failed' ? 1 : 0,
   outcome === 'opted_out' ? 1 : 0,
+  outcome === 'skipped' ? 1 : 0,
 ];
 
 /**
@@ -105,6 +109,7 @@ export class CampaignLifecycle {
         message: input.message,
         status: 'queued',
         send_rate_per_minute: input.sendRatePerMinute,
+        allow_repeat: input.allowRepeat,
         recipients: 0,
         idempotency_key: input.idempotency?.key ?? null,
         idempotency_fingerprint: input.idempotency?.fingerprint ?? null,
@@ -195,7 +200,7 @@ export class CampaignLifecycle {
          FROM next, campaigns c
         WHERE r.campaign_id = ? AND r.seq = next.seq AND c.id = r.campaign_id
        RETURNING r.seq, r.phone, r.name, r.state, r.sms_id, c.tenant_id, c.receptionist_id,
-                 c.message`,
+                 c.message, c.allow_repeat`,
       [campaignId, newId('sms'), campaignId],
     )) as {
       rows: Array<{
@@ -207,6 +212,7 @@ export class CampaignLifecycle {
         tenant_id: string;
         receptionist_id: string;
         message: string;
+        allow_repeat: boolean;
       }>;
     };
     const r = result.rows[0];
@@ -221,12 +227,35 @@ export class CampaignLifecycle {
         tenantId: r.tenant_id,
         receptionistId: r.receptionist_id,
         message: r.message,
+        allowRepeat: r.allow_repeat,
       }
     );
   }
 
+  /**
+   * Records that a campaign texts `claim.phone` now, unless a campaign of the tenant did
+   * within `windowMs` (and the claim's campaign does not allow repeats): false then, and
+   * nothing changes. One upsert in the message's transaction: a concurrent one for the same
+   * number waits on the row and then sees it moved, so two campaigns never both win.
+   */
+  async recordContact(db: Knex, claim: ClaimedRecipient, windowMs: number): Promise<boolean> {
+    const result = (await db.raw(
+      `INSERT INTO campaign_contacts AS cc (tenant_id, phone, last_sent_at)
+       VALUES (?, ?, now())
+       ON CONFLICT (tenant_id, phone) DO UPDATE SET last_sent_at = now()
+        WHERE ? OR cc.last_sent_at <= now() - make_interval(secs => ?)
+       RETURNING 1`,
+      [claim.tenantId, claim.phone, claim.allowRepeat, windowMs / 1000],
+    )) as { rows: unknown[] };
+    return result.rows.length === 1;
+  }
+
   /** sending → opted_out | failed for a claimed recipient whose message the SMS path refused. */
-  async resolveUnsent(db: Knex, claim: ClaimedRecipient, outcome: 'opted_out' | 'failed') {
+  async resolveUnsent(
+    db: Knex,
+    claim: ClaimedRecipient,
+    outcome: 'opted_out' | 'failed' | 'skipped',
+  ) {
     await db('campaign_recipients')
       .where({ campaign_id: claim.campaignId, seq: claim.seq, state: 'sending' })
       .update({ state: outcome, sms_id: null, updated_at: db.fn.now() });
@@ -239,9 +268,10 @@ export class CampaignLifecycle {
   async tally(db: Knex, campaignId: string, outcome: RecipientOutcome): Promise<boolean> {
     const result = (await db.raw(
       `UPDATE campaigns SET sent = sent + ?, failed = failed + ?, opted_out = opted_out + ?,
-              updated_at = now()
+              skipped = skipped + ?, updated_at = now()
         WHERE id = ?
-       RETURNING (status = 'running' AND sent + failed + opted_out >= recipients) AS done`,
+       RETURNING (status = 'running' AND sent + failed + opted_out + skipped >= recipients)
+                 AS done`,
       [...increments(outcome), campaignId],
     )) as { rows: Array<{ done: boolean }> };
     return result.rows[0]?.done ?? false;
@@ -264,11 +294,12 @@ export class CampaignLifecycle {
        )
        UPDATE campaigns c
           SET sent = c.sent + ?, failed = c.failed + ?, opted_out = c.opted_out + ?,
-              updated_at = now()
+              skipped = c.skipped + ?, updated_at = now()
          FROM r
         WHERE c.id = r.campaign_id
-       RETURNING c.id, (c.status = 'running' AND c.sent + c.failed + c.opted_out >= c.recipients)
-                 AS done`,
+       RETURNING c.id,
+                 (c.status = 'running'
+                  AND c.sent + c.failed + c.opted_out + c.skipped >= c.recipients) AS done`,
       [outcome, smsId, ...increments(outcome)],
     )) as { rows: Array<{ id: string; done: boolean }> };
     const row = result.rows[0];
@@ -282,7 +313,7 @@ export class CampaignLifecycle {
   async complete(db: Knex, campaignId: string): Promise<Campaign | undefined> {
     const result = (await db.raw(
       `UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
-        WHERE id = ? AND status = 'running' AND sent + failed + opted_out >= recipients
+        WHERE id = ? AND status = 'running' AND sent + failed + opted_out + skipped >= recipients
        RETURNING ${campaignColumnList()}`,
       [campaignId],
     )) as { rows: CampaignRow[] };
@@ -312,7 +343,7 @@ export class CampaignLifecycle {
     const rows = (await db('campaigns')
       .select('id')
       .where('status', 'running')
-      .whereRaw('sent + failed + opted_out >= recipients')
+      .whereRaw('sent + failed + opted_out + skipped >= recipients')
       .limit(limit)) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   }

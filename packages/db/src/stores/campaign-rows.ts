@@ -18,6 +18,10 @@ export interface Campaign {
   sent: number;
   failed: number;
   optedOut: number;
+  /** Recipients texted by another campaign of the tenant within the repeat window. */
+  skipped: number;
+  /** The campaign texts its recipients even when another campaign did lately. */
+  allowRepeat: boolean;
   createdAt: Date;
   updatedAt: Date;
   startedAt: Date | null;
@@ -39,6 +43,8 @@ export interface CampaignRow {
   sent: number;
   failed: number;
   opted_out: number;
+  skipped: number;
+  allow_repeat: boolean;
   created_at: Date;
   updated_at: Date;
   started_at: Date | null;
@@ -60,6 +66,8 @@ export const CAMPAIGN_COLUMNS = [
   'sent',
   'failed',
   'opted_out',
+  'skipped',
+  'allow_repeat',
   'created_at',
   'updated_at',
   'started_at',
@@ -84,6 +92,8 @@ export const toCampaign = (r: CampaignRow): Campaign => ({
   sent: r.sent,
   failed: r.failed,
   optedOut: r.opted_out,
+  skipped: r.skipped,
+  allowRepeat: r.allow_repeat,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   startedAt: r.started_at,

@@ -9,6 +9,7 @@ const TABLE = 'campaigns';
 /** A campaign a worker should look at: one still to start, or one still sending. */
 export interface OpenCampaign {
   id: string;
+  tenantId: string;
   status: 'queued' | 'running';
   sendRatePerMinute: number;
   /** How long ago it was accepted, in milliseconds (Postgres's clock). */
@@ -97,7 +98,7 @@ export class CampaignsStore {
   /** Campaigns still to start or still sending, oldest first (the open-campaigns index). */
   async open(limit: number): Promise<OpenCampaign[]> {
     const result = (await this.db.raw(
-      `SELECT c.id, c.status, c.send_rate_per_minute,
+      `SELECT c.id, c.tenant_id, c.status, c.send_rate_per_minute,
               (extract(epoch from now() - c.created_at) * 1000)::float8 AS age_ms,
               EXISTS (SELECT 1 FROM campaign_recipients r
                        WHERE r.campaign_id = c.id AND r.state = 'pending') AS has_pending
@@ -108,6 +109,7 @@ export class CampaignsStore {
     )) as {
       rows: Array<{
         id: string;
+        tenant_id: string;
         status: 'queued' | 'running';
         send_rate_per_minute: number;
         age_ms: number;
@@ -116,6 +118,7 @@ export class CampaignsStore {
     };
     return result.rows.map((r) => ({
       id: r.id,
+      tenantId: r.tenant_id,
       status: r.status,
       sendRatePerMinute: r.send_rate_per_minute,
       ageMs: r.age_ms,

@@ -1,5 +1,6 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
 import type { DeliveryRow } from './deliveries-store';
+import { eventOfDelivery } from './event-of-delivery';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
@@ -30,6 +31,7 @@ export interface ClaimRow extends DeliveryRow {
     data: Record<string, unknown>;
     created_at: string;
     receptionist_id: string | null;
+    traceparent: string | null;
   } | null;
   subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
 }
@@ -87,14 +89,20 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
             d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
             d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
             d.claims,
-            (SELECT json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
-                                      'receptionist_id', e.receptionist_id)
-               FROM events e WHERE e.id = d.event_id) AS event,
+            ${eventOfDelivery(
+              `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+                                 'receptionist_id', e.receptionist_id,
+                                 'traceparent', e.traceparent)`,
+            )} AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
 
 /**
+ * An attempt whose delivery was canceled while it was in flight (its subscription disabled
+ * or its target gone) is still counted on the delivery (`late`): `attempts` always equals
+ * the attempt rows of the round and the POSTs sent. The delivery stays canceled.
+ *
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
  * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt.
  */
@@ -120,6 +128,13 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
         WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
           AND d.status = 'delivering'
     RETURNING d.id, i.subscription_id, i.success
+     ), late AS (
+       UPDATE webhook_deliveries d
+          SET attempts = i.attempt, last_status_code = i.status_code, last_error = i.error,
+              updated_at = now()
+         FROM input i
+        WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
+          AND d.status = 'canceled'
      ), touched AS (
        SELECT subscription_id AS id, bool_or(success) AS any_success,
               bool_or(NOT success) AS any_failure
@@ -150,7 +165,8 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
  * the row's current value (a locking read returns the latest version). `disabled_now` compares
  * with the row as it was before this statement, never with a timestamp (`disabled_at` is
  * stored to the millisecond, `now()` is not). A delivery canceled meanwhile (the exhaustion
- * before disabled the subscription) does not move and is not counted.
+ * before disabled the subscription) does not move and does not count in the streak, but its
+ * attempt does count on the delivery (`late`, as in RECORD_SQL).
  */
 export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
        SELECT id, is_active, consecutive_failures
@@ -167,6 +183,10 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
         WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'delivering'
           AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))
     RETURNING id
+     ), late AS (
+       UPDATE webhook_deliveries
+          SET attempts = $3::int, last_status_code = $4::int, last_error = $5, updated_at = now()
+        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'canceled'
      ), counted AS (
        UPDATE webhook_subscriptions s
           SET consecutive_failures = s.consecutive_failures + 1,

@@ -192,6 +192,20 @@ export class DeliveryLifecycle {
   }
 
   /**
+   * Claimed deliveries whose claim has lapsed (their worker died mid-attempt): due again at
+   * once, whatever their next_attempt_at. Oldest lapse first.
+   */
+  async lapsed(db: Knex, limit: number): Promise<OpenDelivery[]> {
+    const { rows } = (await db.raw(
+      `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
+        WHERE status = 'delivering' AND locked_until < now()
+        ORDER BY locked_until LIMIT ?`,
+      [limit],
+    )) as { rows: OpenRow[] };
+    return rows.map(toOpen);
+  }
+
+  /**
    * Prepares the hot statements on up to `connections` pooled connections (each runs once
    * with empty input, which writes nothing), so that the first deliveries after boot are
    * as fast as the rest.
@@ -248,6 +262,8 @@ export interface ClaimedDelivery {
     data: Record<string, unknown>;
     receptionistId: string | null;
     createdAt: Date;
+    /** The trace the event was written in (W3C traceparent); null when tracing was off. */
+    traceparent: string | null;
   };
   /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
   subscription: { url: string; isActive: boolean; tenantId: string; ciphertext: string } | null;
@@ -294,6 +310,7 @@ const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDeliv
     data: e.data,
     receptionistId: e.receptionist_id,
     createdAt: new Date(e.created_at),
+    traceparent: e.traceparent ?? null,
   },
   subscription: r.subscription && {
     url: r.subscription.url,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
+import { toPgText } from '../text';
 
 const TABLE = 'lead_imports';
 const CHUNKS = 'lead_import_chunks';
@@ -7,7 +8,7 @@ const CHUNKS = 'lead_import_chunks';
 /** `uploading` is internal: the file is still arriving and the import does not exist yet. */
 export type LeadImportStatus = 'uploading' | 'processing' | 'completed' | 'failed';
 
-/** One rejected data row of a file (`row` is 1-based, header excluded). */
+/** One rejected data row of a file (`row` is 1-based, header excluded; 0: the whole file). */
 export interface ImportRowError {
   row: number;
   field: string | null;
@@ -208,11 +209,22 @@ export class LeadImportsStore {
     return toImport(row as LeadImportRow);
   }
 
-  /** Gives an import up (its file cannot be read, or it failed too often). */
+  /**
+   * Gives an import up (its file cannot be read, or it failed too often). The reason is also
+   * appended to `errors` as `{row: 0, field: null, message}` (row 0: the file as a whole), so
+   * a failed import never shows an empty error list.
+   */
   async fail(id: string, reason: string): Promise<void> {
+    const message = toPgText(reason);
+    const entry = JSON.stringify([{ row: 0, field: null, message }]);
     await this.db(TABLE)
       .where({ id, status: 'processing' })
-      .update({ status: 'failed', failure_reason: reason, updated_at: this.db.fn.now() });
+      .update({
+        status: 'failed',
+        failure_reason: message,
+        errors: this.db.raw('errors || ?::jsonb', [entry]),
+        updated_at: this.db.fn.now(),
+      });
   }
 
   /** The chunks of an import's file in order, one at a time (memory stays at one chunk). */

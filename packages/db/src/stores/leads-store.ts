@@ -32,6 +32,12 @@ export interface LeadSearchFilters {
   tag?: string;
 }
 
+/**
+ * The shortest `q` searched as a fragment anywhere (pg_trgm's trigram GIN indexes need three
+ * characters); a shorter one is searched as a prefix, from btrees (migration 016).
+ */
+export const TRIGRAM_MIN = 3;
+
 /** Escapes LIKE's wildcards so that `%`, `_` and `\` in a search match themselves. */
 export const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -191,7 +197,8 @@ export class LeadsStore {
   /**
    * One page of the tenant's leads, newest first by (created_at, id), matching every filter
    * given. `q` matches a name or an email containing it (case-insensitive) or, when it reads
-   * as a phone number, a phone containing its digits; LIKE wildcards in `q` match themselves.
+   * as a phone number, a phone containing its digits; a `q` shorter than TRIGRAM_MIN matches
+   * the start of them instead. LIKE wildcards in `q` match themselves.
    */
   async search(
     tenantId: string,
@@ -202,14 +209,28 @@ export class LeadsStore {
     if (filters.status) q.andWhere('status', filters.status);
     if (filters.tag) q.andWhereRaw('tags @> ARRAY[?]::text[]', [filters.tag]);
     if (filters.q) {
-      const pattern = `%${escapeLike(filters.q)}%`;
       const digits = phoneDigits(filters.q);
-      q.andWhere((w) => {
-        w.whereRaw(`name ILIKE ? ESCAPE '\\'`, [pattern]).orWhereRaw(`email ILIKE ? ESCAPE '\\'`, [
-          pattern,
-        ]);
-        if (digits) w.orWhereRaw(`phone LIKE ? ESCAPE '\\'`, [`%${digits}%`]);
-      });
+      if (filters.q.length < TRIGRAM_MIN) {
+        // No trigram: a prefix, answered by the (tenant_id, lower(...) text_pattern_ops)
+        // btrees of migration 016 as a range, never by reading the tenant row by row.
+        const prefix = `${escapeLike(filters.q.toLowerCase())}%`;
+        q.andWhere((w) => {
+          w.whereRaw(`lower(name) LIKE ? ESCAPE '\\'`, [prefix]).orWhereRaw(
+            `lower(email) LIKE ? ESCAPE '\\'`,
+            [prefix],
+          );
+          if (digits) w.orWhereRaw(`phone LIKE ? ESCAPE '\\'`, [`+${digits}%`]);
+        });
+      } else {
+        const pattern = `%${escapeLike(filters.q)}%`;
+        q.andWhere((w) => {
+          w.whereRaw(`name ILIKE ? ESCAPE '\\'`, [pattern]).orWhereRaw(
+            `email ILIKE ? ESCAPE '\\'`,
+            [pattern],
+          );
+          if (digits) w.orWhereRaw(`phone LIKE ? ESCAPE '\\'`, [`%${digits}%`]);
+        });
+      }
     }
     const result = await keysetPage<LeadRow>(q, {
       timeColumn: 'created_at',

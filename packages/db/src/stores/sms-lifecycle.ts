@@ -36,7 +36,7 @@ const CREATE_OUTBOUND = `
    WHERE r.id = $10 AND r.tenant_id = $11 AND r.status = 'ready' AND r.phone_number IS NOT NULL
      AND ($13::text IS NOT DISTINCT FROM 'opt_out' OR NOT EXISTS (SELECT 1 FROM sms_opt_outs o
                       WHERE o.tenant_id = r.tenant_id AND o.phone = $2 AND o.opted_out))
-  ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING ${smsColumnList()}`;
 
 const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
@@ -96,7 +96,7 @@ export class SmsLifecycle {
         provider_message_id: input.providerMessageId,
         received_at: input.receivedAt,
       })
-      .onConflict(db.raw("(receptionist_id, provider_message_id) WHERE direction = 'inbound'"))
+      .onConflict()
       .ignore()
       .returning([...SMS_COLUMNS])) as SmsRow[];
     return rows[0] && toSms(rows[0]);

@@ -21,8 +21,8 @@ export class SmsStore {
   /**
    * Stores a queued outbound message from the tenant's ready receptionist (its number becomes
    * `from`) to a recipient who has not opted out of the tenant, in one autocommit statement.
-   * With an Idempotency-Key the unique index on (tenant_id, idempotency_key) turns a second
-   * insert into a no-op and the message holding the key is returned with `created: false`.
+   * With an Idempotency-Key the uniqueness trigger on (tenant_id, idempotency_key) turns a
+   * second insert within the key's 24 hours into a no-op and the message holding the key is returned with `created: false`.
    * Undefined when nothing was stored and no message holds the key (`whyNotSendable` says why).
    */
   async createOutbound(input: NewOutboundSms): Promise<{ sms: Sms; created: boolean } | undefined> {
@@ -59,6 +59,7 @@ export class SmsStore {
     const row = (await this.db(TABLE)
       .select(SMS_COLUMNS)
       .where({ tenant_id: tenantId, idempotency_key: key })
+      .orderBy('created_at', 'desc') // a key reused after its 24 hours holds the newest message
       .first()) as SmsRow | undefined;
     return row && toSms(row);
   }

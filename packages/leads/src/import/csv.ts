@@ -1,5 +1,5 @@
 import { parse, type Parser } from 'csv-parse';
-import { LEAD_METADATA_KEYS_MAX } from '../schema';
+import { LEAD_METADATA_KEYS_MAX, METADATA_KEY_MAX, RESERVED_METADATA_KEYS } from '../schema';
 
 /**
  * The one CSV dialect of lead imports, used both when a file is uploaded (to count its rows
@@ -63,7 +63,7 @@ export function mapHeader(header: readonly string[]): ColumnMap {
     }
     seen.add(lower);
     if (isKnown(lower)) map.known.push({ index, field: lower });
-    else map.metadata.push({ index, key: name });
+    else map.metadata.push({ index, key: metadataKey(name, index) });
   });
   if (!map.known.some((c) => c.field === 'phone' || c.field === 'email')) {
     throw new ImportFileError(
@@ -78,6 +78,31 @@ export function mapHeader(header: readonly string[]): ColumnMap {
     );
   }
   return map;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A metadata column's name, which becomes a key of each lead's metadata: refused (the file is
+ * a 400 at upload) unless it is storable text (no NUL, no lone surrogate), at most
+ * METADATA_KEY_MAX characters and not a reserved key. The message names the column by its
+ * position, never by the bad name itself (it is stored as the failure reason).
+ */
+function metadataKey(name: string, index: number): string {
+  const column = `Column ${index + 1} of the header`;
+  if (name.includes('\u0000') || LONE_SURROGATE.test(name)) {
+    throw new ImportFileError('header', `${column} has a name with NUL or invalid characters`);
+  }
+  if ([...name].length > METADATA_KEY_MAX) {
+    throw new ImportFileError(
+      'header',
+      `${column} has a name longer than ${METADATA_KEY_MAX} characters (other columns become metadata keys)`,
+    );
+  }
+  if ((RESERVED_METADATA_KEYS as readonly string[]).includes(name)) {
+    throw new ImportFileError('header', `${column} is named "${name}", which is reserved`);
+  }
+  return name;
 }
 
 /** A parser error, said in a way an uploader can act on. */

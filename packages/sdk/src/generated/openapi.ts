@@ -1032,6 +1032,9 @@ export interface components {
             failed: number;
             /** @description Recipients skipped because they replied STOP */
             opted_out: number;
+            /** @description Recipients not texted because a campaign of the account texted the number within the repeat window (never with allow_repeat) */
+            skipped: number;
+            allow_repeat: boolean;
             send_rate_per_minute: number;
             /** Format: date-time */
             created_at: string;
@@ -1055,6 +1058,7 @@ export interface components {
                 sent: number;
                 failed: number;
                 opted_out: number;
+                skipped: number;
                 /** Format: date-time */
                 completed_at: string;
             };
@@ -1078,6 +1082,11 @@ export interface components {
              * @default 60
              */
             send_rate_per_minute?: number;
+            /**
+             * @description Text every recipient even when another campaign of the account texted the number within the repeat window (24 h by default); false (the default) skips them
+             * @default false
+             */
+            allow_repeat?: boolean;
         };
         /**
          * CampaignRecipients
@@ -1268,7 +1277,7 @@ export interface components {
             customer_name?: string;
             /** @description What the call is about, for the assistant */
             purpose?: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1435,7 +1444,7 @@ export interface components {
             to: string;
             /** @description 1 to 1600 characters (Unicode code points), not only spaces; split into segments of 160 GSM-7 characters (153 when split) or 70 UCS-2 code units (67) */
             message: string;
-            /** @description Up to 20 string values of up to 500 characters, returned in the detail */
+            /** @description Up to 20 string values of up to 500 characters, under keys of up to 100 characters, returned in the detail */
             metadata?: {
                 [key: string]: string;
             };
@@ -1756,7 +1765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2060,7 +2069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2279,7 +2288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2552,7 +2561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2839,7 +2848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3083,7 +3092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3332,7 +3341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3596,7 +3605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3922,7 +3931,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4255,7 +4264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4479,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4723,7 +4732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4938,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5222,7 +5231,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5447,7 +5456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5650,7 +5659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5920,7 +5929,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6189,7 +6198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6441,7 +6450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6746,7 +6755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0`; rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After) */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6955,7 +6964,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7050,7 +7059,7 @@ export interface operations {
     searchLeads: {
         parameters: {
             query?: {
-                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits */
+                /** @description Matches a name or an email containing it (case-insensitive), or a phone containing its digits; one or two characters match the start of a name, an email or the phone digits */
                 q?: string;
                 /** @description new (default), contacted, qualified, won or lost */
                 status?: "new" | "contacted" | "qualified" | "won" | "lost";
@@ -7175,7 +7184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7531,7 +7540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7833,7 +7842,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8059,7 +8068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8283,7 +8292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8602,7 +8611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8730,6 +8739,8 @@ export interface operations {
                      *           "sent": 131,
                      *           "failed": 2,
                      *           "opted_out": 3,
+                     *           "skipped": 0,
+                     *           "allow_repeat": false,
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
                      *           "started_at": "2026-11-21T10:15:00.084Z",
@@ -8814,7 +8825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8929,7 +8940,8 @@ export interface operations {
                  *           "tag": "boiler"
                  *         }
                  *       },
-                 *       "send_rate_per_minute": 60
+                 *       "send_rate_per_minute": 60,
+                 *       "allow_repeat": false
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCreateRequest"];
@@ -8960,6 +8972,8 @@ export interface operations {
                      *       "sent": 0,
                      *       "failed": 0,
                      *       "opted_out": 0,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": null,
@@ -9148,7 +9162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9271,6 +9285,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -9369,7 +9385,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9492,6 +9508,8 @@ export interface operations {
                      *       "sent": 131,
                      *       "failed": 2,
                      *       "opted_out": 3,
+                     *       "skipped": 0,
+                     *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
@@ -9656,7 +9674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9942,7 +9960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: the API key spent its burst (or another limit of the operation was reached); retry after `Retry-After` seconds. `RateLimit` then says `r=0` */
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10780,6 +10798,7 @@ export interface operations {
                  *         "sent": 114,
                  *         "failed": 2,
                  *         "opted_out": 4,
+                 *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
                  *       "timestamp": "2026-11-21T10:16:35.000Z"

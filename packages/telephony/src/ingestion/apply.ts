@@ -59,7 +59,8 @@ export async function applyTelephonyMessage(
     if (!receptionist) throw new UnknownReceptionistError(message.receptionist_id);
     const recorded = await trx('telephony_messages')
       .insert({ id: message.id, type: message.type })
-      .onConflict('id')
+      // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
+      .onConflict()
       .ignore()
       .returning('id');
     if (recorded.length === 0) return { duplicate: true };
@@ -85,7 +86,8 @@ export async function applyTelephonyMessage(
 
 /**
  * The call the message is about, locked. Created by the first message that mentions it;
- * ON CONFLICT makes two first messages racing each other converge on one row.
+ * The uniqueness trigger on (receptionist_id, provider_call_id) makes two first messages
+ * racing each other converge on one row (the second insert is skipped).
  */
 async function ensureCall(
   trx: Knex,
@@ -106,7 +108,7 @@ async function ensureCall(
       to_number: m.to,
       started_at: startedAt,
     })
-    .onConflict(trx.raw('(receptionist_id, provider_call_id) WHERE provider_call_id IS NOT NULL'))
+    .onConflict()
     .ignore();
   const call = await calls.findByProviderForUpdate(trx, m.receptionist_id, m.provider_call_id);
   if (!call) throw new Error('call row vanished inside its transaction');
@@ -145,6 +147,10 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   const customerName = m.customer_name ?? call.customerName ?? null;
   const customerPhone = m.customer_phone ?? (m.direction === 'inbound' ? m.from : m.to);
   const endedAt = new Date(m.occurred_at);
+  // One end event per call: only the message that ends the call emits `call.completed`; a
+  // later `call.ended` (another message id for the same call) updates the call and emits
+  // nothing. The call row is locked, so two of them cannot both see it unended.
+  const firstEnd = call.endedAt === null;
   // Counted once per call: the marker is set by the update that completes the call, only when
   // not set yet; the call row is locked (ensureCall), so no other message can race this one.
   const minutes =
@@ -164,25 +170,7 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
     booking: m.booking ?? null,
     cost: m.cost ?? null,
   });
-  await emit(trx, {
-    tenantId,
-    receptionistId: call.receptionistId,
-    type: 'call.completed',
-    data: {
-      call_id: call.id,
-      direction: call.direction,
-      from: call.from,
-      to: call.to,
-      duration_seconds: m.duration_seconds,
-      outcome: m.outcome,
-      customer_name: customerName,
-      customer_phone: customerPhone,
-      transcript_summary: m.transcript?.summary ?? null,
-      ...(m.booking ? { booking: m.booking } : {}),
-      started_at: call.startedAt.toISOString(),
-      ended_at: endedAt.toISOString(),
-    },
-  });
+  if (firstEnd) await completedEvent(trx, tenantId, call, m, customerName, customerPhone);
   // A caller the assistant captured as a lead becomes one, in this same transaction.
   if (status === 'completed' && call.direction === 'inbound' && m.outcome === 'lead_captured') {
     await captureCallLead(trx, {
@@ -204,8 +192,40 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   }
 }
 
+async function completedEvent(
+  trx: Knex,
+  tenantId: string,
+  call: Call,
+  m: CallEndedMessage,
+  customerName: string | null,
+  customerPhone: string,
+) {
+  await emit(trx, {
+    tenantId,
+    receptionistId: call.receptionistId,
+    type: 'call.completed',
+    data: {
+      call_id: call.id,
+      direction: call.direction,
+      from: call.from,
+      to: call.to,
+      duration_seconds: m.duration_seconds,
+      outcome: m.outcome,
+      customer_name: customerName,
+      customer_phone: customerPhone,
+      transcript_summary: m.transcript?.summary ?? null,
+      ...(m.booking ? { booking: m.booking } : {}),
+      started_at: call.startedAt.toISOString(),
+      ended_at: new Date(m.occurred_at).toISOString(),
+    },
+  });
+}
+
 async function missed({ trx, calls, call, tenantId }: Ctx, m: CallMissedMessage) {
   const endedAt = new Date(m.occurred_at);
+  // One end per call, as in ended(): a call.missed for a call that already ended changes
+  // nothing (a missed call is not a completed one) and emits nothing.
+  if (call.endedAt !== null) return;
   await calls.update(trx, call.id, {
     status: 'missed',
     outcome: 'no_outcome',

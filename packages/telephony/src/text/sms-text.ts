@@ -66,19 +66,34 @@ export function smsSegments(text: string): SmsSegments {
   };
 }
 
+/** Invisible format characters (zero-width space and joiners, BOM, soft hyphen, bidi marks). */
+const INVISIBLE = /\p{Cf}/gu;
+/** Quotes a keyword may be wrapped in: straight, curly, guillemets, backtick. */
+const QUOTED =
+  /^(["'`\u2018\u2019\u201C\u201D\u00AB\u00BB])(.*)(["'`\u2018\u2019\u201C\u201D\u00AB\u00BB])$/su;
+
 /**
  * What an inbound message does to its sender's consent: `opt_out` for STOP, STOPALL,
  * UNSUBSCRIBE, CANCEL, END, QUIT; `opt_in` for START, UNSTOP, YES; `help` for HELP, INFO
  * (a help reply, no change of consent); null for anything else.
  * The keyword must be the whole message, in any letter case, surrounding whitespace and
- * newlines ignored ("stop please" is an ordinary message). The `i` flag without `u` folds
- * ASCII letters only, so look-alikes such as `ſ` (long s) are not keywords.
+ * newlines ignored ("stop please" is an ordinary message), and invisible characters
+ * (`\p{Cf}`, such as a zero-width space) removed. An opt-out is also recognised wrapped in
+ * quotes and followed by `.` or `!` (`"STOP"`, `Stop.`, `STOP!!`): recipients and carriers
+ * mean STOP, and leniency there only means fewer texts. An opt-in takes the bare keyword.
+ * The `i` flag without `u` folds ASCII letters only, so look-alikes such as `ſ` (long s)
+ * are not keywords.
  */
 export function smsKeyword(text: string): 'opt_out' | 'opt_in' | 'help' | null {
-  const word = text.trim();
-  if (/^(?:STOP|STOPALL|UNSUBSCRIBE|CANCEL|END|QUIT)$/i.test(word)) return 'opt_out';
+  const word = text.replace(INVISIBLE, '').trim();
   if (/^(?:START|UNSTOP|YES)$/i.test(word)) return 'opt_in';
   if (/^(?:HELP|INFO)$/i.test(word)) return 'help';
+  const unquoted = word.replace(QUOTED, '$2').trim();
+  const bare = unquoted
+    .replace(/[.!]+$/, '')
+    .replace(QUOTED, '$2')
+    .trim();
+  if (/^(?:STOP|STOPALL|UNSUBSCRIBE|CANCEL|END|QUIT)$/i.test(bare)) return 'opt_out';
   return null;
 }
 

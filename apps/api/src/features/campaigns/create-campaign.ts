@@ -81,6 +81,7 @@ async function accept(
     name: body.name,
     message: body.message,
     sendRatePerMinute: body.send_rate_per_minute,
+    allowRepeat: body.allow_repeat,
     idempotency,
   });
   if (!campaign) {

@@ -11,6 +11,8 @@ export const renderCampaign = (c: Campaign) => ({
   sent: c.sent,
   failed: c.failed,
   opted_out: c.optedOut,
+  skipped: c.skipped,
+  allow_repeat: c.allowRepeat,
   send_rate_per_minute: c.sendRatePerMinute,
   created_at: c.createdAt.toISOString(),
   started_at: c.startedAt?.toISOString() ?? null,
@@ -28,6 +30,7 @@ export const renderAcceptedCampaign = (c: Campaign) =>
     sent: 0,
     failed: 0,
     optedOut: 0,
+    skipped: 0,
     startedAt: null,
     completedAt: null,
   });

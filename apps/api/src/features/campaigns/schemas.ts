@@ -93,6 +93,14 @@ export const createCampaignBodySchema = {
       description: 'Messages a minute, 1 to 600 (default 60), kept by all workers together',
       'x-error-message': 'send_rate_per_minute must be an integer from 1 to 600',
     },
+    allow_repeat: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Text every recipient even when another campaign of the account texted the number ' +
+        'within the repeat window (24 h by default); false (the default) skips them',
+      'x-error-message': 'allow_repeat must be true or false',
+    },
   },
 } as const;
 
@@ -121,6 +129,14 @@ const campaignProperties = {
     minimum: 0,
     description: 'Recipients skipped because they replied STOP',
   },
+  skipped: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Recipients not texted because a campaign of the account texted the number within ' +
+      'the repeat window (never with allow_repeat)',
+  },
+  allow_repeat: { type: 'boolean' },
   send_rate_per_minute: { type: 'integer', minimum: 1, maximum: 600 },
   created_at: timestamp,
   started_at: nullableTimestamp,
@@ -143,6 +159,7 @@ export const createCampaignExample: CreateCampaignBody = {
   message: 'Hi {{name}}, spring boiler checks are open: reply YES to book. Reply STOP to opt out.',
   recipients: { lead_filter: { status: 'won', tag: 'boiler' } },
   send_rate_per_minute: 60,
+  allow_repeat: false,
 };
 
 export const queuedCampaignExample: FromSchema<typeof campaignSchema> = {
@@ -155,6 +172,8 @@ export const queuedCampaignExample: FromSchema<typeof campaignSchema> = {
   sent: 0,
   failed: 0,
   opted_out: 0,
+  skipped: 0,
+  allow_repeat: false,
   send_rate_per_minute: 60,
   created_at: '2026-11-21T10:15:00.000Z',
   started_at: null,

@@ -49,7 +49,8 @@ export const leadSearchQuerySchema = {
       type: 'string',
       maxLength: SEARCH_Q_MAX,
       description:
-        'Matches a name or an email containing it (case-insensitive), or a phone containing its digits',
+        'Matches a name or an email containing it (case-insensitive), or a phone containing its ' +
+        'digits; one or two characters match the start of a name, an email or the phone digits',
       'x-error-message': `q must be a string of at most ${SEARCH_Q_MAX} characters`,
     },
     status: leadFieldSchemas.status,

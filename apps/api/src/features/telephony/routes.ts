@@ -30,9 +30,11 @@ export function telephonyRouter(deps: Deps): Router {
   const router = Router();
   router.post(
     '/telephony/events',
-    (req, _res, next) => {
+    async (req, _res, next) => {
       // Hashing first makes the comparison constant-time whatever the header's length.
       if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+        // A wrong token takes a token of its address's bucket (429 once it is empty).
+        await deps.anonymousLimits.count(req);
         throw unauthenticated('invalid_ingest_token', 'Send Authorization: Bearer $INGEST_TOKEN');
       }
       next();

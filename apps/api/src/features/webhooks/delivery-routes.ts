@@ -4,6 +4,7 @@ import type { Delivery, DeliveryAttempt, WebhookSubscription } from '@switchboar
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { conflict, notFound } from '../../errors';
+import { consumeAll, RateLimiter } from '../../http/rate-limit';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { pageBody, pageRequest } from '../../pagination/page';
 import { pageExample, pageQuerySchema, paginated } from '../../shared/schemas';
@@ -44,6 +45,31 @@ export const renderDelivery = (
 const TAG = 'Webhooks';
 
 /**
+ * A manual retry makes this service connect to the subscription's URL again, and the attempt
+ * it records (status, error, response excerpt) tells open ports from closed ones just as a
+ * test delivery does: limited like POST /webhooks/{id}/test (docs/API.md, Webhooks), in
+ * buckets of its own so a retry after an outage does not spend the test budget. Without
+ * Redis each API process keeps them in its own memory: a retry is committed work that the
+ * reconciler enqueues later, so it stays available through an outage of Redis.
+ */
+export const WEBHOOK_RETRY_LIMITS = {
+  subscription: {
+    name: 'webhook-retry-subscription',
+    points: 10,
+    durationSec: 60,
+    message: 'At most 10 manual retries a minute per subscription; retry after Retry-After',
+    whenRedisFails: 'local',
+  },
+  tenant: {
+    name: 'webhook-retry-tenant',
+    points: 30,
+    durationSec: 60,
+    message: 'At most 30 manual retries a minute per account; retry after Retry-After',
+    whenRedisFails: 'local',
+  },
+} as const;
+
+/**
  * The delivery log of a subscription and manual retries (admin, like every /webhooks route).
  * The subscription is looked up with the caller's tenant first, so another tenant's
  * subscription, and every delivery under it, is a 404.
@@ -51,6 +77,14 @@ const TAG = 'Webhooks';
 export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
   const { webhookSubscriptions, deliveries, deliveryLifecycle, deliveryAttempts, events } =
     deps.stores;
+  const retryLimits = {
+    subscription: new RateLimiter(
+      deps.redis,
+      deps.config.queuePrefix,
+      WEBHOOK_RETRY_LIMITS.subscription,
+    ),
+    tenant: new RateLimiter(deps.redis, deps.config.queuePrefix, WEBHOOK_RETRY_LIMITS.tenant),
+  };
 
   const ownSubscription = async (req: Request): Promise<WebhookSubscription> => {
     const id = String(req.valid.params.id).toLowerCase();
@@ -132,6 +166,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
         409:
           'subscription_disabled (enable it first), or delivery_in_progress (an attempt is in ' +
           'flight; retry once it has finished)',
+        429: 'rate_limited: over 10 retries a minute per subscription or 30 per tenant (Retry-After)',
       },
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);
@@ -146,6 +181,11 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
             'This subscription is disabled; enable it first (POST /api/v1/webhooks/{id}/enable)',
           );
         }
+        // Counted once the request is known to start a round: a 404/409 spends nothing.
+        await consumeAll([
+          { limiter: retryLimits.subscription, key: subscription.id },
+          { limiter: retryLimits.tenant, key: subscription.tenantId },
+        ]);
         // An attempt in flight would write its outcome over the new round; wait for it.
         const claimed = (existing.lockedUntil?.getTime() ?? 0) > Date.now();
         if (existing.status === 'delivering' && claimed) {

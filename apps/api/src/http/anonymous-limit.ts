@@ -1,0 +1,77 @@
+import type { Request } from 'express';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '@switchboard/logger';
+import type { Redis } from '@switchboard/queues';
+import { RateLimiter } from './rate-limit';
+
+/** The policy's name in both RateLimit fields; also part of the Redis keys (never rename). */
+export const ANONYMOUS_POLICY = 'client-address';
+
+/** How many keys, and for how long, this process remembers as having been valid. */
+const KNOWN_KEYS_MAX = 10_000;
+const KNOWN_KEY_TTL_MS = 10 * 60_000;
+const LOCAL_WARN_EVERY_MS = 10_000;
+
+/**
+ * The limit before authentication (docs/API.md, Rate limits): a token bucket per client
+ * address (`req.ip`: the TCP peer, or what X-Forwarded-For says only when TRUST_PROXY trusts
+ * the proxy) for requests without a valid credential. Every request that this process cannot
+ * yet tell apart from a guess takes a token before anything is looked up: no key, a
+ * malformed header, a wrong ingestion token, or a key not seen valid here lately. So a flood
+ * of made-up keys costs one Redis call each and then nothing, never a Postgres query per
+ * request, while a valid key, once seen, never waits on its address's bucket (a tenant
+ * behind the same NAT as an attacker keeps working).
+ */
+export class AnonymousLimits {
+  private readonly limiter: RateLimiter;
+  /** sha256 of keys found active lately; a hash of a key the caller cannot forge. */
+  private readonly knownKeys = new LRUCache<string, true>({
+    max: KNOWN_KEYS_MAX,
+    ttl: KNOWN_KEY_TTL_MS,
+  });
+  private lastLocalWarning = 0;
+
+  constructor(
+    redis: Redis,
+    prefix: string,
+    limit: { perSecond: number; burst: number },
+    private readonly logger: Logger,
+  ) {
+    this.limiter = new RateLimiter(
+      redis,
+      prefix,
+      {
+        name: ANONYMOUS_POLICY,
+        points: limit.burst,
+        durationSec: limit.burst / limit.perSecond,
+        message:
+          `Too many requests without a valid credential from this address: at most ` +
+          `${limit.perSecond} a second, in bursts of up to ${limit.burst}; retry after Retry-After`,
+        // An outage of Redis must not become an outage of authentication.
+        whenRedisFails: 'local',
+      },
+      () => this.warnLocal(),
+    );
+  }
+
+  /** Takes one token from the client address's bucket; 429 (with its fields) when empty. */
+  async count(req: Request): Promise<void> {
+    await this.limiter.consume(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+  }
+
+  /** Whether a key with this hash was found active by this process lately. */
+  isKnown(keyHash: string): boolean {
+    return this.knownKeys.has(keyHash);
+  }
+
+  remember(keyHash: string): void {
+    this.knownKeys.set(keyHash, true);
+  }
+
+  private warnLocal(): void {
+    const now = Date.now();
+    if (now - this.lastLocalWarning < LOCAL_WARN_EVERY_MS) return;
+    this.lastLocalWarning = now;
+    this.logger.warn('redis does not answer: the per-address limit is kept in this process');
+  }
+}
