@@ -18,7 +18,8 @@ export async function applySmsStatus(
 ): Promise<{ duplicate: true } | { duplicate: false; receipt: 'applied' | 'ignored' }> {
   const recorded = await trx('telephony_messages')
     .insert({ id: m.id, type: m.type })
-    .onConflict('id')
+    // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
+    .onConflict()
     .ignore()
     .returning('id');
   if (recorded.length === 0) return { duplicate: true };
