@@ -10,6 +10,7 @@ import {
 import { leadImport } from './commands/lead-import';
 import { tenantRetention } from './commands/retention';
 import { seedDemo } from './commands/seed-demo';
+import { tenantSmsReplies } from './commands/sms-replies';
 import { createCliContext, type CliContext } from './context';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   'tenant create': tenantCreate,
   'tenant limits': tenantLimits,
   'tenant retention': tenantRetention,
+  'tenant sms-replies': tenantSmsReplies,
   'key create': keyCreate,
   'key revoke': keyRevoke,
   'receptionist create': receptionistCreate,
