@@ -7,6 +7,8 @@ export default tseslint.config(
     ignores: [
       '**/node_modules/**',
       'coverage/**',
+      '**/dist/**',
+      '.tools/**',
       'bench/.results/**',
       'packages/sdk/src/generated/**',
     ],

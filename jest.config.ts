@@ -9,6 +9,9 @@ const config: Config = {
   roots: ['<rootDir>/apps', '<rootDir>/packages', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  // The SDK's package.json points at its build (dist/); inside the repository tests use its
+  // sources, as the type check does (tsconfig.base.json "paths").
+  moduleNameMapper: { '^@switchboard/sdk$': '<rootDir>/packages/sdk/src/index.ts' },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   maxWorkers: 2,

@@ -59,6 +59,12 @@ export const BENCHMARKS: readonly Benchmark[] = [
       'a 10,000-recipient campaign at 600/min on two workers: achieved vs configured rate; CPU per campaign message vs per POST /sms/send (issue 14)',
   },
   {
+    name: 'startup',
+    file: 'bench/startup.ts',
+    description:
+      'start-up time, CPU and resident memory of the API and the worker, sources under tsx vs compiled; CLI command time (issue 21)',
+  },
+  {
     name: 'scale',
     file: 'bench/scale.ts',
     description:

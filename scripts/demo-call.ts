@@ -20,6 +20,15 @@ if (!values.receptionist || !token) {
   process.exit(2);
 }
 
+/** A failed fetch names the URL it tried (undici says only "fetch failed"). */
+const unreachable = (base: string | undefined, err: unknown): Error => {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return new Error(
+    `cannot reach the API at ${base} (${cause?.code ?? cause?.message ?? (err as Error).message}): ` +
+      'is npm start running? (it keeps PORT in .env)',
+  );
+};
+
 async function main(receptionistId: string, ingestToken: string): Promise<void> {
   const call = answeredCall({
     receptionistId,
@@ -34,6 +43,8 @@ async function main(receptionistId: string, ingestToken: string): Promise<void> 
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${ingestToken}` },
       body: JSON.stringify(message),
+    }).catch((err: unknown) => {
+      throw unreachable(values.base, err);
     });
     process.stdout.write(`${message.type}: ${res.status} ${await res.text()}\n`);
   }

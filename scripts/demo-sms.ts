@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '@switchboard/config';
-import { createKnex } from '@switchboard/db';
+import { createKnex, explainDatabaseError } from '@switchboard/db';
 
 // Plays one inbound SMS through the telephony ingestion endpoint, as the carrier would: a
 // customer texts the receptionist's number. `--message STOP` opts the sender out of the
@@ -31,7 +31,7 @@ const config = loadConfigOrExit('api');
 
 /** The number the carrier delivers to: the receptionist's own. */
 async function receptionistNumber(id: string): Promise<string> {
-  const knex = createKnex(config.databaseUrl, { poolMax: 1 });
+  const knex = createKnex(config.databaseUrl, { poolMax: 1, quietConnectionErrors: true });
   try {
     const row = (await knex('receptionists').where({ id }).first('phone_number')) as
       { phone_number: string | null } | undefined;
@@ -42,6 +42,15 @@ async function receptionistNumber(id: string): Promise<string> {
     await knex.destroy();
   }
 }
+
+/** A failed fetch names the URL it tried (undici says only "fetch failed"). */
+const unreachable = (base: string | undefined, err: unknown): Error => {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return new Error(
+    `cannot reach the API at ${base} (${cause?.code ?? cause?.message ?? (err as Error).message}): ` +
+      'is npm start running? (it keeps PORT in .env)',
+  );
+};
 
 async function main(receptionistId: string, from: string, text: string): Promise<void> {
   const to = values.to ?? (await receptionistNumber(receptionistId));
@@ -60,6 +69,8 @@ async function main(receptionistId: string, from: string, text: string): Promise
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${config.ingestToken}` },
     body: JSON.stringify(message),
+  }).catch((err: unknown) => {
+    throw unreachable(base, err);
   });
   process.stdout.write(
     `sms.inbound ${from} → ${to} ${JSON.stringify(text)}: ${res.status} ${await res.text()}\n`,
@@ -68,6 +79,7 @@ async function main(receptionistId: string, from: string, text: string): Promise
 }
 
 main(values.receptionist, values.from, values.message).catch((err: unknown) => {
-  process.stderr.write(`switchboard: ${(err as Error).message}\n`);
+  const why = explainDatabaseError(err, config.databaseUrl) ?? (err as Error).message;
+  process.stderr.write(`switchboard: ${why}\n`);
   process.exit(1);
 });

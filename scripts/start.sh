@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to a running Switchboard: dependencies, Postgres and Redis,
-# migrations, demo data, one API process and one worker process. Ctrl-C stops both.
+# compiled services, migrations, demo data, one API process and one worker process. Ctrl-C
+# stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -8,7 +9,9 @@ source scripts/lib.sh
 ensure_deps
 load_env
 bash scripts/ensure-services.sh
-npm run --silent migrate
+say "compiling (npm run build)..."
+npm run --silent build -- services
+node packages/db/dist/migrate-cli.js
 # A development certificate for the demo webhook receiver (npm run demo:receiver); the worker
 # trusts it through Node's NODE_EXTRA_CA_CERTS, as any private CA would be trusted.
 if [ ! -f .dev/demo-receiver.pem ] && command -v openssl >/dev/null 2>&1; then
@@ -19,7 +22,7 @@ if [ ! -f .dev/demo-receiver.pem ] && command -v openssl >/dev/null 2>&1; then
 fi
 if [ -f .dev/demo-receiver.pem ]; then export NODE_EXTRA_CA_CERTS="$PWD/.dev/demo-receiver.pem"; fi
 say "seeding the demo tenant..."
-seed_json=$(npm run --silent cli -- seed-demo)
+seed_json=$(node apps/cli/dist/main.js seed-demo)
 api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")
 
 pids=()
@@ -32,9 +35,10 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-# `node --import tsx` keeps each app in one process, so the pid we signal is the app itself.
-node --import tsx apps/api/src/server.ts & pids+=($!)
-node --import tsx apps/worker/src/main.ts & pids+=($!)
+# The compiled services (npm run start:api / start:worker), started by node itself so the pid
+# we signal is the service.
+node --enable-source-maps apps/api/dist/server.js & pids+=($!)
+node --enable-source-maps apps/worker/dist/main.js & pids+=($!)
 
 port=${PORT:-3000}
 base="http://127.0.0.1:${port}"

@@ -6,9 +6,12 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 ensure_deps
+say "Node.js $(node --version), npm $(npm --version)"
 bash scripts/ensure-services.sh
 # Headless Chromium for the API reference test (test/api/docs-page.test.ts).
 bash scripts/ensure-chromium.sh >/dev/null
+say "the lock file (npm ci accepts it: npm run lock repairs it)"
+npm ci --dry-run --ignore-scripts --no-audit --no-fund >/dev/null
 # promtool for the alert rules test (test/observability/alert-rules.test.ts).
 bash scripts/ensure-promtool.sh >/dev/null
 say "lint and format check"

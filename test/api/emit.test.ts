@@ -1,11 +1,20 @@
-import { emit, EventSchemaError } from '@switchboard/events';
+import request from 'supertest';
+import { emit, emitMany, EventSchemaError } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 
 let ctx: TestContext;
 let tenantId: string;
+let unsubscribed: string;
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ tenantId } = await ctx.tenant());
+  let auth: string;
+  ({ tenantId, auth } = await ctx.tenant());
+  const sub = await request(ctx.app)
+    .post('/api/v1/webhooks')
+    .set('Authorization', auth)
+    .send({ url: 'https://127.0.0.1:9/hook', events: ['call.started'] });
+  expect(sub.status).toBe(201);
+  ({ tenantId: unsubscribed } = await ctx.tenant());
 });
 afterAll(() => ctx.close());
 
@@ -25,6 +34,38 @@ describe('emit()', () => {
     const stored = await ctx.deps.stores.events.get(id);
     expect(stored).toMatchObject({ type: 'call.started', tenantId, receptionistId: 'rcp_1', data });
     expect(stored?.publishedAt).toBeNull();
+  });
+
+  // Fair fan-out (docs/ARCHITECTURE.md): an event nobody subscribed to never enters the
+  // outbox, so a flood of them waits behind no one and makes no one wait.
+  it('an event with no target is stored published and fanned out: never queued', async () => {
+    const many = Array.from({ length: 50 }, () => ({
+      tenantId: unsubscribed,
+      receptionistId: 'rcp_1',
+      type: 'call.started' as const,
+      data,
+    }));
+    const ids = await ctx.deps.knex.transaction((trx) => emitMany(trx, many));
+    // A type the subscription does not take is not a target either.
+    const other = await ctx.deps.knex.transaction((trx) =>
+      emit(trx, {
+        tenantId,
+        receptionistId: 'rcp_1',
+        type: 'call.missed',
+        data: {
+          call_id: 'call_m',
+          from: '+15551230001',
+          to: '+15551230002',
+          missed_at: data.started_at,
+          recovery_scheduled: false,
+        },
+      }),
+    );
+    for (const id of [...ids, other]) {
+      const stored = await ctx.deps.stores.events.get(id);
+      expect(stored?.publishedAt).toBeInstanceOf(Date);
+      expect(stored?.fannedOutAt).toBeInstanceOf(Date);
+    }
   });
 
   it('persists nothing when the transaction rolls back', async () => {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ERROR_CODES } from '../../apps/api/src/error-codes';
 
 // docs/API.md's error table is where clients learn the codes to branch on: every code the API
 // can raise must be in it. The codes are collected from the source, where an error is made
@@ -58,4 +59,11 @@ it('lists every error code in the error table of docs/API.md', () => {
   const section = errorsSection();
   const missing = codesInSource().filter((code) => !section.includes(`\`${code}\``));
   expect(missing).toEqual([]);
+});
+
+it('lists every error code in ERROR_CODES (the enum of the document, the SDK ErrorCode), and only those of the table', () => {
+  const listed = new Set<string>(ERROR_CODES);
+  expect(codesInSource().filter((code) => !listed.has(code))).toEqual([]);
+  const section = errorsSection();
+  expect(ERROR_CODES.filter((code) => !section.includes(`\`${code}\``))).toEqual([]);
 });

@@ -14,7 +14,8 @@ let ctx: TestContext;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  ctx = await createTestContext({ REDIS_URL: redis.url });
+  // The production command timeout: these tests measure what a frozen Redis costs a request.
+  ctx = await createTestContext({ REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500' });
 });
 afterAll(async () => {
   redis?.thaw();

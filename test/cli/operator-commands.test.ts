@@ -85,13 +85,20 @@ describe('with the settings in .env and nothing exported', () => {
   });
 
   it('tenant sms-replies sets, shows and resets the keyword reply texts', () => {
-    const set = cli('tenant', 'sms-replies', '--id', tenantId, '--help', 'Call us on 0800 123.');
+    const set = cli(
+      'tenant',
+      'sms-replies',
+      '--id',
+      tenantId,
+      '--help-text',
+      'Call us on 0800 123.',
+    );
     expect(set.code).toBe(0);
     const body = JSON.parse(set.stdout);
-    expect(body.sms_replies.help).toEqual({ text: 'Call us on 0800 123.', default: false });
+    expect(body.sms_replies['help-text']).toEqual({ text: 'Call us on 0800 123.', default: false });
     expect(body.sms_replies.stop).toEqual({ text: body.defaults.opt_out, default: true });
-    const reset = cli('tenant', 'sms-replies', '--id', tenantId, '--help', 'default');
-    expect(JSON.parse(reset.stdout).sms_replies.help.default).toBe(true);
+    const reset = cli('tenant', 'sms-replies', '--id', tenantId, '--help-text', 'default');
+    expect(JSON.parse(reset.stdout).sms_replies['help-text'].default).toBe(true);
     const bad = cli('tenant', 'sms-replies', '--id', tenantId, '--stop', ' ');
     expect(bad.code).not.toBe(0);
   });

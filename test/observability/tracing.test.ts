@@ -15,6 +15,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 let ctx: TestContext;
 let receiver: TestReceiver;
 let rcp: string;
+let auth: string;
 let collector: OtlpCollector;
 let api: ApiProcess;
 let worker: WorkerProcess;
@@ -24,7 +25,7 @@ const OTEL = { OTEL_BSP_SCHEDULE_DELAY: '100' };
 
 beforeAll(async () => {
   let cert;
-  ({ ctx, receiver, cert, rcp } = await subscribedTenant({ phoneNumber: '+14155550177' }));
+  ({ ctx, receiver, cert, rcp, auth } = await subscribedTenant({ phoneNumber: '+14155550177' }));
   const certDir = mkdtempSync(path.join(tmpdir(), 'sb-tracing-'));
   writeFileSync(path.join(certDir, 'ca.pem'), cert.cert);
   collector = await startOtlpCollector();
@@ -36,6 +37,12 @@ beforeAll(async () => {
     NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
   });
 }, 150_000);
+afterAll(async () => {
+  await Promise.all([api?.stop(), worker?.stop()]);
+  await collector?.close();
+  await receiver?.close();
+  await ctx?.close();
+});
 
 const ingest = (base: string, body: object, headers: Record<string, string> = {}) =>
   fetch(`${base}/internal/v1/telephony/events`, {
@@ -91,6 +98,31 @@ test('one ingested call is one trace from the API request to the attempt with th
   );
   expect(delivered?.headers.traceparent).toBe(`00-${server.traceId}-${attempt.spanId}-01`);
 }, 90_000);
+
+test('POST /sms/send and its sms.sent delivery are one trace', async () => {
+  const res = await fetch(`${api.baseUrl}/api/v1/sms/send`, {
+    method: 'POST',
+    headers: { Authorization: auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ receptionist_id: rcp, to: '+14155550123', message: 'Hi' }),
+  });
+  expect(res.status).toBe(202);
+  const requestId = res.headers.get('x-request-id');
+  const server = await waitFor('the request span', () =>
+    collector.spans.find((s) => s.attributes['switchboard.request_id'] === requestId),
+  );
+  const trace = () => collector.spans.filter((s) => s.traceId === server.traceId);
+  const attempt = await waitFor('the sms.sent attempt span', () =>
+    trace().find((s) => s.name === 'webhook.attempt'),
+  );
+  expect(attempt.attributes['http.response.status_code']).toBe(204);
+  const job = trace().find((s) => s.name === 'job sms');
+  expect(job).toMatchObject({ service: 'switchboard-worker', parentSpanId: server.spanId });
+  expect(trace().find((s) => s.name === 'outbox.write')).toMatchObject({
+    service: 'switchboard-worker',
+    parentSpanId: job?.spanId,
+    attributes: { 'switchboard.event_type': 'sms.sent' },
+  });
+});
 
 test("a caller's traceparent is continued; a malformed one is ignored, never an error", async () => {
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

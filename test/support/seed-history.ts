@@ -55,17 +55,32 @@ export const HISTORY_TABLES = [
 ] as const;
 
 /** Row count and a digest of every row's full text, per table: equal iff no row changed. */
-export async function digestTables(
-  knex: Knex,
-): Promise<Record<string, { rows: number; md5: string }>> {
-  const out: Record<string, { rows: number; md5: string }> = {};
+export type TableDigests = Record<string, { rows: number; md5: string; columns: string[] }>;
+
+/**
+ * Row count and a digest of every history table's rows. Given `like` (an earlier digest), only
+ * the columns that existed then are digested: columns that later migrations add do not count
+ * as a change of the rows that were there.
+ */
+export async function digestTables(knex: Knex, like?: TableDigests): Promise<TableDigests> {
+  const out: TableDigests = {};
   for (const table of HISTORY_TABLES) {
+    const columns =
+      like?.[table]?.columns ??
+      ((
+        await knex.raw(
+          `SELECT attname FROM pg_attribute
+            WHERE attrelid = ?::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+          [table],
+        )
+      ).rows.map((r: { attname: string }) => r.attname) as string[]);
+    const row = `ROW(${columns.map(() => '??').join(', ')})::text`;
     const { rows } = (await knex.raw(
-      `SELECT count(*)::int AS rows, md5(coalesce(string_agg(t::text, '|' ORDER BY t.id), '')) AS md5
+      `SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}, '|' ORDER BY t.id), '')) AS md5
          FROM ?? t`,
-      [table],
+      [...columns, table],
     )) as { rows: { rows: number; md5: string }[] };
-    out[table] = rows[0] ?? { rows: 0, md5: '' };
+    out[table] = { ...(rows[0] ?? { rows: 0, md5: '' }), columns };
   }
   return out;
 }

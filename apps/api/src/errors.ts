@@ -1,3 +1,5 @@
+import type { ErrorCode } from './error-codes';
+
 /** Error types (docs/API.md, Errors), keyed by the HTTP status family they go with. */
 export type ErrorType =
   | 'invalid_request_error'
@@ -15,7 +17,7 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly type: ErrorType,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
     readonly headers: Record<string, string> = {},
@@ -40,13 +42,13 @@ export const invalidCursor = (): ApiError =>
 export const notFound = (what: string, param: string | null = null): ApiError =>
   new ApiError(404, 'invalid_request_error', 'resource_not_found', `No such ${what}`, param);
 
-export const conflict = (code: string, message: string, headers: Record<string, string> = {}) =>
+export const conflict = (code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
   new ApiError(409, 'invalid_request_error', code, message, null, headers);
 
-export const unprocessable = (code: string, message: string, param: string | null = null) =>
+export const unprocessable = (code: ErrorCode, message: string, param: string | null = null) =>
   new ApiError(422, 'invalid_request_error', code, message, param);
 
-export const unauthenticated = (code: string, message: string): ApiError =>
+export const unauthenticated = (code: ErrorCode, message: string): ApiError =>
   new ApiError(401, 'authentication_error', code, message, null, {
     'WWW-Authenticate': 'Bearer',
   });

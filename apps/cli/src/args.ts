@@ -1,17 +1,8 @@
 import { parseArgs } from 'node:util';
 
-export const USAGE = [
-  'usage: npm run --silent cli -- <command>',
-  '  tenant create --name NAME [--plan-minutes N]',
-  '  tenant limits --id TENANT_ID (--rate PER_SECOND --burst N | --default)',
-  '  tenant retention --id TENANT_ID [--calls-days N|forever] [--delivery-days N|default]',
-  '  tenant sms-replies --id TENANT_ID [--stop TEXT|default] [--start TEXT|default] [--help TEXT|default]',
-  '  key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
-  '  key revoke --id KEY_ID',
-  '  receptionist create --tenant TENANT_ID --name NAME',
-  '  lead import --tenant TENANT_ID --file leads.csv',
-  '  seed-demo',
-].join('\n');
+/** The first line of every usage text. */
+export const USAGE_HEAD =
+  'usage: npm run --silent cli -- <command> [options]   (--help on any command)';
 
 /** A bad invocation: printed with the usage text, exit code 2. */
 export class UsageError extends Error {}

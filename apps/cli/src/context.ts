@@ -19,7 +19,7 @@ export interface CliContext {
 }
 
 export function createCliContext(config: OperatorConfig): CliContext {
-  const knex = createKnex(config.databaseUrl, { poolMax: 4 });
+  const knex = createKnex(config.databaseUrl, { poolMax: 4, quietConnectionErrors: true });
   return {
     config,
     knex,

@@ -1,68 +1,75 @@
 import { loadConfigOrExit } from '@switchboard/config';
-import { USAGE, UsageError } from './args';
-import {
-  keyCreate,
-  keyRevoke,
-  receptionistCreate,
-  tenantCreate,
-  tenantLimits,
-} from './commands/basic';
-import { leadImport } from './commands/lead-import';
-import { tenantRetention } from './commands/retention';
-import { seedDemo } from './commands/seed-demo';
-import { tenantSmsReplies } from './commands/sms-replies';
-import { createCliContext, type CliContext } from './context';
+import { explainDatabaseError } from '@switchboard/db';
+import { USAGE_HEAD, UsageError } from './args';
+import { COMMANDS, type CommandSpec } from './commands';
+import { createCliContext } from './context';
 
-type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
+const USAGE = [
+  USAGE_HEAD,
+  ...Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(72)} ${c.about}`),
+].join('\n');
 
-const COMMANDS: Record<string, Command> = {
-  'tenant create': tenantCreate,
-  'tenant limits': tenantLimits,
-  'tenant retention': tenantRetention,
-  'tenant sms-replies': tenantSmsReplies,
-  'key create': keyCreate,
-  'key revoke': keyRevoke,
-  'receptionist create': receptionistCreate,
-  'lead import': leadImport,
-  'seed-demo': (ctx, argv) => {
-    if (argv.length) throw new UsageError('seed-demo takes no options');
-    return seedDemo(ctx, (line) => process.stderr.write(`switchboard: ${line}\n`));
-  },
-};
+const HELP = new Set(['--help', '-h', 'help']);
 
-function resolve(argv: string[]): [Command, string[]] {
+function resolve(argv: string[]): [string, CommandSpec, string[]] | undefined {
   for (const words of [2, 1]) {
-    const command = COMMANDS[argv.slice(0, words).join(' ')];
-    if (command) return [command, argv.slice(words)];
+    const name = argv.slice(0, words).join(' ');
+    const command = COMMANDS[name];
+    if (command) return [name, command, argv.slice(words)];
   }
-  throw new UsageError(argv.length ? `unknown command "${argv.join(' ')}"` : 'no command given');
+  return undefined;
 }
 
-// Operator CLI: one JSON document on stdout; diagnostics and usage on stderr.
-async function main(): Promise<number> {
-  let command: Command;
-  let rest: string[];
-  try {
-    [command, rest] = resolve(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-    return 2;
+/**
+ * The answer to an invocation that needs no database: the help a user asked for (stdout,
+ * exit 0), or the usage of a bad one (stderr, exit 2). Null when `argv` names a command to run.
+ */
+export function helpFor(argv: string[]): { code: 0 | 2; stdout: string; stderr: string } | null {
+  const found = resolve(argv);
+  if (!found) {
+    if (argv.length && HELP.has(argv[0] as string))
+      return { code: 0, stdout: `${USAGE}\n`, stderr: '' };
+    const why = argv.length ? `unknown command "${argv.join(' ')}"` : 'no command given';
+    return { code: 2, stdout: '', stderr: `${why}\n${USAGE}\n` };
   }
-  const ctx = createCliContext(loadConfigOrExit('operator'));
+  const [, command, rest] = found;
+  if (!rest.some((a) => HELP.has(a))) return null;
+  return {
+    code: 0,
+    stdout: `usage: npm run --silent cli -- ${command.usage}\n  ${command.about}\n`,
+    stderr: '',
+  };
+}
+
+// Operator CLI: one JSON document on stdout; diagnostics and usage on stderr, except the
+// help a user asked for (--help, -h), which goes to stdout with exit 0.
+async function main(argv: string[]): Promise<number> {
+  const help = helpFor(argv);
+  if (help) {
+    process.stdout.write(help.stdout);
+    process.stderr.write(help.stderr);
+    return help.code;
+  }
+  const [name, command, rest] = resolve(argv) as [string, CommandSpec, string[]];
+  const config = loadConfigOrExit('operator');
+  const ctx = createCliContext(config);
   try {
-    const out = await command(ctx, rest);
+    const run = await command.load();
+    const out = await run(ctx, rest);
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`${err.message}\n${USAGE}\n`);
+      process.stderr.write(`${err.message}\nusage: npm run --silent cli -- ${command.usage}\n`);
       return 2;
     }
-    process.stderr.write(`switchboard: ${(err as Error).message}\n`);
+    const why = explainDatabaseError(err, config.databaseUrl) ?? (err as Error).message;
+    process.stderr.write(`switchboard: ${name}: ${why}\n`);
     return 1;
   } finally {
     await ctx.knex.destroy();
   }
 }
 
-main().then((code) => process.exit(code));
+// Run only as the program (the compiled CLI, or tsx): tests import helpFor.
+if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -7,6 +7,7 @@ import {
   type JobData,
 } from '@switchboard/queues';
 import { withLogContext, type LogFields } from '@switchboard/logger';
+import { contextFromTraceparent, inSpan, SpanKind } from '@switchboard/telemetry';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
 
@@ -70,8 +71,17 @@ export function startQueueWorker<K extends CatalogKey>(
         throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
       }
       // Every line the handler logs names the job and the rows it concerns.
+      const run = () => handler(data, job as Job<JobData<Catalog[K]>>, token);
+      // A job made under a trace (its payload's traceparent) runs in a span of that trace.
+      const { traceparent } = data as { traceparent?: string };
       await withLogContext(jobLogFields(def.queue, job.id, data), () =>
-        handler(data, job as Job<JobData<Catalog[K]>>, token),
+        traceparent
+          ? inSpan(
+              `job ${def.queue}`,
+              { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(traceparent) },
+              run,
+            )
+          : run(),
       );
     },
     {

@@ -27,6 +27,13 @@ export const envSchema = {
       description:
         'a comma-separated list of redis://host:port seeds of one Redis Cluster (instead of REDIS_URL)',
     },
+    REDIS_COMMAND_TIMEOUT_MS: {
+      type: 'integer',
+      minimum: 100,
+      maximum: 10000,
+      default: 500,
+      description: 'milliseconds (100 to 10000) a request waits for one Redis command before a 503',
+    },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port' },
     METRICS_PORT: {
       type: 'integer',
@@ -51,7 +58,7 @@ export const envSchema = {
     HTTP_KEEP_ALIVE_TIMEOUT_MS: {
       type: 'integer',
       minimum: 1000,
-      maximum: 600000,
+      maximum: 3600000,
       default: 65000,
       description:
         'milliseconds an idle keep-alive connection stays open (above the load balancer idle timeout)',
@@ -59,7 +66,7 @@ export const envSchema = {
     HTTP_HEADERS_TIMEOUT_MS: {
       type: 'integer',
       minimum: 1000,
-      maximum: 600000,
+      maximum: 3600000,
       default: 66000,
       description:
         'milliseconds to receive the request headers; more than HTTP_KEEP_ALIVE_TIMEOUT_MS',

@@ -12,6 +12,8 @@ export interface Config {
   readonly databaseUrl: string;
   /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
+  /** How long a request path waits for one Redis command (the API's producer connection). */
+  readonly redisCommandTimeoutMs: number;
   readonly port: number;
   /** The worker's /metrics port. */
   readonly metricsPort: number;
@@ -117,6 +119,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
         String(v.QUEUE_PREFIX),
       ),
   },
+  redisCommandTimeoutMs: num('REDIS_COMMAND_TIMEOUT_MS'),
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),
   apiMetricsPort: num('API_METRICS_PORT'),
@@ -266,6 +269,7 @@ export const COMMAND_SETTINGS = {
   api: [
     'databaseUrl',
     'redis',
+    'redisCommandTimeoutMs',
     'port',
     'apiMetricsPort',
     'metricsHost',

@@ -30,8 +30,10 @@ export {
 export * from './stores/delivery-attempts-store';
 export * from './stores/delivery-lifecycle';
 export * from './stores/leads-store';
+export { LEAD_SOURCES, LEAD_STATUSES } from './stores/lead-rows';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-lifecycle';
+export { explainDatabaseError, redactUrl } from './connection-error';
 export * from './stores/tenant-retention-store';
 export * from './partitions';

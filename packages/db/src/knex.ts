@@ -4,7 +4,15 @@ export type { Knex };
 
 export interface KnexOptions {
   poolMax?: number;
+  /**
+   * Operator commands report a failed connection themselves, in one line naming the URL
+   * (explainDatabaseError): knex's own warning with a stack trace is left out.
+   */
+  quietConnectionErrors?: boolean;
 }
+
+const isConnectionWarning = (message: string): boolean =>
+  /^(Acquire connection error|Connection Error)/.test(message);
 
 /**
  * Builds the process's one knex instance. Every commit is durable (`synchronous_commit` is
@@ -19,5 +27,12 @@ export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex
     connection: databaseUrl,
     pool: { min: 0, max: options.poolMax ?? 10 },
     acquireConnectionTimeout: 3000,
+    ...(options.quietConnectionErrors && {
+      log: {
+        warn: (message: string) => {
+          if (!isConnectionWarning(message)) console.warn(message);
+        },
+      },
+    }),
   });
 }

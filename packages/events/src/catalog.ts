@@ -1,4 +1,4 @@
-import { bookingSchema } from '@switchboard/db';
+import { bookingSchema, CALL_OUTCOMES, LEAD_SOURCES, LEAD_STATUSES } from '@switchboard/db';
 import { E164_PATTERN } from '@switchboard/phone';
 
 /**
@@ -17,8 +17,8 @@ const lead = {
   name: nullableStr,
   phone: { type: ['string', 'null'] },
   email: nullableStr,
-  source: str,
-  status: str,
+  source: { enum: LEAD_SOURCES },
+  status: { enum: LEAD_STATUSES },
 } as const;
 
 export const EVENT_DATA_SCHEMAS = {
@@ -55,7 +55,7 @@ export const EVENT_DATA_SCHEMAS = {
       from: phone,
       to: phone,
       duration_seconds: { type: 'integer', minimum: 0 },
-      outcome: str,
+      outcome: { enum: CALL_OUTCOMES },
       customer_name: nullableStr,
       customer_phone: nullableStr,
       transcript_summary: nullableStr,

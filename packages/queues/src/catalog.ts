@@ -68,7 +68,12 @@ export type ProvisioningJob = FromSchema<typeof provisioningJobSchema>;
 const smsJobSchema = {
   type: 'object',
   required: ['v', 'smsId'],
-  properties: { v: { const: 1 }, smsId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    smsId: { type: 'string', minLength: 1 },
+    // The trace of the request that sent it (W3C traceparent), when tracing is on.
+    traceparent: { type: 'string', maxLength: 200 },
+  },
   additionalProperties: false,
 } as const;
 export type SmsJob = FromSchema<typeof smsJobSchema>;

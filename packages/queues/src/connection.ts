@@ -21,8 +21,8 @@ type Role = 'worker' | 'producer';
 const retry = (times: number): number => Math.min(times * 200, 2000);
 
 /**
- * How long a request path waits for one Redis command before it gives up (the `producer`
- * role): a frozen Redis (SIGSTOP, a stuck server) still accepts the connection, so only this
+ * The default of how long a request path waits for one Redis command before it gives up
+ * (the `producer` role; REDIS_COMMAND_TIMEOUT_MS sets it): a frozen Redis (SIGSTOP, a stuck server) still accepts the connection, so only this
  * bounds the wait. Chosen with the API's rate-limit deadline (REDIS_DEADLINE_MS, 300 ms):
  * a keyed write waits for both at most, 800 ms, and is answered within 1 s.
  */
@@ -36,13 +36,13 @@ export const REQUEST_REDIS_TIMEOUT_MS = 500;
  *   (`enableOfflineQueue: false`, one retry, REQUEST_REDIS_TIMEOUT_MS command timeout) so a
  *   request becomes a 503 instead of a hang.
  */
-const roleOptions = (role: Role): RedisOptions =>
+const roleOptions = (role: Role, commandTimeoutMs: number): RedisOptions =>
   role === 'worker'
     ? { connectionName: 'switchboard-worker', maxRetriesPerRequest: null }
     : {
         connectionName: 'switchboard-producer',
         maxRetriesPerRequest: 1,
-        commandTimeout: REQUEST_REDIS_TIMEOUT_MS,
+        commandTimeout: commandTimeoutMs,
         connectTimeout: 2000,
       };
 
@@ -53,23 +53,30 @@ const roleOptions = (role: Role): RedisOptions =>
  * cluster-level option (ioredis always queues inside a node connection while the cluster
  * routes, so the cluster-level switch is the one that makes a producer fail fast).
  */
-export function createRedis(target: RedisTarget | string, role: Role): Redis {
+export function createRedis(
+  target: RedisTarget | string,
+  role: Role,
+  commandTimeoutMs = REQUEST_REDIS_TIMEOUT_MS,
+): Redis {
   const t: RedisTarget = typeof target === 'string' ? { mode: 'standalone', url: target } : target;
-  const redis = t.mode === 'cluster' ? createCluster(t.nodes, role) : createServer(t.url, role);
+  const redis =
+    t.mode === 'cluster'
+      ? createCluster(t.nodes, role, commandTimeoutMs)
+      : createServer(t.url, role, commandTimeoutMs);
   // An 'error' listener is mandatory: without it ioredis would crash the process on an outage.
   redis.on('error', () => undefined);
   return redis;
 }
 
-function createServer(url: string, role: Role): RedisServer {
+function createServer(url: string, role: Role, commandTimeoutMs: number): RedisServer {
   return new IORedis(url, {
-    ...roleOptions(role),
+    ...roleOptions(role, commandTimeoutMs),
     retryStrategy: retry,
     ...(role === 'worker' ? { enableReadyCheck: false } : { enableOfflineQueue: false }),
   });
 }
 
-function createCluster(seeds: readonly string[], role: Role): Cluster {
+function createCluster(seeds: readonly string[], role: Role, commandTimeoutMs: number): Cluster {
   // Config guarantees every seed shares scheme and credentials; discovered nodes get them
   // through redisOptions (ioredis would not carry a seed URL's password over to them).
   const first = new URL(seeds[0] ?? 'redis://127.0.0.1:6379');
@@ -83,7 +90,7 @@ function createCluster(seeds: readonly string[], role: Role): Cluster {
     return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 6379) };
   });
   const options: ClusterOptions = {
-    redisOptions: { ...roleOptions(role), ...auth },
+    redisOptions: { ...roleOptions(role, commandTimeoutMs), ...auth },
     clusterRetryStrategy: retry,
     // The ready check waits for `cluster_state:ok`, so 'ready' means slots are served.
     enableReadyCheck: true,

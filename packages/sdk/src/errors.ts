@@ -3,6 +3,17 @@ import type { ApiErrorBody } from './types';
 /** The `type` of an API error, plus `connection_error` when no answer came back. */
 export type SwitchboardErrorType = ApiErrorBody['error']['type'] | 'connection_error';
 
+/** The SDK's own codes: no usable answer came back (no connection, a timeout, not the API's body). */
+export type SdkErrorCode = 'network_error' | 'timeout' | 'invalid_response' | 'http_error';
+
+/**
+ * Every `code` of a {@link SwitchboardError}: the API's (the union is generated from the
+ * OpenAPI document's enum, see docs/API.md, Errors) and the SDK's own. A newer API may add a
+ * code this version does not list: branch on the ones you handle and treat the rest by
+ * `type` and `status`.
+ */
+export type ErrorCode = ApiErrorBody['error']['code'] | SdkErrorCode;
+
 /**
  * Every failed API call throws this (after the client's retries). `status`, `type`, `code`,
  * `param` and `request_id` are the API's own: branch on `code`, quote `request_id`.
@@ -12,7 +23,7 @@ export class SwitchboardError extends Error {
   /** HTTP status; null when no response came back (see {@link SwitchboardConnectionError}). */
   readonly status: number | null;
   readonly type: SwitchboardErrorType;
-  readonly code: string;
+  readonly code: ErrorCode;
   /** The offending field, when the API named one. */
   readonly param: string | null;
   /** The API's request id (also in `X-Request-Id`); null when no response came back. */
@@ -23,7 +34,7 @@ export class SwitchboardError extends Error {
   constructor(init: {
     status: number | null;
     type: SwitchboardErrorType;
-    code: string;
+    code: ErrorCode;
     message: string;
     param?: string | null;
     request_id?: string | null;

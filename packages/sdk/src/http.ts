@@ -1,4 +1,9 @@
-import { SwitchboardConnectionError, SwitchboardError, type SwitchboardErrorType } from './errors';
+import {
+  SwitchboardConnectionError,
+  SwitchboardError,
+  type ErrorCode,
+  type SwitchboardErrorType,
+} from './errors';
 import { backoffMs, retryAfterMs, sleep, type RetryPolicy } from './retry';
 
 export type QueryValue = string | number | boolean | null | undefined;
@@ -165,7 +170,7 @@ async function errorOf(res: Response): Promise<SwitchboardError> {
     return new SwitchboardError({
       status: res.status,
       type: e.type as SwitchboardErrorType,
-      code: e.code,
+      code: e.code as ErrorCode,
       message: e.message,
       param: e.param ?? null,
       request_id: (body as { request_id?: string }).request_id ?? requestId,

@@ -4,12 +4,17 @@
  * idempotency keys, retries and webhook verification. No dependencies beyond Node's `fetch`
  * and `node:crypto`.
  */
+// First: an unsupported Node fails here, with a message that says so.
+import './node-check';
+
 export { Switchboard, apiBaseUrl, type SwitchboardOptions } from './client';
 export {
   SwitchboardError,
   SwitchboardConnectionError,
   WebhookVerificationError,
   type SwitchboardErrorType,
+  type ErrorCode,
+  type SdkErrorCode,
   type WebhookVerificationReason,
 } from './errors';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './verify-webhook';

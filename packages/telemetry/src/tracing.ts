@@ -1,7 +1,6 @@
 import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
 import type * as Resources from '@opentelemetry/resources';
 import type * as SdkNode from '@opentelemetry/sdk-trace-node';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /*
  * The SDK and the exporter are loaded only when tracing is on: loading them costs about a
@@ -38,30 +37,24 @@ export interface Tracing {
  * to the OTLP/HTTP exporter, which reads the standard OTEL_EXPORTER_OTLP_* variables itself,
  * in batches: a collector that is slow or down costs dropped spans, never a slower request
  * or delivery (the export runs off the request path and its failures are swallowed).
- * `exporter` replaces it (tests: an in-memory exporter, spans handed over at once).
  * Registers the global provider, the AsyncLocalStorage context manager and the W3C
  * traceparent propagator.
  */
 export function startTracing(
   settings: TracingSettings,
   defaultServiceName: string,
-  exporter?: SpanExporter,
 ): Tracing | null {
-  if (!settings.enabled && !exporter) return null;
+  if (!settings.enabled) return null;
   const { sdk, resources, otlp } = loadSdk();
   const { defaultResource, resourceFromAttributes } = resources;
-  const { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor } = sdk;
+  const { BatchSpanProcessor, NodeTracerProvider } = sdk;
   const provider = new NodeTracerProvider({
     resource: defaultResource().merge(
       resourceFromAttributes({
         [ATTR_SERVICE_NAME]: settings.serviceName ?? defaultServiceName,
       }),
     ),
-    spanProcessors: [
-      exporter
-        ? new SimpleSpanProcessor(exporter)
-        : new BatchSpanProcessor(new otlp.OTLPTraceExporter()),
-    ],
+    spanProcessors: [new BatchSpanProcessor(new otlp.OTLPTraceExporter())],
   });
   provider.register();
   return {

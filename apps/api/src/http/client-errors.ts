@@ -2,6 +2,7 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@switchboard/logger';
+import type { ErrorCode } from '../error-codes';
 
 /**
  * What Node's HTTP parser refuses before Express sees a request, answered in the API's error
@@ -10,7 +11,7 @@ import type { Logger } from '@switchboard/logger';
  * bytes that are not HTTP/1.1 (400). Nothing was authenticated, so these carry no RateLimit
  * fields; the connection is closed after the answer.
  */
-const ANSWERS: Record<string, { status: number; code: string; message: string }> = {
+const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: {
     status: 431,
     code: 'request_headers_too_large',

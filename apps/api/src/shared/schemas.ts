@@ -1,5 +1,6 @@
 import { E164_PATTERN } from '@switchboard/phone';
 import { metadataKeySchema } from '@switchboard/leads';
+import { ERROR_CODES } from '../error-codes';
 
 /** Schemas shared by many routes; `as const` so types can be derived from them. */
 
@@ -23,7 +24,12 @@ export const errorBodySchema = {
             'service_unavailable',
           ],
         },
-        code: { type: 'string', description: 'Stable, for programs: branch on this' },
+        code: {
+          type: 'string',
+          enum: ERROR_CODES,
+          description:
+            'Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status',
+        },
         message: { type: 'string', description: 'For people; may change' },
         param: { type: 'string', description: 'The offending field, when there is one' },
       },

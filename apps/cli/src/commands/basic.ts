@@ -1,8 +1,7 @@
 import { SCOPES, type RateLimit, type Scope } from '@switchboard/db';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
-import { renderKey, renderReceptionist, renderTenant } from '../render';
-import { createReadyReceptionist } from './provision';
+import { renderKey, renderTenant } from '../render';
 
 export async function tenantCreate(ctx: CliContext, argv: string[]): Promise<object> {
   const o = parseOptions(argv, ['name', 'plan-minutes']);
@@ -74,10 +73,19 @@ export async function keyRevoke(ctx: CliContext, argv: string[]): Promise<object
   return renderKey(revoked);
 }
 
-export async function receptionistCreate(ctx: CliContext, argv: string[]): Promise<object> {
-  const o = parseOptions(argv, ['tenant', 'name']);
-  const tenantId = required(o, 'tenant');
-  const name = required(o, 'name');
+export async function tenantList(ctx: CliContext, argv: string[]): Promise<object> {
+  parseOptions(argv, []);
+  return { tenants: (await ctx.tenants.list()).map(renderTenant) };
+}
+
+/** The tenant named by `--tenant`, or a usage error naming it. */
+export async function tenantOf(ctx: CliContext, argv: string[]): Promise<string> {
+  const tenantId = required(parseOptions(argv, ['tenant']), 'tenant');
   if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
-  return renderReceptionist(await createReadyReceptionist(ctx, tenantId, name));
+  return tenantId;
+}
+
+export async function keyList(ctx: CliContext, argv: string[]): Promise<object> {
+  const tenantId = await tenantOf(ctx, argv);
+  return { keys: (await ctx.apiKeys.listForTenant(tenantId)).map(renderKey) };
 }

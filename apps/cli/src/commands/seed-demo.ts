@@ -6,6 +6,7 @@ import {
   fictionalPhoneNumber,
   missedCall,
 } from '@switchboard/telephony';
+import { UsageError } from '../args';
 import type { CliContext } from '../context';
 import { renderReceptionist, renderTenant } from '../render';
 import { createReadyReceptionist } from './provision';
@@ -90,4 +91,10 @@ export async function seedDemo(ctx: CliContext, progress: (line: string) => void
     api_key: { id: apiKey.id, key, scopes: apiKey.scopes },
     receptionists: receptionists.map(renderReceptionist),
   };
+}
+
+/** `seed-demo`: progress lines on stderr, the tenant, key and receptionists as JSON. */
+export async function seedDemoCommand(ctx: CliContext, argv: string[]): Promise<object> {
+  if (argv.length) throw new UsageError('seed-demo takes no options');
+  return seedDemo(ctx, (line) => process.stderr.write(`switchboard: ${line}\n`));
 }

@@ -3,16 +3,20 @@ import type { SmsReplyKind } from '@switchboard/db';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
 
-const FLAGS: Record<string, SmsReplyKind> = { stop: 'opt_out', start: 'opt_in', help: 'help' };
+const FLAGS: Record<string, SmsReplyKind> = {
+  stop: 'opt_out',
+  start: 'opt_in',
+  'help-text': 'help',
+};
 
 /**
  * Sets a tenant's replies to SMS keywords: `--stop TEXT` (the opt-out confirmation),
- * `--start TEXT` (the re-subscribe confirmation), `--help TEXT` (the HELP / INFO reply);
- * `default` as TEXT returns one to the documented default. Prints the texts in effect.
- * `--help` alone (no value) is the CLI's usage, so the help text takes a value.
+ * `--start TEXT` (the re-subscribe confirmation), `--help-text TEXT` (the HELP / INFO reply;
+ * `--help` is the CLI's own usage); `default` as TEXT returns one to the documented default.
+ * Prints the texts in effect.
  */
 export async function tenantSmsReplies(ctx: CliContext, argv: string[]): Promise<object> {
-  const o = parseOptions(argv, ['id', 'stop', 'start', 'help']);
+  const o = parseOptions(argv, ['id', 'stop', 'start', 'help-text']);
   const id = required(o, 'id');
   const texts: Partial<Record<SmsReplyKind, string | null>> = {};
   for (const [flag, kind] of Object.entries(FLAGS)) {

@@ -62,7 +62,12 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       throw new DelayedError();
     }
     try {
-      await attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt });
+      await lanes.hold(
+        lane,
+        holder,
+        () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
+        (err) => deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
+      );
     } finally {
       // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
       await lanes.release(lane, holder).catch((err: unknown) => {

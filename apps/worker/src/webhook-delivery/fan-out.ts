@@ -87,7 +87,12 @@ export function fanOutProcessor(
     const started = now.map(({ d, lane, holder }) =>
       inline.start(async () => {
         try {
-          await attempt({ deliveryId: d.id, round: d.round, attempt: 1 });
+          await lanes.hold(
+            lane,
+            holder,
+            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }),
+            (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
+          );
         } catch (err) {
           // The claim lapses and the reconciler redoes the attempt (same event id).
           deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');

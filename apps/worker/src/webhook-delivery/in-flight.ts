@@ -63,6 +63,22 @@ end
 return 'ok'`;
 
 /**
+ * KEYS: target held, tenant held. ARGV: holder, ttl ms. Moves the holder's expiry in both
+ * lanes to ttl from now, where it still holds a slot. Returns how many lanes it holds.
+ */
+const RENEW = `${LUA_FUNCTIONS}
+local now = now_ms()
+local held = 0
+for i = 1, 2 do
+  if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
+    redis.call('ZADD', KEYS[i], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    held = held + 1
+  end
+end
+return held`;
+
+/**
  * KEYS: target held, tenant held, target parked, tenant parked, waiting.
  * ARGV: holder, target cap, tenant cap, target lane, tenant lane. Returns job ids to wake.
  */
@@ -103,7 +119,8 @@ function defineScript(redis: Redis, name: string, keys: number, lua: string): Sc
 /**
  * In-flight caps per target and per tenant, counted in Redis so that every worker shares
  * them. A delivery takes a slot in both lanes before it claims its row and gives it back
- * when the attempt is over; a slot held by a worker that died expires after `slotTtlMs`.
+ * when the attempt is over, renewing it meanwhile (`hold`); a slot held by a worker that
+ * died expires after `slotTtlMs`.
  * A job refused a slot is parked: moved to delayed (so it holds no worker slot) and listed
  * under the full lane; whoever frees a slot of that lane promotes the next parked job, and a
  * periodic `wakeAll` covers slots that expired and wake-ups that were lost.
@@ -112,6 +129,7 @@ export class InFlightLanes {
   private readonly acquireScript: Script;
   private readonly releaseScript: Script;
   private readonly parkScript: Script;
+  private readonly renewScript: Script;
 
   constructor(
     private readonly redis: Redis,
@@ -123,6 +141,7 @@ export class InFlightLanes {
     this.acquireScript = defineScript(redis, 'sbLaneAcquire', 2, ACQUIRE);
     this.releaseScript = defineScript(redis, 'sbLaneRelease', 5, RELEASE);
     this.parkScript = defineScript(redis, 'sbLanePark', 3, PARK_AND_SETTLE);
+    this.renewScript = defineScript(redis, 'sbLaneRenew', 2, RENEW);
   }
 
   private key(kind: 'held' | 'parked', lane: string): string {
@@ -149,6 +168,39 @@ export class InFlightLanes {
       this.caps.perTarget,
       this.caps.perTenant,
     )) as Verdict;
+  }
+
+  /**
+   * Runs `work` (the attempt of a slot `holder` acquired) while renewing the slot every third
+   * of its TTL, so that it cannot lapse while the attempt still runs: a slot only expires by
+   * itself when its holder died. Without this, an attempt slower than the TTL (a claim that
+   * waited, a slow record) let a further attempt take the "freed" slot, one over the cap.
+   * A renewal that fails (Redis away) is logged by the caller's `onError` and retried at the
+   * next beat. The caller still releases the slot after.
+   */
+  async hold<T>(
+    lane: Lane,
+    holder: string,
+    work: () => Promise<T>,
+    onError: (err: unknown) => void = () => undefined,
+  ): Promise<T> {
+    const n = this.names(lane);
+    const beat = setInterval(
+      () => {
+        this.renewScript(
+          this.key('held', n.target),
+          this.key('held', n.tenant),
+          holder,
+          this.caps.slotTtlMs,
+        ).catch(onError);
+      },
+      Math.max(10, Math.floor(this.caps.slotTtlMs / 3)),
+    );
+    try {
+      return await work();
+    } finally {
+      clearInterval(beat);
+    }
   }
 
   /** Gives the slot back and wakes the next parked jobs of both lanes. */

@@ -154,6 +154,14 @@ export class ApiKeysStore {
       .update({ last_used_at: this.db.fn.now() });
   }
 
+  /** A tenant's keys, revoked ones included, oldest first (operator tooling; no plaintext). */
+  async listForTenant(tenantId: string): Promise<ApiKey[]> {
+    const rows = await this.db<ApiKeyRow>(TABLE)
+      .where({ tenant_id: tenantId })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    return rows.map(toApiKey);
+  }
+
   /** Revokes a key; returns undefined when no such key exists. Revoking twice is harmless. */
   async revoke(id: string): Promise<ApiKey | undefined> {
     await this.db(TABLE)

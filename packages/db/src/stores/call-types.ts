@@ -15,24 +15,30 @@ export type CallStatus =
   | 'failed'
   | 'canceled'
   | 'voicemail';
-export type CallOutcome =
-  | 'booked'
-  | 'lead_captured'
-  | 'message_taken'
-  | 'transferred'
-  | 'information_provided'
-  | 'spam'
-  | 'no_outcome';
-export type EndReason =
-  | 'caller_hangup'
-  | 'agent_hangup'
-  | 'transferred'
-  | 'voicemail'
-  | 'no_answer'
-  | 'busy'
-  | 'max_duration'
-  | 'abandoned'
-  | 'error';
+/** What a call achieved (the enum of `outcome` in the API's document and events). */
+export const CALL_OUTCOMES = [
+  'booked',
+  'lead_captured',
+  'message_taken',
+  'transferred',
+  'information_provided',
+  'spam',
+  'no_outcome',
+] as const;
+export type CallOutcome = (typeof CALL_OUTCOMES)[number];
+/** Why a call ended (the enum of `end_reason` in the API's document). */
+export const END_REASONS = [
+  'caller_hangup',
+  'agent_hangup',
+  'transferred',
+  'voicemail',
+  'no_answer',
+  'busy',
+  'max_duration',
+  'abandoned',
+  'error',
+] as const;
+export type EndReason = (typeof END_REASONS)[number];
 
 export const CALL_STATUSES: readonly CallStatus[] = [
   'queued',

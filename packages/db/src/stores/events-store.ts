@@ -58,25 +58,35 @@ export class EventsStore {
   constructor(private readonly db: Knex) {}
 
   async insert(trx: Knex, event: NewEvent): Promise<void> {
-    await trx(TABLE).insert({
-      id: event.id,
-      tenant_id: event.tenantId,
-      receptionist_id: event.receptionistId,
-      type: event.type,
-      data: event.data,
-      created_at: event.createdAt,
-      traceparent: event.traceparent ?? null,
-    });
+    await this.insertMany(trx, [event]);
   }
 
-  /** Many events in one statement (one JSON parameter, whatever their number). */
+  /**
+   * Many events in one statement (one JSON parameter, whatever their number). An event with
+   * no target when it is emitted (no active subscription of its tenant takes its type, and
+   * its receptionist has no legacy webhook_url) is stored published and fanned out already:
+   * it never enters the outbox or the events queue, so a flood of such events (an import in
+   * a tenant without webhooks) waits behind no one and makes no one wait. Its deliveries are
+   * those of the subscriptions active at emission (docs/API.md, Webhooks).
+   */
   async insertMany(trx: Knex, events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return;
     await trx.raw(
-      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent)
-       SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent
+      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
+                           published_at, fanned_out_at)
+       SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
+              CASE WHEN t.targeted THEN NULL ELSE now() END,
+              CASE WHEN t.targeted THEN NULL ELSE now() END
          FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
-              type text, data jsonb, created_at timestamptz, traceparent text)`,
+              type text, data jsonb, created_at timestamptz, traceparent text)
+        CROSS JOIN LATERAL (
+          SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
+                          WHERE s.tenant_id = x.tenant_id AND s.is_active
+                            AND (s.events = '{}' OR x.type = ANY (s.events)))
+              OR EXISTS (SELECT 1 FROM receptionists r
+                          WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
+              AS targeted
+        ) t`,
       [
         JSON.stringify(
           events.map((e) => ({

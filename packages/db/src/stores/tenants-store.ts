@@ -59,6 +59,15 @@ export class TenantsStore {
     return toTenant(row as TenantRow);
   }
 
+  /** Every tenant, oldest first (operator tooling; tenants are few). */
+  async list(): Promise<Tenant[]> {
+    const rows = await this.db<TenantRow>(TABLE).orderBy([
+      { column: 'created_at' },
+      { column: 'id' },
+    ]);
+    return rows.map(toTenant);
+  }
+
   async get(id: string): Promise<Tenant | undefined> {
     const row = await this.db<TenantRow>(TABLE).where({ id }).first();
     return row && toTenant(row);

@@ -912,7 +912,11 @@ export interface components {
             to: string;
             customer_name: string | null;
             duration_seconds: number | null;
-            outcome: string | null;
+            /**
+             * @description null until the call ends
+             * @enum {unknown}
+             */
+            outcome: "booked" | "lead_captured" | "message_taken" | "transferred" | "information_provided" | "spam" | "no_outcome" | null;
             /** Format: date-time */
             started_at: string;
             /** Format: date-time */
@@ -943,7 +947,8 @@ export interface components {
                 from: string;
                 to: string;
                 duration_seconds: number;
-                outcome: string;
+                /** @enum {unknown} */
+                outcome: "booked" | "lead_captured" | "message_taken" | "transferred" | "information_provided" | "spam" | "no_outcome";
                 customer_name: string | null;
                 customer_phone: string | null;
                 transcript_summary: string | null;
@@ -977,7 +982,11 @@ export interface components {
             to?: string;
             customer_name?: string | null;
             duration_seconds?: number | null;
-            outcome?: string | null;
+            /**
+             * @description null until the call ends
+             * @enum {unknown}
+             */
+            outcome?: "booked" | "lead_captured" | "message_taken" | "transferred" | "information_provided" | "spam" | "no_outcome" | null;
             /** Format: date-time */
             started_at?: string;
             /** Format: date-time */
@@ -989,7 +998,11 @@ export interface components {
             customer_phone?: string | null;
             /** Format: date-time */
             answered_at?: string | null;
-            end_reason?: string | null;
+            /**
+             * @description null until the call ends
+             * @enum {unknown}
+             */
+            end_reason?: "caller_hangup" | "agent_hangup" | "transferred" | "voicemail" | "no_answer" | "busy" | "max_duration" | "abandoned" | "error" | null;
             transcript?: {
                 summary: string;
                 turns: {
@@ -1212,8 +1225,11 @@ export interface components {
             error: {
                 /** @enum {unknown} */
                 type: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "api_error" | "service_unavailable";
-                /** @description Stable, for programs: branch on this */
-                code: string;
+                /**
+                 * @description Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status
+                 * @enum {string}
+                 */
+                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "rate_limited" | "receptionist_not_ready" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
                 /** @description For people; may change */
                 message: string;
                 /** @description The offending field, when there is one */
@@ -1273,8 +1289,10 @@ export interface components {
                 name: string | null;
                 phone: string | null;
                 email: string | null;
-                source: string;
-                status: string;
+                /** @enum {unknown} */
+                source: "api" | "csv_import" | "call" | "mcp";
+                /** @enum {unknown} */
+                status: "new" | "contacted" | "qualified" | "won" | "lost";
                 /** Format: date-time */
                 created_at: string;
             };
@@ -1324,8 +1342,10 @@ export interface components {
                 name: string | null;
                 phone: string | null;
                 email: string | null;
-                source: string;
-                status: string;
+                /** @enum {unknown} */
+                source: "api" | "csv_import" | "call" | "mcp";
+                /** @enum {unknown} */
+                status: "new" | "contacted" | "qualified" | "won" | "lost";
                 /** Format: date-time */
                 updated_at: string;
                 changed_fields: string[];

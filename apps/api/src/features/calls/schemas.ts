@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { bookingSchema, CALL_STATUSES } from '@switchboard/db';
+import { bookingSchema, CALL_OUTCOMES, CALL_STATUSES, END_REASONS } from '@switchboard/db';
 import { costSchema, recordingSchema, transcriptSchema } from '@switchboard/telephony';
 import { historyFilterProperties, nullableTimestamp, timestamp } from '../../shared/schemas';
 
@@ -43,7 +43,7 @@ const listItemProperties = {
   to: { type: 'string' },
   customer_name: { type: ['string', 'null'] },
   duration_seconds: { type: ['integer', 'null'] },
-  outcome: { type: ['string', 'null'] },
+  outcome: { enum: [...CALL_OUTCOMES, null], description: 'null until the call ends' },
   started_at: timestamp,
   ended_at: nullableTimestamp,
   has_transcript: { type: 'boolean' },
@@ -77,7 +77,7 @@ export const callDetailSchema = {
     ...listItemProperties,
     customer_phone: { type: ['string', 'null'] },
     answered_at: nullableTimestamp,
-    end_reason: { type: ['string', 'null'] },
+    end_reason: { enum: [...END_REASONS, null], description: 'null until the call ends' },
     transcript: nullable(transcriptSchema),
     recording: nullable(recordingSchema),
     booking: nullable(bookingSchema),

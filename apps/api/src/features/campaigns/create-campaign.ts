@@ -7,7 +7,7 @@ import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '
 import { renderAcceptedCampaign } from './render';
 import { MAX_RECIPIENTS, MESSAGE_MAX, type CreateCampaignBody } from './schemas';
 
-const badRecipients = (code: string, message: string): ApiError =>
+const badRecipients = (code: 'no_recipients' | 'too_many_recipients', message: string): ApiError =>
   new ApiError(400, 'invalid_request_error', code, message, 'recipients');
 
 const sourceOf = (r: CreateCampaignBody['recipients']): RecipientSource => {

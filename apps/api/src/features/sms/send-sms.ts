@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { SendRefusal, Sms } from '@switchboard/db';
 import { enqueueFromRequest } from '@switchboard/queues';
+import { currentTraceparent } from '@switchboard/telemetry';
 import { safeSmsText, smsSegments } from '@switchboard/telephony';
 import type { Deps } from '../../deps';
 import { ApiError, invalidParameter, notFound, unprocessable } from '../../errors';
@@ -109,7 +110,10 @@ const accepted = (sms: Sms, replayed: boolean): IdempotentResponse => ({
 /** Adds the send job (jobId = message id, so a second add is a no-op); never fails the request. */
 async function enqueueSend(deps: Deps, smsId: string): Promise<void> {
   try {
-    await enqueueFromRequest(deps.queues, deps.redis, 'sms', { data: { v: 1, smsId } });
+    // The worker's send (and its sms.sent) continues this request's trace.
+    const traceparent = currentTraceparent();
+    const data = traceparent ? { v: 1 as const, smsId, traceparent } : { v: 1 as const, smsId };
+    await enqueueFromRequest(deps.queues, deps.redis, 'sms', { data });
   } catch (err) {
     deps.logger.warn({ err, smsId }, 'send job not added; the SMS reconciler will enqueue it');
   }

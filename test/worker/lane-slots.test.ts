@@ -1,0 +1,65 @@
+import { catalog } from '@switchboard/queues';
+import { InFlightLanes } from '../../apps/worker/src/webhook-delivery/in-flight';
+import { createTestContext, type TestContext } from '../support/context';
+import { waitFor } from '../support/wait';
+
+// The in-flight caps are exact (docs/ARCHITECTURE.md, Webhook delivery): a slot lapses by
+// itself only when its holder died, never while its attempt still runs, however slow that
+// attempt is. Real Redis; the TTL is scaled down to 300 ms.
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+
+const TTL_MS = 300;
+const lanesFor = (c: TestContext) =>
+  new InFlightLanes(
+    c.deps.redis,
+    c.config.queuePrefix,
+    c.deps.queues.deliveries,
+    catalog.deliveries.name,
+    {
+      perTarget: 1,
+      perTenant: 10,
+      slotTtlMs: TTL_MS,
+    },
+  );
+/** Redis's clock, the one slot expiries are kept in. */
+const redisNow = async () => {
+  const [s, us] = await ctx.deps.redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+};
+const pastTtls = async (n: number) => {
+  const from = await redisNow();
+  await waitFor(`${n} slot TTLs passed`, async () => (await redisNow()) > from + n * TTL_MS);
+};
+
+it('a slot held by a running attempt never lapses; a released one is free at once', async () => {
+  const lanes = lanesFor(ctx);
+  const lane = { tenantId: 'ten_slots', targetId: 'sub_slots' };
+  expect(await lanes.acquire(lane, 'a')).toBe('ok');
+  let finish = (): void => undefined;
+  const running = lanes.hold(lane, 'a', () => new Promise<void>((r) => (finish = r)));
+  let second: string;
+  try {
+    await pastTtls(3);
+    second = await lanes.acquire(lane, 'b');
+  } finally {
+    finish();
+    await running;
+  }
+  // Without renewal the slot would have lapsed three times over: 'ok', one over the cap.
+  expect(second).toBe('target');
+  await lanes.release(lane, 'a');
+  expect(await lanes.acquire(lane, 'b')).toBe('ok');
+});
+
+it('the slot of a holder that died (no renewal) frees itself after its TTL', async () => {
+  const lanes = lanesFor(ctx);
+  const lane = { tenantId: 'ten_dead', targetId: 'sub_dead' };
+  expect(await lanes.acquire(lane, 'dead')).toBe('ok');
+  expect(await lanes.acquire(lane, 'next')).toBe('target');
+  await pastTtls(1);
+  expect(await lanes.acquire(lane, 'next')).toBe('ok');
+});
