@@ -21,20 +21,40 @@ type Role = 'worker' | 'producer';
 const retry = (times: number): number => Math.min(times * 200, 2000);
 
 /**
- * How long a request path waits for one Redis command before it gives up (the `producer`
- * role): a frozen Redis (SIGSTOP, a stuck server) still accepts the connection, so only this
- * bounds the wait. Chosen with the API's rate-limit deadline (REDIS_DEADLINE_MS, 300 ms):
- * a keyed write waits for both at most, 800 ms, and is answered within 1 s.
+ * How long a request path waits for one Redis operation (an idempotency command, a job add,
+ * the readiness probe) before it answers without it: a frozen Redis (SIGSTOP, a stuck
+ * server) keeps the connection, so only a deadline bounds the wait. Chosen with the API's
+ * rate-limit deadline (REDIS_DEADLINE_MS, 300 ms): a keyed write waits for both at most,
+ * 800 ms, and is answered within 1 s. The connection's own command timeout stays at 2 s, a
+ * backstop for everything else (setup, operator tools, a loaded machine).
  */
 export const REQUEST_REDIS_TIMEOUT_MS = 500;
+
+/**
+ * `p`, or a rejection after `ms` (the operation itself goes on: callers make a late success
+ * harmless). The timer never holds the process open.
+ */
+export async function withinMs<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  p.catch(() => undefined); // a late failure is nobody's
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Per-connection settings of each role, the BullMQ production settings:
  * - `worker`: blocking commands must wait out an outage, so `maxRetriesPerRequest: null` and
  *   an offline queue (BullMQ requires both for workers);
  * - `producer`: used on request paths (the API), fails fast when Redis is down
- *   (`enableOfflineQueue: false`, one retry, REQUEST_REDIS_TIMEOUT_MS command timeout) so a
- *   request becomes a 503 instead of a hang.
+ *   (`enableOfflineQueue: false`, one retry, short command timeout) so a request becomes a
+ *   503 instead of a hang.
  */
 const roleOptions = (role: Role): RedisOptions =>
   role === 'worker'
@@ -42,7 +62,7 @@ const roleOptions = (role: Role): RedisOptions =>
     : {
         connectionName: 'switchboard-producer',
         maxRetriesPerRequest: 1,
-        commandTimeout: REQUEST_REDIS_TIMEOUT_MS,
+        commandTimeout: 2000,
         connectTimeout: 2000,
       };
 
