@@ -30,7 +30,8 @@
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
  * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
  * BENCH_PHASES (a,b,c,d,e,w; add x for (a) with 1 subscription and TWO worker processes),
- * BENCH_CPU_PROF=1, BENCH_KEEP_DB=1 (keep
+ * BENCH_CPU_PROF=1, BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
+ * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
  * Redis keys: everything under `{sbbd-<run id>` is deleted at the end.
  * Result: stdout table, bench/.results/delivery-<timestamp>.json.
@@ -50,6 +51,7 @@ import { generateCertificate } from '../packages/webhooks/src/testing/tls-receiv
 import { installChildCleanup, ROOT, startNodeChild, stopAllChildren } from './delivery/children';
 import type { NodeChild } from './delivery/children';
 import { cpuDelta, cpuTable, type CpuTable } from './delivery/cpu';
+import { startBenchTracing, type TracingMode } from './delivery/tracing';
 import { formatProfile, summarizeCpuProfile, type ProfileSummary } from './delivery/cpuprofile';
 import { histogram, parseMetrics, value, type Samples } from './delivery/metrics';
 import { PgSampler, type PgSampleSummary } from './delivery/pg-sampler';
@@ -84,6 +86,7 @@ const PHASE_TIMEOUT_MS = envInt('BENCH_PHASE_TIMEOUT', 900) * 1000;
 const EMIT_BATCH = 500;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
+const TRACING = (process.env.BENCH_TRACING ?? 'off') as TracingMode;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'a,b,c,d,e,w').split(',').map((s) => s.trim()));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUN = randomBytes(4).toString('hex');
@@ -959,6 +962,8 @@ async function main(): Promise<number> {
     );
   }
 
+  const tracing = await startBenchTracing(TRACING);
+  log(`  tracing: ${TRACING}`);
   const tmp = mkdtempSync(join(tmpdir(), 'sb-bench-delivery-'));
   const profDir = join(ROOT, 'bench', '.results', `delivery-prof-${RUN}`);
   if (CPU_PROF) mkdirSync(profDir, { recursive: true });
@@ -1038,6 +1043,7 @@ async function main(): Promise<number> {
       profDir,
       workerEnv: {
         ...process.env,
+        ...tracing.env,
         NODE_ENV: 'production',
         DATABASE_URL: benchUrl,
         REDIS_URL,
@@ -1220,6 +1226,7 @@ async function main(): Promise<number> {
         emitBatch: EMIT_BATCH,
         cpuProfile: CPU_PROF,
         phases: [...PHASES],
+        tracing: TRACING,
         emittedBeforeWorkerStarts: true,
         database: KEEP_DB ? `${dbName} (kept)` : `${dbName} (dropped at the end)`,
       },
@@ -1237,8 +1244,10 @@ async function main(): Promise<number> {
     };
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     log(`\nresults written to ${relative(ROOT, file)}`);
+    if (TRACING === 'on') log(`  tracing: the sink received ${tracing.exports()} OTLP exports`);
     return 0;
   } finally {
+    await tracing.close();
     await stopAllChildren();
     closeHttpAgent();
     await cleanup();

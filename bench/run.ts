@@ -58,6 +58,12 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       'a 10,000-recipient campaign at 600/min on two workers: achieved vs configured rate; CPU per campaign message vs per POST /sms/send (issue 14)',
   },
+  {
+    name: 'scale',
+    file: 'bench/scale.ts',
+    description:
+      'history at scale: 5M deliveries + 1M calls by COPY (--scale), the online partitioning migration, one worker vs an empty database, pages at depth, dropping a day, sizes before/after retention (issue 28)',
+  },
 ];
 
 const ROOT = resolve(__dirname, '..');

@@ -9,6 +9,8 @@ ensure_deps
 bash scripts/ensure-services.sh
 # Headless Chromium for the API reference test (test/api/docs-page.test.ts).
 bash scripts/ensure-chromium.sh >/dev/null
+# promtool for the alert rules test (test/observability/alert-rules.test.ts).
+bash scripts/ensure-promtool.sh >/dev/null
 say "lint and format check"
 npx eslint . --max-warnings 0
 npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }

@@ -28,9 +28,11 @@ export function bareEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
-    if (/^(DATABASE_URL|REDIS_URL|PORT|METRICS_|INGEST_|CURSOR_|SECRET_|WEBHOOK_)/.test(name))
+    if (
+      /^(DATABASE_URL|REDIS_URL|PORT|(API_)?METRICS_|INGEST_|CURSOR_|SECRET_|WEBHOOK_)/.test(name)
+    )
       continue;
-    if (/^(WORKER_|QUEUE_|SIMULATOR_|SHUTDOWN_|LOG_LEVEL)/.test(name)) continue;
+    if (/^(WORKER_|QUEUE_|SIMULATOR_|SHUTDOWN_|LOG_LEVEL|HTTP_|OTEL_)/.test(name)) continue;
     env[name] = value;
   }
   return env;
@@ -65,7 +67,8 @@ export async function startApiProcess(
 ): Promise<ApiProcess> {
   const port = await freePort();
   const env = opts.cwd
-    ? { ...bareEnv(), ...opts.env, PORT: String(port) }
+    ? // Any free metrics port, so API processes of parallel tests never collide on 9465.
+      { ...bareEnv(), API_METRICS_PORT: '0', ...opts.env, PORT: String(port) }
     : {
         ...process.env,
         ...testEnv({
@@ -73,6 +76,7 @@ export async function startApiProcess(
           ...(config ? redisEnv(config.redis) : {}),
           QUEUE_PREFIX: config?.queuePrefix ?? '',
           PORT: String(port),
+          API_METRICS_PORT: '0',
           LOG_LEVEL: 'warn',
           SHUTDOWN_GRACE_MS: '200',
           ...opts.env,

@@ -1,11 +1,14 @@
 import { loadConfigOrExit } from '@switchboard/config';
+import { startTracing } from '@switchboard/telemetry';
 import { createWorkerDeps } from '../../apps/worker/src/deps';
 import { startRunner } from '../../apps/worker/src/runner';
 
 // The production worker (same deps, same processors) as a separate process for crash tests,
 // with recovery timings shortened so that a SIGKILLed worker's jobs come back in seconds.
 async function main(): Promise<void> {
-  const deps = createWorkerDeps(loadConfigOrExit('worker'));
+  const config = loadConfigOrExit('worker');
+  const tracing = startTracing(config.tracing, 'switchboard-worker');
+  const deps = createWorkerDeps(config);
   const runner = await startRunner(deps, {
     metricsPort: null,
     reconcileIntervalMs: 500,
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
     void runner
       .close(5000)
       .then(() => deps.close())
+      .then(() => tracing?.shutdown())
       .then(() => process.exit(0));
   });
 }

@@ -3,6 +3,8 @@ import { pinoHttp } from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
+import { httpTracing } from './http/tracing';
+import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
@@ -29,12 +31,14 @@ export function createApp(deps: Deps): Express {
   // req.ip is the address the limit before authentication counts.
   app.set('trust proxy', deps.config.trustProxy);
   app.use(deps.lifecycle.middleware);
+  app.use(httpMetrics(deps.metrics));
   app.use(requestId);
+  app.use(httpTracing);
   app.use(
     pinoHttp({
       logger: deps.logger,
       genReqId: (req) => (req as express.Request).requestId,
-      customProps: (req) => ({ tenantId: (req as express.Request).auth?.tenantId }),
+      // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

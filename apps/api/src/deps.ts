@@ -38,12 +38,15 @@ import {
 import { KeyRateLimits } from './http/key-rate-limit';
 import { Lifecycle } from './http/lifecycle';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
+import { createApiMetrics, type ApiMetrics } from './metrics/registry';
 import { CursorCodec } from './pagination/cursor';
 
 /** Everything the API's routes use, built in one place (the composition root). */
 export interface Deps {
   config: ApiConfig;
   logger: Logger;
+  /** Prometheus metrics of this process (served on API_METRICS_PORT by server.ts). */
+  metrics: ApiMetrics;
   knex: Knex;
   redis: Redis;
   /** Producers on the fail-fast connection: an add during a Redis outage rejects at once. */
@@ -115,6 +118,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   return {
     config,
     logger,
+    metrics: createApiMetrics(),
     knex,
     redis,
     queues,

@@ -1,20 +1,39 @@
 import { loadConfigOrExit } from '@switchboard/config';
+import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApp } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
 const config = loadConfigOrExit('api');
+// Off unless an OTLP endpoint is configured (README, Tracing).
+const tracing = startTracing(config.tracing, 'switchboard-api');
 const deps = createDeps(config);
 const app = createApp(deps);
 const server = app.listen(config.port, () => {
   deps.logger.info({ port: config.port }, `api listening on http://127.0.0.1:${config.port}`);
 });
+// Idle keep-alive connections outlive the load balancer's idle timeout (README, Deployment).
+server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+server.headersTimeout = config.http.headersTimeoutMs;
 answerClientErrors(server, deps.logger);
 server.on('error', (err) => {
   deps.logger.fatal({ err }, 'api could not listen');
   process.exit(1);
 });
+// Its own port, needing neither Postgres nor Redis; it answers until the process exits.
+const metricsListen = { host: config.metricsHost, port: config.apiMetricsPort };
+serveMetrics(deps.metrics.registry, metricsListen).then(
+  (s) =>
+    deps.logger.info(
+      { ...metricsListen, port: (s.address() as { port: number }).port },
+      'api metrics listening',
+    ),
+  (err: unknown) => {
+    deps.logger.fatal({ err }, 'api metrics could not listen');
+    process.exit(1);
+  },
+);
 
 /** Handlers still running when the connections were cut get this long to end. */
 const HANDLER_DEADLINE_MS = 5_000;
@@ -47,6 +66,7 @@ async function shutdown(signal: string): Promise<void> {
   ]);
   if (!ended) deps.logger.warn('api stopping with handlers still running');
   await deps.close();
+  await tracing?.shutdown();
   deps.logger.info('api stopped');
   process.exit(0);
 }

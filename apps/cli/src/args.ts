@@ -4,6 +4,7 @@ export const USAGE = [
   'usage: npm run --silent cli -- <command>',
   '  tenant create --name NAME [--plan-minutes N]',
   '  tenant limits --id TENANT_ID (--rate PER_SECOND --burst N | --default)',
+  '  tenant retention --id TENANT_ID [--calls-days N|forever] [--delivery-days N|default]',
   '  key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
   '  key revoke --id KEY_ID',
   '  receptionist create --tenant TENANT_ID --name NAME',

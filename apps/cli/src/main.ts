@@ -8,6 +8,7 @@ import {
   tenantLimits,
 } from './commands/basic';
 import { leadImport } from './commands/lead-import';
+import { tenantRetention } from './commands/retention';
 import { seedDemo } from './commands/seed-demo';
 import { createCliContext, type CliContext } from './context';
 
@@ -16,6 +17,7 @@ type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 const COMMANDS: Record<string, Command> = {
   'tenant create': tenantCreate,
   'tenant limits': tenantLimits,
+  'tenant retention': tenantRetention,
   'key create': keyCreate,
   'key revoke': keyRevoke,
   'receptionist create': receptionistCreate,

@@ -1,10 +1,13 @@
 import { loadConfigOrExit } from '@switchboard/config';
+import { startTracing } from '@switchboard/telemetry';
 import { createWorkerDeps } from './deps';
 import { startRunner } from './runner';
 
 // The worker process: config → deps → processors; drains on SIGTERM/SIGINT with a deadline.
 async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
+  // Off unless an OTLP endpoint is configured (README, Tracing).
+  const tracing = startTracing(config.tracing, 'switchboard-worker');
   const deps = createWorkerDeps(config);
   const runner = await startRunner(deps);
   let stopping = false;
@@ -14,6 +17,7 @@ async function main(): Promise<void> {
     deps.logger.info({ signal }, 'worker draining');
     const result = await runner.close(config.shutdownTimeoutMs);
     await deps.close();
+    await tracing?.shutdown();
     deps.logger.info({ result }, 'worker stopped');
     process.exit(0);
   };

@@ -1,5 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Knex } from '@switchboard/db';
 import { catalog, type CatalogKey, type Queues } from '@switchboard/queues';
 
 /** The worker's Prometheus metrics, on a registry of its own (no global state). */
@@ -11,6 +11,12 @@ export interface Metrics {
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
   deliveryWaits: Counter<'lane'>;
+  smsSent: Counter;
+  smsFailed: Counter;
+  campaignsCompleted: Counter;
+  importRows: Counter;
+  subscriptionsDisabled: Counter;
+  outboxLag: Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -54,6 +60,36 @@ export function createMetrics(): Metrics {
       labelNames: ['lane'],
       registers: [registry],
     }),
+    smsSent: new Counter({
+      name: 'switchboard_sms_sent_total',
+      help: 'SMS the provider accepted (recorded sent)',
+      registers: [registry],
+    }),
+    smsFailed: new Counter({
+      name: 'switchboard_sms_failed_total',
+      help: 'SMS the provider rejected or that could not be handed over (recorded failed)',
+      registers: [registry],
+    }),
+    campaignsCompleted: new Counter({
+      name: 'switchboard_campaigns_completed_total',
+      help: 'Campaigns that completed (every recipient sent, failed or opted out)',
+      registers: [registry],
+    }),
+    subscriptionsDisabled: new Counter({
+      name: 'switchboard_subscriptions_disabled_total',
+      help: 'Webhook subscriptions disabled automatically after consecutive failed deliveries',
+      registers: [registry],
+    }),
+    outboxLag: new Gauge({
+      name: 'switchboard_outbox_oldest_unpublished_seconds',
+      help: 'Age of the oldest outbox event not yet relayed to the events queue (0: none), read at each scrape',
+      registers: [registry],
+    }),
+    importRows: new Counter({
+      name: 'switchboard_lead_import_rows_total',
+      help: 'Rows of lead imports processed (committed batches)',
+      registers: [registry],
+    }),
   };
 }
 
@@ -77,34 +113,14 @@ export async function collectQueueDepths(metrics: Metrics, queues: Queues): Prom
 }
 
 /**
- * Serves GET /metrics on its own port (0 = any free port; the bound port is returned), on
- * `host` only: loopback by default (METRICS_HOST), so the metrics are not exposed to every
- * network the machine is on. Any other path goes to `others` (the queue dashboard, when
- * enabled), else 404.
+ * Sets `switchboard_outbox_oldest_unpublished_seconds`: how far the relay is behind (one
+ * index lookup: the partial index of unpublished events). Postgres away: the gauge keeps its
+ * last value and the scrape still answers.
  */
-export async function serveMetrics(
-  metrics: Metrics,
-  listen: { host: string; port: number },
-  beforeScrape: () => Promise<void>,
-  others?: RequestListener,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      if (others) others(req, res);
-      else res.writeHead(404).end();
-      return;
-    }
-    beforeScrape()
-      .catch(() => undefined)
-      .then(() => metrics.registry.metrics())
-      .then((body) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body);
-      })
-      .catch(() => res.writeHead(500).end());
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port, listen.host, resolve);
-  });
-  return server;
+export async function collectOutboxLag(metrics: Metrics, knex: Knex): Promise<void> {
+  const { rows } = (await knex.raw(
+    `SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
+       FROM events WHERE published_at IS NULL`,
+  )) as { rows: Array<{ age: number | null }> };
+  metrics.outboxLag.set(Math.max(0, rows[0]?.age ?? 0));
 }

@@ -6,8 +6,23 @@ import {
   type CatalogKey,
   type JobData,
 } from '@switchboard/queues';
+import { withLogContext, type LogFields } from '@switchboard/logger';
 import type { Component } from './component';
 import type { WorkerDeps } from './deps';
+
+/**
+ * The log fields of a job: its queue, its id, and every id its payload names, snake_cased
+ * (`{eventId}` → `event_id`, `deliveryId` → `delivery_id`, `smsId`, `campaignId`...).
+ */
+export function jobLogFields(queue: string, jobId: string | undefined, data: unknown): LogFields {
+  const fields: LogFields = { queue, job_id: jobId };
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof value === 'string' && key.endsWith('Id')) {
+      fields[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+    }
+  }
+  return fields;
+}
 
 /**
  * Overrides of a queue's BullMQ lock and stalled-check timings, which the job catalog sets
@@ -54,7 +69,10 @@ export function startQueueWorker<K extends CatalogKey>(
         deps.logger.error({ queue: def.queue, jobId: job.id }, 'malformed job data; dropped');
         throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
       }
-      await handler(data, job as Job<JobData<Catalog[K]>>, token);
+      // Every line the handler logs names the job and the rows it concerns.
+      await withLogContext(jobLogFields(def.queue, job.id, data), () =>
+        handler(data, job as Job<JobData<Catalog[K]>>, token),
+      );
     },
     {
       connection,

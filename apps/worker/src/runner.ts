@@ -1,18 +1,20 @@
 import type { Server } from 'node:http';
 import { probeRedis } from '@switchboard/queues';
+import { serveMetrics } from '@switchboard/telemetry';
 import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
-import { collectQueueDepths, serveMetrics } from './metrics';
+import { startMaintenance, type MaintenanceTimings } from './maintenance';
+import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import type { QueueTimings } from './queue-worker';
 import { startSmsSender } from './sms';
 import { startWebhookDelivery } from './webhook-delivery';
 
-export interface RunnerOptions extends QueueTimings {
+export interface RunnerOptions extends QueueTimings, MaintenanceTimings {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
   reconcileIntervalMs?: number;
@@ -56,6 +58,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
     }),
     startCampaigns(deps, { ...opts, pollMs: opts.campaignPollMs }),
+    startMaintenance(deps, opts),
   ];
   let server: Server | null = null;
   let dashboard: QueueDashboard | null = null;
@@ -66,9 +69,14 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     dashboard = token ? createQueueDashboard(deps.config, token) : null;
     const listen = { host: deps.config.metricsHost, port: metricsPort };
     server = await serveMetrics(
-      deps.metrics,
+      deps.metrics.registry,
       listen,
-      () => collectQueueDepths(deps.metrics, deps.queues),
+      async () => {
+        await Promise.allSettled([
+          collectQueueDepths(deps.metrics, deps.queues),
+          collectOutboxLag(deps.metrics, deps.knex),
+        ]);
+      },
       dashboard?.handle,
     );
   }

@@ -208,6 +208,21 @@ describe('loadConfigFor: a command is asked only for the settings it uses', () =
       'INGEST_TOKEN is missing: expected a string of 16+ characters',
     );
   });
+
+  it('the API has its own metrics port and keep-alive timeouts above load balancers', () => {
+    const c = loadConfigFor('api', valid);
+    expect(c.apiMetricsPort).toBe(9465);
+    expect(c.metricsHost).toBe('127.0.0.1');
+    expect(c.http).toEqual({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 66_000 });
+    const tuned = {
+      ...valid,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '120000',
+      HTTP_HEADERS_TIMEOUT_MS: '121000',
+    };
+    expect(loadConfigFor('api', tuned).http.keepAliveTimeoutMs).toBe(120_000);
+    const short = { ...valid, HTTP_KEEP_ALIVE_TIMEOUT_MS: '70000' };
+    expect(failureFor('api', short).variable).toBe('HTTP_HEADERS_TIMEOUT_MS');
+  });
 });
 
 describe('withDotEnv', () => {

@@ -35,11 +35,34 @@ export const envSchema = {
       default: 9464,
       description: 'a TCP port for the worker /metrics endpoint',
     },
+    API_METRICS_PORT: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      default: 9465,
+      description: 'a TCP port for the API /metrics endpoint',
+    },
     METRICS_HOST: {
       type: 'string',
       pattern: '^[0-9A-Za-z.:_-]{1,253}$',
       default: '127.0.0.1',
-      description: 'an address for the worker /metrics endpoint to listen on, e.g. 0.0.0.0',
+      description: 'an address for the /metrics endpoints to listen on, e.g. 0.0.0.0',
+    },
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 600000,
+      default: 65000,
+      description:
+        'milliseconds an idle keep-alive connection stays open (above the load balancer idle timeout)',
+    },
+    HTTP_HEADERS_TIMEOUT_MS: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 600000,
+      default: 66000,
+      description:
+        'milliseconds to receive the request headers; more than HTTP_KEEP_ALIVE_TIMEOUT_MS',
     },
     INGEST_TOKEN: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
     CURSOR_SECRET: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
@@ -203,6 +226,46 @@ export const envSchema = {
       maximum: 600000,
       default: 2000,
       description: 'milliseconds',
+    },
+    DELIVERY_RETENTION_DAYS: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 90,
+      default: 30,
+      description: 'an integer from 1 to 90 (days of webhook delivery history kept)',
+    },
+    // OpenTelemetry's standard variables: the ones that decide whether tracing is on and
+    // the service name. The exporter itself reads the rest (OTEL_EXPORTER_OTLP_HEADERS...).
+    OTEL_EXPORTER_OTLP_ENDPOINT: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^https?://',
+      description: 'an http(s):// URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318',
+    },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^https?://',
+      description: 'an http(s):// URL of an OTLP/HTTP traces endpoint (ends in /v1/traces)',
+    },
+    OTEL_TRACES_EXPORTER: {
+      type: 'string',
+      'x-optional': true,
+      enum: ['otlp', 'none'],
+      description: 'otlp or none',
+    },
+    OTEL_SDK_DISABLED: {
+      type: 'string',
+      'x-optional': true,
+      enum: ['true', 'false'],
+      description: 'true or false',
+    },
+    OTEL_SERVICE_NAME: {
+      type: 'string',
+      'x-optional': true,
+      minLength: 1,
+      maxLength: 200,
+      description: 'a service name, e.g. switchboard-api',
     },
     LOG_LEVEL: {
       type: 'string',

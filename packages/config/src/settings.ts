@@ -13,9 +13,19 @@ export interface Config {
   /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
   readonly port: number;
+  /** The worker's /metrics port. */
   readonly metricsPort: number;
-  /** Interface the worker's /metrics listens on (loopback unless told otherwise). */
+  /** The API's /metrics port (a listener of its own, beside the public port). */
+  readonly apiMetricsPort: number;
+  /** Interface both /metrics endpoints listen on (loopback unless told otherwise). */
   readonly metricsHost: string;
+  /**
+   * The API's HTTP server: an idle keep-alive connection is closed after
+   * `keepAliveTimeoutMs`, which must outlast the load balancer's idle timeout (else the
+   * balancer reuses a connection the server is closing: a reset), and a request's headers
+   * must arrive within `headersTimeoutMs` (> keepAliveTimeoutMs, as Node requires).
+   */
+  readonly http: { readonly keepAliveTimeoutMs: number; readonly headersTimeoutMs: number };
   readonly ingestToken: string;
   readonly cursorSecret: string;
   /** 32 bytes; the AES-256-GCM key for secrets at rest. */
@@ -58,6 +68,8 @@ export interface Config {
    */
   readonly campaigns: { readonly repeatWindowMs: number; readonly tenantRatePerMinute: number };
   readonly workerConcurrency: number;
+  /** Days of delivery history (deliveries, attempts, outbox) kept for a tenant with no own. */
+  readonly deliveryRetentionDays: number;
   /** Namespace of every Redis key of this deployment (queues, idempotency entries). */
   readonly queuePrefix: string;
   /** The worker's read-only queue dashboard (bull-board); null when off (the default). */
@@ -68,6 +80,12 @@ export interface Config {
   /** API: how long it keeps serving (failing /readyz) after SIGTERM before it stops accepting. */
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
+  /**
+   * OpenTelemetry tracing: on when an OTLP endpoint is set (and neither OTEL_SDK_DISABLED nor
+   * OTEL_TRACES_EXPORTER=none says otherwise); `serviceName` is OTEL_SERVICE_NAME, null for
+   * the process's own default (switchboard-api, switchboard-worker).
+   */
+  readonly tracing: { readonly enabled: boolean; readonly serviceName: string | null };
 }
 
 /** One setting: the variables it is read from and how they become its typed value. */
@@ -101,7 +119,22 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   },
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),
+  apiMetricsPort: num('API_METRICS_PORT'),
   metricsHost: str('METRICS_HOST'),
+  http: {
+    variables: ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS'],
+    build: (v) => {
+      const keepAliveTimeoutMs = Number(v.HTTP_KEEP_ALIVE_TIMEOUT_MS);
+      const headersTimeoutMs = Number(v.HTTP_HEADERS_TIMEOUT_MS);
+      if (headersTimeoutMs <= keepAliveTimeoutMs) {
+        throw new ConfigError(
+          'HTTP_HEADERS_TIMEOUT_MS',
+          `HTTP_HEADERS_TIMEOUT_MS is invalid: expected more than HTTP_KEEP_ALIVE_TIMEOUT_MS (${keepAliveTimeoutMs}), got ${headersTimeoutMs}`,
+        );
+      }
+      return { keepAliveTimeoutMs, headersTimeoutMs };
+    },
+  },
   ingestToken: str('INGEST_TOKEN'),
   cursorSecret: str('CURSOR_SECRET'),
   secretEncryptionKey: {
@@ -186,6 +219,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
     }),
   },
   workerConcurrency: num('WORKER_CONCURRENCY'),
+  deliveryRetentionDays: num('DELIVERY_RETENTION_DAYS'),
   queuePrefix: str('QUEUE_PREFIX'),
   queueDashboard: {
     variables: ['QUEUE_DASHBOARD_ENABLED', 'QUEUE_DASHBOARD_TOKEN'],
@@ -204,6 +238,23 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
   logLevel: str('LOG_LEVEL'),
+  tracing: {
+    variables: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'OTEL_TRACES_EXPORTER',
+      'OTEL_SDK_DISABLED',
+      'OTEL_SERVICE_NAME',
+    ],
+    build: (v) => ({
+      enabled:
+        (v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+          v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined) &&
+        v.OTEL_SDK_DISABLED !== 'true' &&
+        v.OTEL_TRACES_EXPORTER !== 'none',
+      serviceName: v.OTEL_SERVICE_NAME === undefined ? null : String(v.OTEL_SERVICE_NAME),
+    }),
+  },
 };
 
 /**
@@ -216,6 +267,9 @@ export const COMMAND_SETTINGS = {
     'databaseUrl',
     'redis',
     'port',
+    'apiMetricsPort',
+    'metricsHost',
+    'http',
     'ingestToken',
     'cursorSecret',
     'secretEncryptionKey',
@@ -227,6 +281,7 @@ export const COMMAND_SETTINGS = {
     'shutdownTimeoutMs',
     'shutdownGraceMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run start:worker`. */
   worker: [
@@ -238,11 +293,13 @@ export const COMMAND_SETTINGS = {
     'webhook',
     'campaigns',
     'workerConcurrency',
+    'deliveryRetentionDays',
     'queuePrefix',
     'queueDashboard',
     'simulatorSpeed',
     'shutdownTimeoutMs',
     'logLevel',
+    'tracing',
   ],
   /** `npm run migrate` and the operator CLI: Postgres only. */
   operator: ['databaseUrl'],

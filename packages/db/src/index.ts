@@ -32,3 +32,5 @@ export * from './stores/leads-store';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-lifecycle';
+export * from './stores/tenant-retention-store';
+export * from './partitions';

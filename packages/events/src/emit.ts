@@ -1,6 +1,7 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { EventsStore, newId, type Knex } from '@switchboard/db';
+import { currentTraceparent, inSpan } from '@switchboard/telemetry';
 import type { FromSchema } from 'json-schema-to-ts';
 import {
   ACCOUNT_LEVEL_EVENTS,
@@ -69,22 +70,28 @@ function checked<T extends EventType>(input: EmitInput<T>): string | null {
 
 /**
  * Writes an event into the outbox inside the caller's transaction, so the event exists if and
- * only if the state change it reports commits. Returns the new event id.
+ * only if the state change it reports commits. Returns the new event id. With tracing on,
+ * the write is a span (`outbox.write`) whose trace context is stored with the event: the
+ * worker's relay, fan-out and delivery attempts continue that trace.
  */
 // The envelope timestamp is the commit-side emission time; `data` carries when things happened.
 export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>): Promise<string> {
   const receptionistId = checked(input);
   const id = newId('evt');
-  await new EventsStore(trx).insert(trx, {
-    id,
-    tenantId: input.tenantId,
-    receptionistId,
-    type: input.type,
-    data: input.data as Record<string, unknown>,
-    createdAt: new Date(),
+  const attributes = { 'switchboard.event_id': id, 'switchboard.event_type': input.type };
+  await inSpan('outbox.write', { attributes }, async () => {
+    await new EventsStore(trx).insert(trx, {
+      id,
+      tenantId: input.tenantId,
+      receptionistId,
+      type: input.type,
+      data: input.data as Record<string, unknown>,
+      createdAt: new Date(),
+      traceparent: currentTraceparent(),
+    });
+    // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
+    await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   });
-  // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
-  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   return id;
 }
 
@@ -98,7 +105,9 @@ export async function emitMany<T extends EventType>(
 ): Promise<string[]> {
   if (inputs.length === 0) return [];
   const createdAt = new Date();
+  const traceparent = currentTraceparent();
   const rows = inputs.map((input) => ({
+    traceparent,
     id: newId('evt'),
     tenantId: input.tenantId,
     receptionistId: checked(input),

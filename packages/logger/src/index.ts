@@ -1,6 +1,8 @@
 import pino, { type Logger } from 'pino';
+import { currentLogFields } from './context';
 
 export type { Logger };
+export { addLogContext, currentLogFields, withLogContext, type LogFields } from './context';
 
 /**
  * Paths that may carry credentials. pino replaces them before a line is written, so a
@@ -19,12 +21,21 @@ export const REDACT_PATHS = [
   '*.key',
 ];
 
-/** One JSON logger per process; `name` says which app wrote the line. */
+/**
+ * One JSON logger per process; `name` says which app wrote the line. Every line also carries
+ * the fields of the unit of work it was written in (see context.ts); a field the call itself
+ * passes wins.
+ */
 export function createLogger(
   name: string,
   level = 'info',
   destination?: pino.DestinationStream,
 ): Logger {
-  const options = { name, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  const options = {
+    name,
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    mixin: currentLogFields,
+  };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -8,7 +8,12 @@ import { defineJob } from './job-definition';
 const eventJobSchema = {
   type: 'object',
   required: ['v', 'eventId'],
-  properties: { v: { const: 1 }, eventId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    eventId: { type: 'string', minLength: 1 },
+    // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
+    traceparent: { type: 'string', maxLength: 200 },
+  },
   additionalProperties: false,
 } as const;
 export type EventJob = FromSchema<typeof eventJobSchema>;

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { hashApiKey, type ApiKeysStore, type Scope } from '@switchboard/db';
+import { addLogContext } from '@switchboard/logger';
 import type { AnonymousLimits } from './anonymous-limit';
 import { insufficientScope, unauthenticated } from '../errors';
 import type { KeyRateLimits } from './key-rate-limit';
@@ -46,6 +47,7 @@ export function authenticate(
     const key = await keys.findActiveByKey(presented);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
     anonymous.remember(hash);
+    addLogContext({ tenant_id: key.tenantId, key_id: key.id });
     await limits.apply(res, key.id, key.rateLimit);
     if (!hasScope(key.scopes, scope)) throw insufficientScope(scope);
     req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };

@@ -42,7 +42,7 @@ export function answerClientErrors(server: Server, logger: Logger): void {
       request_id: requestId,
     });
     logger.info(
-      { code: err.code, status: answer.status, requestId },
+      { code: err.code, status: answer.status, request_id: requestId },
       'request refused by the parser',
     );
     socket.end(

@@ -84,12 +84,13 @@ function toApiError(err: unknown): ApiError | undefined {
 
 /** The one renderer of the contract's error body (docs/API.md, Errors). */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
+  // The log context (request-id.ts) adds request_id, tenant_id and key_id to these lines.
   return (err, req, res, _next) => {
     const known = toApiError(err);
     const apiError =
       known ?? new ApiError(500, 'api_error', 'internal_error', 'An internal error occurred');
-    if (!known) logger.error({ err, requestId: req.requestId }, 'unhandled error');
-    else if (apiError.status >= 500) logger.warn({ err, requestId: req.requestId }, apiError.code);
+    if (!known) logger.error({ err }, 'unhandled error');
+    else if (apiError.status >= 500) logger.warn({ err }, apiError.code);
     if (res.headersSent) return res.end();
     for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
     const error: Record<string, unknown> = {

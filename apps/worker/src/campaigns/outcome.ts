@@ -45,6 +45,14 @@ export async function completeCampaign(
 ): Promise<boolean> {
   const campaign = await deps.stores.campaignLifecycle.complete(db, campaignId);
   if (!campaign?.completedAt) return false;
+  // Counted once the completion commits (the caller's transaction may still roll back).
+  const committed = 'executionPromise' in db ? (db as Knex.Transaction).executionPromise : null;
+  if (committed)
+    committed.then(
+      () => deps.metrics.campaignsCompleted.inc(),
+      () => undefined,
+    );
+  else deps.metrics.campaignsCompleted.inc();
   await emit(db, {
     tenantId: campaign.tenantId,
     receptionistId: campaign.receptionistId,

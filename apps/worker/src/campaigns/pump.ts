@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withLogContext } from '@switchboard/logger';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import type { CampaignRateLimiter } from './rate';
@@ -31,9 +32,9 @@ export class CampaignPump implements Component {
   /** Starts sending the campaign from this worker; a no-op while it already does. */
   join(campaignId: string, tenantId: string, perMinute: number): void {
     if (this.stopping.signal.aborted || this.loops.has(campaignId)) return;
-    const loop = this.loop(campaignId, tenantId, perMinute).finally(() =>
-      this.loops.delete(campaignId),
-    );
+    const loop = withLogContext({ campaign_id: campaignId }, () =>
+      this.loop(campaignId, tenantId, perMinute),
+    ).finally(() => this.loops.delete(campaignId));
     this.loops.set(campaignId, loop);
   }
 

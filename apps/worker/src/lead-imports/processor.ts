@@ -9,7 +9,10 @@ import type { WorkerDeps } from '../deps';
  */
 export function leadImportProcessor(deps: WorkerDeps, batchSize?: number) {
   return async (data: LeadImportJob): Promise<void> => {
-    const outcome = await runImport(deps.knex, data.importId, { batchSize });
+    const outcome = await runImport(deps.knex, data.importId, {
+      batchSize,
+      onProgress: (_imp, rows) => deps.metrics.importRows.inc(rows),
+    });
     deps.logger.info({ importId: data.importId, outcome }, 'lead import run ended');
   };
 }

@@ -70,7 +70,9 @@ export function sendProcessor(
       () => recordOutcome(deps, sms, result),
       { giveUpAfterMs: Math.max(0, giveUpAfterMs) },
     );
-    if (!recorded) {
+    if (recorded) {
+      (result.status === 'rejected' ? deps.metrics.smsFailed : deps.metrics.smsSent).inc();
+    } else {
       // The reconciler judged the send interrupted first; its verdict stands.
       deps.logger.warn({ smsId: sms.id, result: result.status }, 'SMS outcome came too late');
     }

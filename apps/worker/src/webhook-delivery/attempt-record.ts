@@ -98,6 +98,7 @@ async function write(
   const { knex, config, logger } = deps;
   const done = await batches.lifecycle.exhaust(knex, record, config.webhook.disableAfterFailures);
   if (done.disabledNow) {
+    deps.metrics.subscriptionsDisabled.inc();
     logger.warn(
       {
         subscriptionId: record.delivery.subscriptionId,

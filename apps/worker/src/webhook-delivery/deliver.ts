@@ -9,6 +9,7 @@ import type { WorkerDeps } from '../deps';
 import { decide, recordOutcome, type AttemptResult } from './attempt-record';
 import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
+import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane } from './in-flight';
 
@@ -122,7 +123,7 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
       }
       const body = JSON.stringify(buildEnvelope(event));
       const headers = signPayload({ secret: target.secret, eventId: event.id, body });
-      result = await sender.send({ url: target.url, body, headers });
+      result = await sendTraced(sender, { url: target.url, body, headers }, claimed, data.attempt);
       metrics.attemptDuration.observe(
         { result: result.delivered ? 'success' : 'failure' },
         result.duration_ms / 1000,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OpenDelivery } from '@switchboard/db';
 import type { EventJob } from '@switchboard/queues';
+import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
 import type { Attempt } from './deliver';
 import type { DeliveryBatches } from './delivery-batches';
@@ -41,7 +42,20 @@ export function fanOutProcessor(
   attempt: Attempt,
   inline: InlineAttempts,
 ) {
-  return async (data: EventJob): Promise<void> => {
+  // An event relayed under a trace fans out in a span of it; its inline attempts are children.
+  return (data: EventJob): Promise<void> =>
+    data.traceparent
+      ? inSpan(
+          'events.fan_out',
+          {
+            parent: contextFromTraceparent(data.traceparent),
+            attributes: { 'switchboard.event_id': data.eventId },
+          },
+          () => fanOut(data),
+        )
+      : fanOut(data);
+
+  async function fanOut(data: EventJob): Promise<void> {
     const open = await batches.fanOut(data.eventId);
     const later: OpenDelivery[] = [];
     const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
@@ -83,7 +97,7 @@ export function fanOutProcessor(
       }),
     );
     await settledWithin(started, INLINE_WAIT_MS);
-  };
+  }
 
   async function release(lane: Lane, holder: string): Promise<void> {
     // Not fatal: the slot expires by itself, and parked jobs are woken periodically.

@@ -1,13 +1,32 @@
 import { Client } from 'pg';
-import { commitAsynchronously } from '@switchboard/db';
+import { commitAsynchronously, type UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
-import { enqueue } from '@switchboard/queues';
+import { enqueue, type EventJob } from '@switchboard/queues';
+import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
 import type { Component } from '../component';
 
 const BATCH = 500;
 /** Fallback poll: a missed notification (e.g. during a reconnect) delays an event this much. */
 const POLL_MS = 1000;
+
+/**
+ * The job of one event. An event written under a trace gets an `outbox.relay` span in that
+ * trace (ended at once: publishing is one batched statement for all of them), and the job
+ * carries the span's context on to the fan-out. Without a trace nothing is added.
+ */
+function relayed(event: UnpublishedEvent): { data: EventJob } {
+  if (!event.traceparent) return { data: { v: 1, eventId: event.id } };
+  const { span, context } = startSpan('outbox.relay', {
+    parent: contextFromTraceparent(event.traceparent),
+    attributes: { 'switchboard.event_id': event.id },
+  });
+  span.end();
+  const traceparent = currentTraceparent(context);
+  return {
+    data: traceparent ? { v: 1, eventId: event.id, traceparent } : { v: 1, eventId: event.id },
+  };
+}
 
 /**
  * Publishes committed outbox events to the `events` queue. Woken by Postgres NOTIFY on every
@@ -24,15 +43,12 @@ export function startRelay(deps: WorkerDeps): Component {
 
   async function drainOnce(): Promise<number> {
     return knex.transaction(async (trx) => {
-      const ids = await stores.events.claimUnpublished(trx, BATCH);
-      if (ids.length === 0) return 0;
+      const events = await stores.events.claimUnpublished(trx, BATCH);
+      if (events.length === 0) return 0;
+      const ids = events.map((e) => e.id);
       // A published_at lost in a crash only publishes the events again (job id = event id).
       await commitAsynchronously(trx);
-      await enqueue(
-        queues,
-        'events',
-        ids.map((eventId) => ({ data: { v: 1 as const, eventId } })),
-      );
+      await enqueue(queues, 'events', events.map(relayed));
       await stores.events.markPublished(trx, ids);
       metrics.eventsRelayed.inc(ids.length);
       return ids.length;

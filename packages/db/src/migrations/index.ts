@@ -13,10 +13,15 @@ import * as m012 from './012_rate_limits';
 import * as m013 from './013_lapsed_claims';
 import * as m016 from './016_lead_prefix_search';
 import * as m017 from './017_campaign_recipient_limits';
+import * as m020 from './020_partitioning';
+import * as m021 from './021_retention';
+import * as m050 from './050_event_traceparent';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `{ transaction: false }`: the migration commits its own steps (an online migration). */
+  config?: { transaction: boolean };
 }
 
 /**
@@ -38,6 +43,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['013_lapsed_claims', m013],
   ['016_lead_prefix_search', m016],
   ['017_campaign_recipient_limits', m017],
+  ['020_partitioning', m020],
+  ['021_retention', m021],
+  ['050_event_traceparent', m050],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

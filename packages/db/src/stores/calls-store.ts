@@ -110,8 +110,8 @@ export class CallsStore {
    * Inserts a queued outbound call from the tenant's receptionist (its number becomes `from`),
    * in one autocommit statement: committed when this returns. Undefined when the
    * receptionist is not the tenant's, not ready or has no number (and no call holds the key).
-   * With an Idempotency-Key the unique index on (tenant_id, idempotency_key) turns a second
-   * insert into a no-op, across processes and whatever Redis remembers: the call that holds
+   * With an Idempotency-Key the uniqueness trigger on (tenant_id, idempotency_key) turns a
+   * second insert within the key's 24 hours into a no-op, across processes and whatever Redis remembers: the call that holds
    * the key is returned with `created: false`.
    */
   async createOutbound(
@@ -125,7 +125,7 @@ export class CallsStore {
               ?, ?
          FROM receptionists r
         WHERE r.id = ? AND r.tenant_id = ? AND r.status = 'ready' AND r.phone_number IS NOT NULL
-       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       ON CONFLICT DO NOTHING
        RETURNING ${ACCEPTED_COLUMNS.join(', ')}`,
       [
         newId('call'),
@@ -156,6 +156,7 @@ export class CallsStore {
     const row = (await this.db(TABLE)
       .select(ACCEPTED_COLUMNS)
       .where({ tenant_id: tenantId, idempotency_key: key })
+      .orderBy('started_at', 'desc') // a key reused after its 24 hours holds the newest call
       .first()) as AcceptedRow | undefined;
     return row && toAccepted(row);
   }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { eventOfDelivery } from './event-of-delivery';
 
 const TABLE = 'webhook_deliveries';
 
@@ -93,9 +94,8 @@ export class DeliveriesStore {
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const result = await keysetPage<DeliveryRow & { event_type: string }>(
       this.db(`${TABLE} as d`)
-        .join('events as e', 'e.id', 'd.event_id')
         .where('d.subscription_id', subscriptionId)
-        .select('d.*', 'e.type as event_type'),
+        .select('d.*', this.db.raw(`${eventOfDelivery('e.type')} AS event_type`)),
       {
         timeColumn: 'd.created_at',
         idColumn: 'd.id',

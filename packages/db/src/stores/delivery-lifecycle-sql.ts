@@ -1,5 +1,6 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
 import type { DeliveryRow } from './deliveries-store';
+import { eventOfDelivery } from './event-of-delivery';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
@@ -30,6 +31,7 @@ export interface ClaimRow extends DeliveryRow {
     data: Record<string, unknown>;
     created_at: string;
     receptionist_id: string | null;
+    traceparent: string | null;
   } | null;
   subscription: { url: string; is_active: boolean; tenant_id: string; ciphertext: string } | null;
 }
@@ -87,9 +89,11 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
             d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
             d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
             d.claims,
-            (SELECT json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
-                                      'receptionist_id', e.receptionist_id)
-               FROM events e WHERE e.id = d.event_id) AS event,
+            ${eventOfDelivery(
+              `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+                                 'receptionist_id', e.receptionist_id,
+                                 'traceparent', e.traceparent)`,
+            )} AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext)
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;

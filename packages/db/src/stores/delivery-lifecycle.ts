@@ -262,6 +262,8 @@ export interface ClaimedDelivery {
     data: Record<string, unknown>;
     receptionistId: string | null;
     createdAt: Date;
+    /** The trace the event was written in (W3C traceparent); null when tracing was off. */
+    traceparent: string | null;
   };
   /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
   subscription: { url: string; isActive: boolean; tenantId: string; ciphertext: string } | null;
@@ -308,6 +310,7 @@ const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDeliv
     data: e.data,
     receptionistId: e.receptionist_id,
     createdAt: new Date(e.created_at),
+    traceparent: e.traceparent ?? null,
   },
   subscription: r.subscription && {
     url: r.subscription.url,

@@ -43,6 +43,14 @@ export interface NewEvent {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** W3C trace context of the span that wrote it (null: tracing off). */
+  traceparent?: string | null;
+}
+
+/** An outbox event claimed for publishing, with the trace it belongs to. */
+export interface UnpublishedEvent {
+  id: string;
+  traceparent: string | null;
 }
 
 /** The event outbox. Inserts always run inside the caller's transaction. */
@@ -57,6 +65,7 @@ export class EventsStore {
       type: event.type,
       data: event.data,
       created_at: event.createdAt,
+      traceparent: event.traceparent ?? null,
     });
   }
 
@@ -64,10 +73,10 @@ export class EventsStore {
   async insertMany(trx: Knex, events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return;
     await trx.raw(
-      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
-       SELECT id, tenant_id, receptionist_id, type, data, created_at
+      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent)
+       SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent
          FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
-              type text, data jsonb, created_at timestamptz)`,
+              type text, data jsonb, created_at timestamptz, traceparent text)`,
       [
         JSON.stringify(
           events.map((e) => ({
@@ -77,6 +86,7 @@ export class EventsStore {
             type: e.type,
             data: e.data,
             created_at: e.createdAt,
+            traceparent: e.traceparent ?? null,
           })),
         ),
       ],
@@ -100,15 +110,14 @@ export class EventsStore {
    * Claims up to `limit` unpublished events, oldest first, for the relay's transaction.
    * SKIP LOCKED lets several relays work side by side without waiting on each other.
    */
-  async claimUnpublished(trx: Knex, limit: number): Promise<string[]> {
-    const rows = (await trx(TABLE)
-      .select('id')
+  async claimUnpublished(trx: Knex, limit: number): Promise<UnpublishedEvent[]> {
+    return (await trx(TABLE)
+      .select('id', 'traceparent')
       .whereNull('published_at')
       .orderBy('created_at')
       .limit(limit)
       .forUpdate()
-      .skipLocked()) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+      .skipLocked()) as UnpublishedEvent[];
   }
 
   async markPublished(trx: Knex, ids: string[]): Promise<void> {

@@ -27,7 +27,7 @@ const CREATE_OUTBOUND = `
    WHERE r.id = $10 AND r.tenant_id = $11 AND r.status = 'ready' AND r.phone_number IS NOT NULL
      AND NOT EXISTS (SELECT 1 FROM sms_opt_outs o
                       WHERE o.tenant_id = r.tenant_id AND o.phone = $2 AND o.opted_out)
-  ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING ${smsColumnList()}`;
 
 const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
@@ -43,8 +43,8 @@ export class SmsStore {
   /**
    * Stores a queued outbound message from the tenant's ready receptionist (its number becomes
    * `from`) to a recipient who has not opted out of the tenant, in one autocommit statement.
-   * With an Idempotency-Key the unique index on (tenant_id, idempotency_key) turns a second
-   * insert into a no-op and the message holding the key is returned with `created: false`.
+   * With an Idempotency-Key the uniqueness trigger on (tenant_id, idempotency_key) turns a
+   * second insert within the key's 24 hours into a no-op and the message holding the key is returned with `created: false`.
    * Undefined when nothing was stored and no message holds the key (`whyNotSendable` says why).
    */
   async createOutbound(input: NewOutboundSms): Promise<{ sms: Sms; created: boolean } | undefined> {
@@ -105,6 +105,7 @@ export class SmsStore {
     const row = (await this.db(TABLE)
       .select(SMS_COLUMNS)
       .where({ tenant_id: tenantId, idempotency_key: key })
+      .orderBy('created_at', 'desc') // a key reused after its 24 hours holds the newest message
       .first()) as SmsRow | undefined;
     return row && toSms(row);
   }
@@ -165,7 +166,7 @@ export class SmsStore {
         provider_message_id: input.providerMessageId,
         received_at: input.receivedAt,
       })
-      .onConflict(db.raw("(receptionist_id, provider_message_id) WHERE direction = 'inbound'"))
+      .onConflict()
       .ignore()
       .returning([...SMS_COLUMNS])) as SmsRow[];
     return rows[0] && toSms(rows[0]);

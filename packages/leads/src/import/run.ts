@@ -11,8 +11,8 @@ export const MAX_IMPORT_RUNS = 5;
 
 export interface RunImportOptions {
   batchSize?: number;
-  /** Called after each committed batch with the import as it now is. */
-  onProgress?: (imp: LeadImport) => void;
+  /** Called after each committed batch with the import as it now is and its row count. */
+  onProgress?: (imp: LeadImport, rows: number) => void;
 }
 
 export type RunImportResult = 'completed' | 'failed' | 'superseded' | 'not_processing';
@@ -53,8 +53,9 @@ export async function runImport(
       const outcome = await applyBatch(trx, current, rows);
       return imports.recordBatch(trx, current, outcome, done);
     });
+    const committed = imp.processedRows - cursor;
     cursor = imp.processedRows;
-    opts.onProgress?.(imp);
+    opts.onProgress?.(imp, committed);
   };
 
   const parser = csvParser();

@@ -51,7 +51,8 @@ export async function applyTelephonyMessage(
     if (!receptionist) throw new UnknownReceptionistError(message.receptionist_id);
     const recorded = await trx('telephony_messages')
       .insert({ id: message.id, type: message.type })
-      .onConflict('id')
+      // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
+      .onConflict()
       .ignore()
       .returning('id');
     if (recorded.length === 0) return { duplicate: true };
@@ -77,7 +78,8 @@ export async function applyTelephonyMessage(
 
 /**
  * The call the message is about, locked. Created by the first message that mentions it;
- * ON CONFLICT makes two first messages racing each other converge on one row.
+ * The uniqueness trigger on (receptionist_id, provider_call_id) makes two first messages
+ * racing each other converge on one row (the second insert is skipped).
  */
 async function ensureCall(
   trx: Knex,
@@ -98,7 +100,7 @@ async function ensureCall(
       to_number: m.to,
       started_at: startedAt,
     })
-    .onConflict(trx.raw('(receptionist_id, provider_call_id) WHERE provider_call_id IS NOT NULL'))
+    .onConflict()
     .ignore();
   const call = await calls.findByProviderForUpdate(trx, m.receptionist_id, m.provider_call_id);
   if (!call) throw new Error('call row vanished inside its transaction');

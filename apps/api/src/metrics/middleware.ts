@@ -1,0 +1,75 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { ApiMetrics } from './registry';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The routers' mount points; /v1 is the shorthand of /api/v1, so both count as /api/v1. */
+const MOUNTS: ReadonlyArray<[string, string]> = [
+  ['/api/v1/', '/api/v1'],
+  ['/v1/', '/api/v1'],
+  ['/internal/v1/', '/internal/v1'],
+];
+
+/**
+ * The route template a request matched (`/api/v1/calls/:id`), never its raw path: a request
+ * no route matched is `unmatched`, so random paths cannot grow the series.
+ */
+export function routeTemplate(req: Request): string {
+  const declared = (req.route as { path?: unknown } | undefined)?.path;
+  const path = Array.isArray(declared) ? declared[0] : declared;
+  if (typeof path !== 'string') return 'unmatched';
+  const mount = MOUNTS.find(([prefix]) => req.originalUrl.startsWith(prefix));
+  return mount ? `${mount[1]}${path}` : path;
+}
+
+/**
+ * Business counters, keyed by the route that creates the thing; counted on a 2xx answer
+ * that is not an idempotent replay (a replay created nothing).
+ */
+const BUSINESS: Record<string, (m: ApiMetrics, req: Request) => void> = {
+  'POST /internal/v1/telephony/events': (m, req) => {
+    const type = (req.body as { type?: unknown } | undefined)?.type;
+    if (type === 'sms.inbound') m.smsReceived.inc();
+    // A 2xx means the type was one of the catalog's (validated), so the label is bounded.
+    else if (typeof type === 'string') m.callsIngested.inc({ type });
+  },
+  'POST /api/v1/calls/outbound': (m) => m.outboundCallsAccepted.inc(),
+  'POST /api/v1/sms/send': (m) => m.smsAccepted.inc(),
+  'POST /api/v1/leads': (m) => m.leadsCreated.inc(),
+  'POST /api/v1/campaigns': (m) => m.campaignsStarted.inc(),
+};
+
+function record(m: ApiMetrics, req: Request, res: Response, seconds: number): void {
+  const route = routeTemplate(req);
+  const labels = {
+    method: METHODS.has(req.method) ? req.method : 'OTHER',
+    route,
+    status_class: `${Math.floor(res.statusCode / 100)}xx`,
+  };
+  m.requests.inc(labels);
+  m.requestDuration.observe(labels, seconds);
+  if (res.statusCode === 429) m.rateLimited.inc({ route });
+  const replayed = res.getHeader('Idempotent-Replayed') === 'true';
+  if (replayed) m.idempotentReplays.inc({ route });
+  else if (res.statusCode >= 200 && res.statusCode < 300) {
+    BUSINESS[`${labels.method} ${route}`]?.(m, req);
+  }
+}
+
+/** Counts and times every request, once, whether its answer finished or was cut off. */
+export function httpMetrics(m: ApiMetrics): RequestHandler {
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    m.inFlight.inc();
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      m.inFlight.dec();
+      record(m, req, res, Number(process.hrtime.bigint() - start) / 1e9);
+    };
+    res.once('finish', end);
+    res.once('close', end);
+    next();
+  };
+}

@@ -1,0 +1,86 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Labels of the request series: each has a small, fixed set of values (see middleware.ts). */
+type HttpLabels = 'method' | 'route' | 'status_class';
+
+/**
+ * The API's Prometheus metrics, on a registry of its own (no global state). No label ever
+ * holds a tenant, a key, an id or a raw path, so the number of series is bounded by the
+ * routes the API declares, whatever the traffic.
+ */
+export interface ApiMetrics {
+  registry: Registry;
+  requests: Counter<HttpLabels>;
+  requestDuration: Histogram<HttpLabels>;
+  inFlight: Gauge;
+  rateLimited: Counter<'route'>;
+  idempotentReplays: Counter<'route'>;
+  callsIngested: Counter<'type'>;
+  smsReceived: Counter;
+  outboundCallsAccepted: Counter;
+  smsAccepted: Counter;
+  leadsCreated: Counter;
+  campaignsStarted: Counter;
+}
+
+export function createApiMetrics(): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_api_' });
+  const counter = <L extends string = never>(name: string, help: string, labelNames?: L[]) =>
+    new Counter<L>({ name, help, labelNames: labelNames ?? [], registers: [registry] });
+  return {
+    registry,
+    requests: counter('switchboard_http_requests_total', 'HTTP requests answered', [
+      'method',
+      'route',
+      'status_class',
+    ]),
+    requestDuration: new Histogram({
+      name: 'switchboard_http_request_duration_seconds',
+      help: 'Time from a request reaching the app to its answer being written',
+      labelNames: ['method', 'route', 'status_class'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: 'switchboard_http_requests_in_flight',
+      help: 'HTTP requests being served now',
+      registers: [registry],
+    }),
+    rateLimited: counter(
+      'switchboard_http_rate_limited_total',
+      'Requests refused with 429 by a rate limit',
+      ['route'],
+    ),
+    idempotentReplays: counter(
+      'switchboard_idempotent_replays_total',
+      'Requests answered with the stored answer of an earlier one (Idempotent-Replayed: true)',
+      ['route'],
+    ),
+    callsIngested: counter(
+      'switchboard_calls_ingested_total',
+      'Call messages of the voice platform accepted (202), by type',
+      ['type'],
+    ),
+    smsReceived: counter(
+      'switchboard_sms_received_total',
+      'Inbound SMS of the voice platform accepted (202)',
+    ),
+    outboundCallsAccepted: counter(
+      'switchboard_outbound_calls_accepted_total',
+      'Outbound calls accepted (POST /calls/outbound, not replays)',
+    ),
+    smsAccepted: counter(
+      'switchboard_sms_accepted_total',
+      'SMS accepted for sending (POST /sms/send, not replays)',
+    ),
+    leadsCreated: counter(
+      'switchboard_leads_created_total',
+      'Leads created through POST /leads (not replays; imported rows are counted by the worker)',
+    ),
+    campaignsStarted: counter(
+      'switchboard_campaigns_started_total',
+      'Campaigns accepted for sending (POST /campaigns, not replays)',
+    ),
+  };
+}

@@ -1,0 +1,46 @@
+import type { ClaimedDelivery } from '@switchboard/db';
+import {
+  contextFromTraceparent,
+  currentTraceId,
+  inSpan,
+  markFailed,
+  SpanKind,
+  traceHeaders,
+} from '@switchboard/telemetry';
+import type { SendRequest, SendResult, WebhookSender } from '@switchboard/webhooks';
+
+/**
+ * One delivery attempt as a span (`webhook.attempt`, a client span) in the trace of its
+ * event: a child of the fan-out when the attempt runs inline in the event's job, else of the
+ * outbox write stored with the event. The span records the receiver's status code (or the
+ * error) and is failed when the attempt is. The request carries the span's W3C
+ * `traceparent` (docs/DECISIONS.md, Tracing), so a subscriber's own tracing can join; with
+ * tracing off nothing is added. The sender never throws for a failed delivery.
+ */
+export function sendTraced(
+  sender: WebhookSender,
+  request: SendRequest,
+  claimed: ClaimedDelivery,
+  attempt: number,
+): Promise<SendResult> {
+  const { delivery, event } = claimed;
+  // Inline in the event's job the fan-out span is active; a delivery job has none.
+  const parent = currentTraceId() ? undefined : contextFromTraceparent(event.traceparent);
+  const attributes = {
+    'http.request.method': 'POST',
+    'switchboard.delivery_id': delivery.id,
+    'switchboard.event_id': event.id,
+    'switchboard.attempt': attempt,
+  };
+  return inSpan('webhook.attempt', { kind: SpanKind.CLIENT, parent, attributes }, async (span) => {
+    const result = await sender.send({
+      ...request,
+      headers: { ...request.headers, ...traceHeaders() },
+    });
+    if (result.status_code !== null) {
+      span.setAttribute('http.response.status_code', result.status_code);
+    }
+    if (!result.delivered) markFailed(span, result.error ?? undefined);
+    return result;
+  });
+}

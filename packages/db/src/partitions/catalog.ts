@@ -1,0 +1,125 @@
+import type { Knex } from 'knex';
+import {
+  AHEAD,
+  archiveName,
+  defaultName,
+  floorTo,
+  partitionName,
+  shift,
+  type PartitionedTable,
+} from './spec';
+
+/** An identifier quoted for SQL (names here come from the spec, never from input). */
+export const q = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+const lit = (at: Date): string => `'${at.toISOString()}'`;
+
+/** The partitions attached to `table` now, by name. */
+export async function attachedPartitions(db: Knex, table: string): Promise<string[]> {
+  const { rows } = (await db.raw(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = to_regclass(?) ORDER BY c.relname`,
+    [table],
+  )) as { rows: { name: string }[] };
+  return rows.map((r) => r.name);
+}
+
+/** Whether `table` is a partitioned table (relkind 'p'). */
+export async function isPartitioned(db: Knex, table: string): Promise<boolean> {
+  const { rows } = (await db.raw(`SELECT relkind FROM pg_class WHERE oid = to_regclass(?)`, [
+    table,
+  ])) as { rows: { relkind: string }[] };
+  return rows[0]?.relkind === 'p';
+}
+
+/** The DDL of one range partition of `parent` (named after `t`, whatever `parent` is called). */
+export function rangePartitionSql(t: PartitionedTable, parent: string, start: Date): string {
+  const end = shift(start, t.interval, 1);
+  return `CREATE TABLE IF NOT EXISTS ${q(partitionName(t, start))} PARTITION OF ${q(parent)}
+          FOR VALUES FROM (${lit(start)}) TO (${lit(end)})`;
+}
+
+/**
+ * The partitions of a table being created: the archive below `first`, one range per day or
+ * month from `first` up to AHEAD beyond `now`, and the default.
+ */
+export async function createInitialPartitions(
+  db: Knex,
+  t: PartitionedTable,
+  parent: string,
+  first: Date,
+  now: Date,
+): Promise<void> {
+  await db.raw(
+    `CREATE TABLE ${q(archiveName(t))} PARTITION OF ${q(parent)}
+       FOR VALUES FROM (MINVALUE) TO (${lit(first)})`,
+  );
+  const last = shift(floorTo(now, t.interval), t.interval, AHEAD[t.interval]);
+  for (let s = first; s <= last; s = shift(s, t.interval, 1)) {
+    await db.raw(rangePartitionSql(t, parent, s));
+  }
+  await db.raw(`CREATE TABLE ${q(defaultName(t))} PARTITION OF ${q(parent)} DEFAULT`);
+}
+
+/**
+ * Makes the ranges from the current one up to AHEAD beyond `now` that are missing. A row
+ * that already sits in the default partition for a new range (dated ahead of the ranges
+ * made so far) is moved into it in the same transaction, so the attach never fails on it.
+ * Returns the partitions made. Each runs under `lockTimeoutMs`: a busy table is retried on
+ * the next run instead of queueing the application's statements behind the DDL.
+ */
+export async function ensureAhead(
+  db: Knex,
+  t: PartitionedTable,
+  now: Date,
+  lockTimeoutMs: number,
+): Promise<string[]> {
+  const have = new Set(await attachedPartitions(db, t.table));
+  const made: string[] = [];
+  const current = floorTo(now, t.interval);
+  for (let i = 0; i <= AHEAD[t.interval]; i++) {
+    const start = shift(current, t.interval, i);
+    const name = partitionName(t, start);
+    if (have.has(name)) continue;
+    const end = shift(start, t.interval, 1);
+    await db.transaction(async (trx) => {
+      await trx.raw(`SET LOCAL lock_timeout = ${Math.floor(lockTimeoutMs)}`);
+      await trx.raw(`CREATE TABLE IF NOT EXISTS ${q(name)} (LIKE ${q(t.table)})`);
+      await trx.raw(
+        `WITH moved AS (DELETE FROM ${q(defaultName(t))}
+                         WHERE ${q(t.key)} >= ? AND ${q(t.key)} < ? RETURNING *)
+         INSERT INTO ${q(name)} SELECT * FROM moved`,
+        [start, end],
+      );
+      await trx.raw(
+        `ALTER TABLE ${q(t.table)} ATTACH PARTITION ${q(name)}
+           FOR VALUES FROM (${lit(start)}) TO (${lit(end)})`,
+      );
+    });
+    made.push(name);
+  }
+  return made;
+}
+
+/**
+ * The attached range partitions of `t` (the archive included, start null), oldest first;
+ * bounds are read from the catalog, so a range made by hand is seen too.
+ */
+export async function partitionRanges(
+  db: Knex,
+  t: PartitionedTable,
+): Promise<{ name: string; start: Date | null; end: Date }[]> {
+  const { rows } = (await db.raw(
+    `SELECT name, CASE WHEN (m)[1] = 'MINVALUE' THEN NULL
+                       ELSE btrim((m)[1], chr(39))::timestamptz END AS start,
+            (m)[2]::timestamptz AS "end"
+       FROM (SELECT c.relname AS name,
+                    regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                                 'FROM \\(([^)]+)\\) TO \\(''([^'']+)''\\)') AS m
+               FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+              WHERE i.inhparent = to_regclass(?)) p
+      WHERE m IS NOT NULL
+      ORDER BY 3`,
+    [t.table],
+  )) as { rows: { name: string; start: Date | null; end: Date }[] };
+  return rows;
+}

@@ -1,0 +1,15 @@
+export { serveMetrics } from './metrics-server';
+export { startTracing, type Tracing, type TracingSettings } from './tracing';
+export {
+  contextFromTraceparent,
+  currentTraceId,
+  currentTraceparent,
+  inSpan,
+  markFailed,
+  SpanKind,
+  startSpan,
+  traceHeaders,
+  withContext,
+  type Span,
+  type SpanOptions,
+} from './spans';

@@ -1,0 +1,62 @@
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import { createLogger } from '@switchboard/logger';
+import { createTestContext, type TestContext } from '../support/context';
+
+/** Every JSON line the API logged, parsed. */
+const lines: Array<Record<string, unknown>> = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    done();
+  },
+});
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext({}, { logger: createLogger('api', 'info', sink) });
+});
+afterAll(() => ctx.close());
+
+const linesOf = (requestId: string) => lines.filter((l) => l.request_id === requestId);
+
+test("a 4xx's request_id is in the log, with the tenant and key that made it", async () => {
+  const t = await ctx.tenant(['read']);
+  const res = await request(ctx.app)
+    .get('/v1/calls/call_doesnotexist')
+    .set('Authorization', t.auth)
+    .expect(404);
+  const id = res.body.request_id as string;
+  expect(res.headers['x-request-id']).toBe(id);
+  const logged = linesOf(id);
+  expect(logged.length).toBeGreaterThan(0);
+  for (const line of logged) expect(line).toMatchObject({ tenant_id: t.tenantId });
+  expect(logged[0]?.key_id).toEqual(expect.stringMatching(/\S/));
+});
+
+test('an unauthenticated 401 is logged with its request_id (no tenant known)', async () => {
+  const res = await request(ctx.app).get('/v1/calls').expect(401);
+  const logged = linesOf(res.body.request_id as string);
+  expect(logged.length).toBeGreaterThan(0);
+  expect(logged[0]?.tenant_id).toBeUndefined();
+});
+
+test("one request's fields never reach another request's lines", async () => {
+  const [a, b] = await Promise.all([ctx.tenant(['read']), ctx.tenant(['read'])]);
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      request(ctx.app)
+        .get('/v1/calls')
+        .set('Authorization', (i % 2 ? a : b).auth),
+    ),
+  );
+  answers.forEach((res, i) => {
+    const logged = linesOf(res.headers['x-request-id'] as string);
+    expect(logged.length).toBeGreaterThan(0);
+    for (const line of logged) {
+      expect(line.tenant_id).toBe((i % 2 ? a : b).tenantId);
+    }
+  });
+});

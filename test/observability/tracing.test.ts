@@ -1,0 +1,162 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { closedPort, type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import { startApiProcess, type ApiProcess } from '../support/api-process';
+import type { TestContext } from '../support/context';
+import { messages, uid } from '../support/fixtures';
+import { startOtlpCollector, type OtlpCollector } from '../support/otlp-collector';
+import { subscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/wait';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+
+// One trace across both processes, exported over OTLP/HTTP to a collector on 127.0.0.1:
+// the ingestion request (API) → outbox write (API) → relay → fan-out → attempt (worker).
+let ctx: TestContext;
+let receiver: TestReceiver;
+let rcp: string;
+let collector: OtlpCollector;
+let api: ApiProcess;
+let worker: WorkerProcess;
+
+/** Spans are exported within 100 ms of ending (the batch processor's delay). */
+const OTEL = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+
+beforeAll(async () => {
+  let cert;
+  ({ ctx, receiver, cert, rcp } = await subscribedTenant({ phoneNumber: '+14155550177' }));
+  const certDir = mkdtempSync(path.join(tmpdir(), 'sb-tracing-'));
+  writeFileSync(path.join(certDir, 'ca.pem'), cert.cert);
+  collector = await startOtlpCollector();
+  const endpoint = { ...OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint };
+  // One after the other: on a busy machine two starting at once can miss the start deadline.
+  api = await startApiProcess(ctx.config, { env: endpoint });
+  worker = await startWorkerProcess(ctx.config, {
+    ...endpoint,
+    NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
+  });
+}, 150_000);
+
+const ingest = (base: string, body: object, headers: Record<string, string> = {}) =>
+  fetch(`${base}/internal/v1/telephony/events`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${ctx.config.ingestToken}`,
+      'Content-Type': 'application/json',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+
+test('one ingested call is one trace from the API request to the attempt with the status code', async () => {
+  const res = await ingest(api.baseUrl, messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'));
+  expect(res.status).toBe(202);
+  const requestId = res.headers.get('x-request-id');
+  const server = await waitFor('the request span', () =>
+    collector.spans.find((s) => s.attributes['switchboard.request_id'] === requestId),
+  );
+  expect(server).toMatchObject({
+    service: 'switchboard-api',
+    name: 'POST /internal/v1/telephony/events',
+    attributes: { 'http.route': '/internal/v1/telephony/events', 'http.response.status_code': 202 },
+  });
+  const trace = () => collector.spans.filter((s) => s.traceId === server.traceId);
+  const attempt = await waitFor('the attempt span', () =>
+    trace().find((s) => s.name === 'webhook.attempt'),
+  );
+  const byName = Object.fromEntries(trace().map((s) => [s.name, s]));
+  expect(byName['outbox.write']).toMatchObject({
+    service: 'switchboard-api',
+    parentSpanId: server.spanId,
+    attributes: { 'switchboard.event_type': 'call.started' },
+  });
+  expect(byName['outbox.relay']).toMatchObject({
+    service: 'switchboard-worker',
+    parentSpanId: byName['outbox.write']?.spanId,
+  });
+  expect(byName['events.fan_out']).toMatchObject({
+    service: 'switchboard-worker',
+    parentSpanId: byName['outbox.relay']?.spanId,
+  });
+  // The receiver answers 204; the delivery carried the attempt span's traceparent.
+  expect(attempt).toMatchObject({
+    service: 'switchboard-worker',
+    attributes: { 'http.response.status_code': 204 },
+  });
+  expect([byName['events.fan_out']?.spanId, byName['outbox.write']?.spanId]).toContain(
+    attempt.parentSpanId,
+  );
+  const delivered = receiver.requests.find(
+    (r) => r.headers['x-service-event-id'] === attempt.attributes['switchboard.event_id'],
+  );
+  expect(delivered?.headers.traceparent).toBe(`00-${server.traceId}-${attempt.spanId}-01`);
+}, 90_000);
+
+test("a caller's traceparent is continued; a malformed one is ignored, never an error", async () => {
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const valid = await ingest(
+    api.baseUrl,
+    messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'),
+    { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+  );
+  expect(valid.status).toBe(202);
+  await waitFor('the continued trace', () =>
+    collector.spans.find(
+      (s) =>
+        s.traceId === traceId &&
+        s.attributes['switchboard.request_id'] === valid.headers.get('x-request-id'),
+    ),
+  );
+  for (const bad of ['garbage', `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, '00-xyz-abc-01']) {
+    const res = await ingest(
+      api.baseUrl,
+      messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'),
+      {
+        traceparent: bad,
+      },
+    );
+    expect(res.status).toBe(202);
+    const span = await waitFor('the span of the request', () =>
+      collector.spans.find(
+        (s) => s.attributes['switchboard.request_id'] === res.headers.get('x-request-id'),
+      ),
+    );
+    expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(span.parentSpanId).toBe('');
+  }
+}, 90_000);
+
+test('an exporter pointing at a closed port never breaks or slows requests', async () => {
+  const port = await closedPort();
+  // One after the other: on a busy machine two starting at once can miss the start deadline.
+  const lost = await startApiProcess(ctx.config, {
+    env: { ...OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
+  });
+  const off = await startApiProcess(ctx.config).catch(async (err: unknown) => {
+    await lost.stop();
+    throw err;
+  });
+  /** Milliseconds for `n` ingestions one after another (all must be accepted). */
+  const run = async (base: string, n: number) => {
+    const t0 = Date.now();
+    for (let i = 0; i < n; i++) {
+      const res = await ingest(base, messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'));
+      expect(res.status).toBe(202);
+    }
+    return Date.now() - t0;
+  };
+  try {
+    await Promise.all([run(lost.baseUrl, 5), run(off.baseUrl, 5)]);
+    // Interleaved, so both see the same machine load. A blocking export would take seconds
+    // per request (the exporter's timeout); dropped spans cost nothing on the request path.
+    let [lostMs, offMs] = [0, 0];
+    for (let round = 0; round < 2; round++) {
+      lostMs += await run(lost.baseUrl, 10);
+      offMs += await run(off.baseUrl, 10);
+    }
+    expect(lostMs).toBeLessThan(offMs * 3);
+    expect(lost.stderr()).not.toMatch(/Error|ECONNREFUSED/);
+  } finally {
+    await Promise.all([lost.stop(), off.stop()]);
+  }
+}, 150_000);

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import knexFactory from 'knex';
+import { createKnex, type Knex } from '@switchboard/db';
+import { migrationSource } from '../../packages/db/src/migrations';
+import { dropTestDatabase } from './database';
+import { databaseUrl, runId, SERVER_URL } from './env';
+
+/** The last migration before partitioning (020). */
+export const BEFORE_PARTITIONING = '012_rate_limits';
+
+const upTo012: Knex.MigrationSource<string> = {
+  ...migrationSource,
+  getMigrations: async (loadExtensions) =>
+    (await migrationSource.getMigrations(loadExtensions)).filter((n) => n <= BEFORE_PARTITIONING),
+};
+
+/** A new database migrated up to 012 only (the schema before partitioning). */
+export async function createPrePartitionDatabase(): Promise<{
+  name: string;
+  knex: Knex;
+  drop: () => Promise<void>;
+}> {
+  const name = `sbt_${runId()}_${randomBytes(4).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: SERVER_URL, pool: { min: 0, max: 1 } });
+  await admin.raw('CREATE DATABASE ??', [name]).finally(() => admin.destroy());
+  const knex = createKnex(databaseUrl(name), { poolMax: 3 });
+  await knex.migrate.latest({ migrationSource: upTo012 });
+  return {
+    name,
+    knex,
+    drop: async () => {
+      await knex.destroy();
+      await dropTestDatabase(name);
+    },
+  };
+}
