@@ -112,7 +112,7 @@ export interface DepsOverrides {
 export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger('api', config.logLevel);
   const knex = createKnex(config.databaseUrl);
-  const redis = createRedis(config.redis, 'producer', config.redisCommandTimeoutMs);
+  const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
