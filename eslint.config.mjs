@@ -11,6 +11,9 @@ export default tseslint.config(
       '.tools/**',
       'bench/.results/**',
       'packages/sdk/src/generated/**',
+      // The portal's build output (npm run portal:build).
+      'apps/portal/dist/**',
+      'test-output/**',
     ],
   },
   js.configs.recommended,

@@ -21,6 +21,8 @@ if [ ! -f .dev/demo-receiver.pem ] && command -v openssl >/dev/null 2>&1; then
     -keyout .dev/demo-receiver.key -out .dev/demo-receiver.pem 2>/dev/null
 fi
 if [ -f .dev/demo-receiver.pem ]; then export NODE_EXTRA_CA_CERTS="$PWD/.dev/demo-receiver.pem"; fi
+say "building the portal..."
+npm run --silent portal:build >/dev/null
 say "seeding the demo tenant..."
 seed_json=$(node apps/cli/dist/main.js seed-demo)
 api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")
@@ -46,12 +48,15 @@ for _ in $(seq 1 100); do
   if node -e "fetch('${base}/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi
   sleep 0.2
 done
+# A portal link for the demo tenant (one use, one hour): the page needs no API key.
+portal_url=$(node -e "fetch('${base}/api/v1/portal/sessions',{method:'POST',headers:{authorization:'Bearer ${api_key}','content-type':'application/json'},body:'{}'}).then(r=>r.json()).then(b=>process.stdout.write(b.url||''),()=>{})")
 
 cat <<MSG
 
   Switchboard is running.
     API      ${base}/api/v1   (OpenAPI: ${base}/api/v1/openapi.json)
     API key  ${api_key}   (demo tenant, scope admin)
+    Portal   ${portal_url}   (opens once, for an hour)
 
   Try:
     curl -s ${base}/api/v1/receptionists -H "Authorization: Bearer ${api_key}"

@@ -8,7 +8,7 @@ source scripts/lib.sh
 ensure_deps
 say "Node.js $(node --version), npm $(npm --version)"
 bash scripts/ensure-services.sh
-# Headless Chromium for the API reference test (test/api/docs-page.test.ts).
+# Headless Chromium for the API reference and portal tests (test/api/docs-page.test.ts, test/portal).
 bash scripts/ensure-chromium.sh >/dev/null
 say "the lock file (npm ci accepts it: npm run lock repairs it)"
 npm ci --dry-run --ignore-scripts --no-audit --no-fund >/dev/null
@@ -19,6 +19,9 @@ npx eslint . --max-warnings 0
 npx prettier --check . >/dev/null || { npx prettier --list-different .; say "run: npm run format"; exit 1; }
 say "type check"
 npx tsc -p tsconfig.json --noEmit
+npx tsc -p apps/portal/tsconfig.json --noEmit
+say "portal build (apps/portal, served at /portal; test/portal drives it in Chromium)"
+npm run --silent portal:build >/dev/null
 say "dependency direction (no cycles, packages never import apps)"
 npx madge --circular --extensions ts --ts-config tsconfig.json apps packages >/dev/null
 if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|worker|cli)'" packages; then

@@ -53,6 +53,27 @@ describe('operator CLI', () => {
     expect(revoked.stdout).not.toContain(key.key);
   });
 
+  it('tenant portal-origins sets the frame-ancestors allow-list; --none clears it', () => {
+    const r = cli(
+      'tenant',
+      'portal-origins',
+      '--id',
+      tenantId,
+      '--origins',
+      'https://app.acme.example,https://*.acme.example',
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      id: tenantId,
+      portal_origins: ['https://app.acme.example', 'https://*.acme.example'],
+    });
+    const bad = cli('tenant', 'portal-origins', '--id', tenantId, '--origins', "'unsafe-inline'");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('is not an origin');
+    const cleared = cli('tenant', 'portal-origins', '--id', tenantId, '--none');
+    expect(JSON.parse(cleared.stdout).portal_origins).toEqual([]);
+  });
+
   it('receptionist create prints a ready receptionist with a phone number', async () => {
     const r = cli('receptionist', 'create', '--tenant', tenantId, '--name', 'Front Desk');
     expect(r.code).toBe(0);

@@ -40,6 +40,10 @@ const SDK_METHOD: Record<string, string | null> = {
   enableWebhook: 'webhooks.enable',
   listWebhookDeliveries: 'webhooks.listDeliveries',
   retryWebhookDelivery: 'webhooks.retryDelivery',
+  getWebhookStats: 'webhooks.stats',
+  createPortalSession: 'portal.createSession',
+  revokePortalSession: 'portal.revokeSession',
+  exchangePortalCode: 'portal.exchange',
   callMcp: null,
 };
 

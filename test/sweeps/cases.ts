@@ -8,7 +8,15 @@ import { PATH_ID_KINDS } from './world';
 
 /** Which key a fuzzed request carries. */
 export type AuthKind =
-  'required' | 'admin' | 'lower' | 'none' | 'garbage' | 'malformed' | 'revoked';
+  | 'required'
+  | 'admin'
+  | 'lower'
+  | 'none'
+  | 'garbage'
+  | 'malformed'
+  | 'revoked'
+  | 'portal'
+  | 'portalView';
 
 /** One generated request, before it is made concrete (see `toRequest`). */
 export interface FuzzCase {
@@ -201,6 +209,8 @@ const AUTH = fc.oneof(
     weight: 1,
     arbitrary: fc.constantFrom<AuthKind>('lower', 'none', 'garbage', 'malformed', 'revoked'),
   },
+  // Portal tokens (docs/API.md, Tenant portal): every capability, or view only.
+  { weight: 2, arbitrary: fc.constantFrom<AuthKind>('portal', 'portalView') },
 );
 
 /** A request to `op`: mostly what a client means to send, with one or more hostile parts. */
@@ -244,6 +254,8 @@ export function toRequest(c: FuzzCase, g: Gen): Req {
     garbage: 'Bearer sk_live_0000000000000000000000000000000000000000',
     malformed: 'Basic dXNlcjpwYXNz',
     revoked: own.revoked,
+    portal: own.portal.full,
+    portalView: own.portal.view,
   };
   const headers = { ...c.headers };
   const key = auth[c.auth];

@@ -30,7 +30,14 @@ export interface FuzzReport {
   findings: Finding[];
 }
 
-const KEYED: ReadonlySet<string> = new Set(['required', 'admin', 'lower', 'revoked']);
+const KEYED: ReadonlySet<string> = new Set([
+  'required',
+  'admin',
+  'lower',
+  'revoked',
+  'portal',
+  'portalView',
+]);
 
 /** What every answer must be, whatever was asked (docs/API.md, Errors; the document). */
 function problemsOf(

@@ -78,6 +78,15 @@ describe('another tenant’s id in the path', () => {
         [op, key, world.foreign, world.own],
         [op, key, world.foreign, world.own, absent],
       );
+      // A portal token of the caller's tenant sees no more of the other tenant.
+      if (op.portal) {
+        const token = world.own.portal.full;
+        await expectInvisible(
+          op,
+          [op, token, world.foreign, world.own],
+          [op, token, world.foreign, world.own, absent],
+        );
+      }
       // The same request with the caller's own ids is served: the 404 above is isolation,
       // not a request the sweep got wrong.
       const own = await send(ctx.app, exampleRequest(op, key, world.own));
@@ -89,7 +98,7 @@ describe('another tenant’s id in the path', () => {
       swept.push(op.operationId);
     }
     expect(swept).toEqual(expect.arrayContaining(Object.keys(PATH_ID_KINDS)));
-  });
+  }, 120_000);
 });
 
 describe('another tenant’s id in a query filter or a body field', () => {

@@ -25,6 +25,8 @@ export interface Operation {
   path: string;
   /** `x-required-scope`; null for an operation without authentication. */
   scope: Scope | null;
+  /** `x-portal-capability`: what a portal token needs here; null: no portal token. */
+  portal: string | null;
   pathParams: Param[];
   query: Param[];
   headers: Param[];
@@ -58,6 +60,7 @@ export async function servedOperations(
       const op = raw as {
         operationId: string;
         'x-required-scope'?: Scope;
+        'x-portal-capability'?: string;
         parameters?: RawParam[];
         requestBody?: { content: Record<string, { schema?: JsonSchema; example?: unknown }> };
         responses: Record<string, unknown>;
@@ -72,6 +75,7 @@ export async function servedOperations(
         method,
         path,
         scope: op['x-required-scope'] ?? null,
+        portal: op['x-portal-capability'] ?? null,
         pathParams: params('path'),
         query: params('query'),
         headers: params('header'),

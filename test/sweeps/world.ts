@@ -6,7 +6,15 @@ import { messages, uid } from '../support/fixtures';
 
 /** The kinds of resource an operation's path can name. */
 export type Kind =
-  'receptionist' | 'call' | 'sms' | 'lead' | 'leadImport' | 'campaign' | 'webhook' | 'delivery';
+  | 'receptionist'
+  | 'call'
+  | 'sms'
+  | 'lead'
+  | 'leadImport'
+  | 'campaign'
+  | 'webhook'
+  | 'delivery'
+  | 'portalSession';
 
 /**
  * For every operation with a path parameter: which kind of resource each parameter names, so
@@ -33,6 +41,8 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   enableWebhook: { id: 'webhook' },
   listWebhookDeliveries: { id: 'webhook' },
   retryWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
+  getWebhookStats: { id: 'webhook' },
+  revokePortalSession: { id: 'portalSession' },
 };
 
 /** One tenant of a sweep: its keys (one per scope) and one resource of every kind. */
@@ -42,6 +52,8 @@ export interface TenantWorld {
   keys: Record<Scope, string>;
   /** A revoked key of the tenant. */
   revoked: string;
+  /** `Bearer pt_…` of portal sessions: every capability, and `view` only. */
+  portal: { full: string; view: string };
   ids: Record<Kind, string>;
   /** Real cursors of the tenant's lists (next pages). */
   cursors: string[];
@@ -144,6 +156,11 @@ export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<stri
     },
   ],
   [
+    'portalSession',
+    async (m) =>
+      ok(await api(m).post('/portal/sessions', {}), 201, 'a portal session').body.id as string,
+  ],
+  [
     'sms',
     async (m) =>
       ok(
@@ -214,6 +231,17 @@ async function tenantWorld(ctx: TestContext, port: number): Promise<TenantWorld>
   for (const [kind, make] of CREATORS) m.ids[kind] = await make(m);
   const revoked = await ctx.keyFor(tenantId, ['admin']);
   await ctx.deps.stores.apiKeys.revoke(revoked.id);
+  const portalToken = async (capabilities: string[]): Promise<string> => {
+    const url = ok(await api(m).post('/portal/sessions', { capabilities }), 201, 'a portal link')
+      .body.url as string;
+    const code = url.split('#code=')[1];
+    const traded = await request(ctx.app).post('/api/v1/portal/exchange').send({ code });
+    return `Bearer ${ok(traded, 200, 'a portal token').body.token as string}`;
+  };
+  const portal = {
+    full: await portalToken(['view', 'manage_endpoints', 'manage_secrets', 'recover']),
+    view: await portalToken(['view']),
+  };
   const cursors: string[] = [];
   for (const path of ['/calls?limit=1', '/webhooks?limit=1', '/leads/search?limit=1']) {
     const body = ok(await api(m).get(path), 200, 'a cursor').body;
@@ -228,6 +256,7 @@ async function tenantWorld(ctx: TestContext, port: number): Promise<TenantWorld>
       admin,
     },
     revoked: revoked.auth,
+    portal,
     ids: m.ids as Record<Kind, string>,
     cursors,
   };

@@ -11,6 +11,7 @@ import { buildRouter } from './openapi/register';
 import { mountHealth } from './features/health/routes';
 import { publicRoutes } from './features';
 import { telephonyRouter } from './features/telephony/routes';
+import { mountPortalPage } from './features/portal/page';
 
 export type { Deps } from './deps';
 export { createDeps } from './deps';
@@ -64,9 +65,15 @@ export function createApp(deps: Deps): Express {
       deps.keyRateLimits,
       deps.anonymousLimits,
       deps.lifecycle,
+      {
+        sessions: deps.stores.portalSessions,
+        subscriptionExists: async (tenantId, id) =>
+          (await deps.stores.webhookSubscriptions.get(tenantId, id)) !== undefined,
+      },
     ),
   );
   app.use('/internal/v1', telephonyRouter(deps));
+  mountPortalPage(app, deps);
 
   app.use(notFoundRoute);
   app.use(errorHandler(deps.logger));

@@ -13,12 +13,14 @@ import {
   ReceptionistProvisioning,
   LeadImportsStore,
   LeadsStore,
+  PortalSessionsStore,
   ReceptionistsStore,
   SmsLifecycle,
   SmsOptOutsStore,
   SmsStore,
   TenantsStore,
   UsageStore,
+  WebhookStatsStore,
   WebhookSubscriptionsStore,
   type Knex,
 } from '@switchboard/db';
@@ -94,6 +96,10 @@ export interface Deps {
     campaigns: CampaignsStore;
     /** The campaign lifecycle's statements (each takes the transaction first). */
     campaignLifecycle: CampaignLifecycle;
+    /** Tenant portal sessions (codes and tokens, hashed). */
+    portalSessions: PortalSessionsStore;
+    /** Delivery health per subscription, aggregated in SQL. */
+    webhookStats: WebhookStatsStore;
   };
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
@@ -112,7 +118,7 @@ export interface DepsOverrides {
 export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger('api', config.logLevel);
   const knex = createKnex(config.databaseUrl);
-  const redis = createRedis(config.redis, 'producer', config.redisCommandTimeoutMs);
+  const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
@@ -165,6 +171,8 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       leadImports: new LeadImportsStore(knex),
       campaigns: new CampaignsStore(knex),
       campaignLifecycle: new CampaignLifecycle(),
+      portalSessions: new PortalSessionsStore(knex),
+      webhookStats: new WebhookStatsStore(knex),
     },
     async close() {
       webhookSender.close();

@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'invalid_json',
   'invalid_parameter',
   'invalid_path',
+  'invalid_portal_code',
+  'invalid_portal_token',
   'invalid_state',
   'lead_exists',
   'limit_exceeded',

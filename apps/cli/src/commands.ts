@@ -43,6 +43,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about: 'Sets the replies to STOP, START and HELP texts; prints the texts in effect.',
     load: async () => (await import('./commands/sms-replies')).tenantSmsReplies,
   },
+  'tenant portal-origins': {
+    usage:
+      'tenant portal-origins --id TENANT_ID (--origins https://a.example,https://b.example | --none)',
+    about: 'Sets which sites may embed the tenant portal in a frame (default: none).',
+    load: async () => (await import('./commands/portal')).tenantPortalOrigins,
+  },
   'key create': {
     usage: 'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
     about: 'Creates an API key; the key itself is printed once and never again.',

@@ -37,3 +37,5 @@ export * from './stores/campaign-lifecycle';
 export { explainDatabaseError, redactUrl } from './connection-error';
 export * from './stores/tenant-retention-store';
 export * from './partitions';
+export * from './stores/portal-sessions-store';
+export * from './stores/webhook-stats-store';

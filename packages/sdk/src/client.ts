@@ -6,6 +6,7 @@ import { ReceptionistsResource } from './resources/receptionists';
 import { SmsResource } from './resources/sms';
 import { UsageResource } from './resources/usage';
 import { WebhooksResource } from './resources/webhooks';
+import { PortalResource } from './resources/portal';
 import { DEFAULT_RETRY, type RetryOptions } from './retry';
 
 export interface SwitchboardOptions {
@@ -46,6 +47,7 @@ export class Switchboard {
   readonly leads: LeadsResource;
   readonly webhooks: WebhooksResource;
   readonly campaigns: CampaignsResource;
+  readonly portal: PortalResource;
 
   constructor(options: SwitchboardOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -64,5 +66,6 @@ export class Switchboard {
     this.leads = new LeadsResource(http);
     this.webhooks = new WebhooksResource(http);
     this.campaigns = new CampaignsResource(http);
+    this.portal = new PortalResource(http);
   }
 }

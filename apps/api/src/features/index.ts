@@ -10,6 +10,8 @@ import { callRoutes } from './calls/routes';
 import { outboundCallRoutes } from './outbound-calls/routes';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes';
 import { webhookRoutes } from './webhooks/routes';
+import { portalRoutes } from './portal/routes';
+import { webhookStatsRoutes } from './portal/stats-routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -20,6 +22,8 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...smsRoutes(deps),
     ...webhookRoutes(deps),
     ...webhookDeliveryRoutes(deps),
+    ...webhookStatsRoutes(deps),
+    ...portalRoutes(deps),
     ...usageRoutes(deps),
     ...leadRoutes(deps),
     ...campaignRoutes(deps),

@@ -1,9 +1,16 @@
 import type { RequestHandler } from 'express';
-import { hashApiKey, type ApiKeysStore, type Scope } from '@switchboard/db';
+import {
+  hashApiKey,
+  type ApiKeysStore,
+  type PortalSessionsStore,
+  type Scope,
+} from '@switchboard/db';
 import { addLogContext } from '@switchboard/logger';
 import type { AnonymousLimits } from './anonymous-limit';
 import { insufficientScope, unauthenticated } from '../errors';
+import type { RouteDef } from '../openapi/route';
 import type { KeyRateLimits } from './key-rate-limit';
+import { authenticatePortal, PORTAL_TOKEN_PREFIX } from './portal-auth';
 
 /** admin includes write, write includes read. */
 const IMPLIED: Record<Scope, readonly Scope[]> = {
@@ -33,6 +40,7 @@ export function authenticate(
   anonymous: AnonymousLimits,
   scope: Scope,
   track: (work: Promise<unknown>) => Promise<unknown> = (work) => work,
+  portal?: { sessions: PortalSessionsStore; route: Pick<RouteDef, 'portal'> },
 ): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
@@ -43,6 +51,13 @@ export function authenticate(
     if (!header) throw unauthenticated('missing_api_key', 'Send Authorization: Bearer <API key>');
     if (!presented || !hash) {
       throw unauthenticated('invalid_authorization_header', 'Use Authorization: Bearer <API key>');
+    }
+    if (portal && presented.startsWith(PORTAL_TOKEN_PREFIX)) {
+      await authenticatePortal(presented, portal.route, portal.sessions, limits, req, res);
+      anonymous.remember(hash);
+      addLogContext({ tenant_id: req.auth.tenantId, portal_session_id: req.auth.keyId });
+      next();
+      return;
     }
     const key = await keys.findActiveByKey(presented);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');

@@ -1,10 +1,20 @@
-import type { Scope } from '@switchboard/db';
+import type { PortalCapability, Scope } from '@switchboard/db';
 
 /** Who is calling: set by the auth middleware on every authenticated route. */
 export interface AuthContext {
   tenantId: string;
   keyId: string;
   scopes: readonly Scope[];
+  /** Set when the caller is a portal token (then `scopes` is empty and `keyId` the session). */
+  portal?: PortalAuth;
+}
+
+/** A portal session's grant (docs/API.md, Tenant portal). */
+export interface PortalAuth {
+  sessionId: string;
+  capabilities: readonly PortalCapability[];
+  /** null: every subscription of the tenant. */
+  subscriptionIds: readonly string[] | null;
 }
 
 /** Validated, type-coerced request parts: set by the validation middleware. */

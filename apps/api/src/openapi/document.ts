@@ -30,7 +30,11 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     'tools to create, update and search leads and to read a call, with the same API keys.',
   Webhooks:
     'Subscriptions that receive signed events over HTTPS, their delivery log and manual ' +
-    'retries. Every operation here needs the `admin` scope.',
+    'retries. Every operation here needs the `admin` scope; a portal token may call those ' +
+    'that name an `x-portal-capability` it has.',
+  Portal:
+    'Links to the tenant portal, a web page where a tenant’s team manages its webhooks ' +
+    'without an API key: create and revoke sessions, and trade a link’s one-use code.',
   [WEBHOOK_EVENTS_TAG]:
     'What Switchboard POSTs to your subscriptions: one entry per event type, with its ' +
     'envelope, its `data` and the signature headers.',
@@ -88,7 +92,9 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
           type: 'http',
           scheme: 'bearer',
           description:
-            'An API key (`sk_live_…`) with the scope each operation names: read, write or admin',
+            'An API key (`sk_live_…`) with the scope each operation names: read, write or ' +
+            'admin; or, on the operations that name an `x-portal-capability`, a portal token ' +
+            '(`pt_…`) with that capability',
         },
       },
       headers: {

@@ -88,7 +88,8 @@ function genericErrors(route: RouteDef): Map<number, ErrorSpec> {
     out.set(401, {
       description:
         '`missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or ' +
-        'revoked), with `WWW-Authenticate: Bearer`',
+        'revoked), with `WWW-Authenticate: Bearer`' +
+        (route.portal ? '; `invalid_portal_token` for an expired or revoked portal token' : ''),
       example: {
         type: 'authentication_error',
         code: 'invalid_api_key',
@@ -99,7 +100,12 @@ function genericErrors(route: RouteDef): Map<number, ErrorSpec> {
       },
     });
     out.set(403, {
-      description: `\`insufficient_scope\`: the key lacks the \`${route.scope}\` scope`,
+      description:
+        `\`insufficient_scope\`: the key lacks the \`${route.scope}\` scope` +
+        (route.portal
+          ? `, or a portal token lacks the \`${route.portal.capability}\` capability or this ` +
+            'subscription'
+          : ''),
       example: {
         type: 'permission_error',
         code: 'insufficient_scope',
@@ -139,16 +145,16 @@ function genericErrors(route: RouteDef): Map<number, ErrorSpec> {
       },
       headers: { 'Retry-After': retryAfter },
     });
-    out.set(503, {
-      description: '`service_unavailable`: a backing service is away; retry after `Retry-After`',
-      example: {
-        type: 'service_unavailable',
-        code: 'service_unavailable',
-        message: 'A backing service is unavailable; retry shortly',
-      },
-      headers: { 'Retry-After': retryAfter },
-    });
   }
+  out.set(503, {
+    description: '`service_unavailable`: a backing service is away; retry after `Retry-After`',
+    example: {
+      type: 'service_unavailable',
+      code: 'service_unavailable',
+      message: 'A backing service is unavailable; retry shortly',
+    },
+    headers: { 'Retry-After': retryAfter },
+  });
   out.set(431, {
     description:
       '`request_headers_too_large`: the request line (with its query string) and headers ' +

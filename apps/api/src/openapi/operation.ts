@@ -65,7 +65,16 @@ function successResponses(route: RouteDef, components: SchemaComponents): Record
 }
 
 const scopeNote = (route: RouteDef): string =>
-  route.scope ? `Requires an API key with the \`${route.scope}\` scope (or a wider one).` : '';
+  [
+    route.scope
+      ? `Requires an API key with the \`${route.scope}\` scope (or a wider one).`
+      : 'No API key.',
+    route.portal
+      ? `A portal token with the \`${route.portal.capability}\` capability may call it too.`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 
 /** The OpenAPI operation object of one route. */
 export function buildOperation(route: RouteDef, components: SchemaComponents): object {
@@ -75,7 +84,15 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): o
     summary: route.summary,
     ...(description ? { description } : {}),
     tags: [route.tag],
-    ...(route.scope ? { security: [{ bearerAuth: [] }], 'x-required-scope': route.scope } : {}),
+    ...(route.scope
+      ? { security: [{ bearerAuth: [] }], 'x-required-scope': route.scope }
+      : { security: [] }),
+    ...(route.portal
+      ? {
+          'x-portal-capability': route.portal.capability,
+          'x-portal-subscriptions': route.portal.subscriptions,
+        }
+      : {}),
     parameters: parametersOf(route, components),
     ...(route.body
       ? {

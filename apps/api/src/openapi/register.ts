@@ -1,6 +1,7 @@
 import { Router, type RequestHandler } from 'express';
-import type { ApiKeysStore } from '@switchboard/db';
+import type { ApiKeysStore, PortalSessionsStore } from '@switchboard/db';
 import type { AnonymousLimits } from '../http/anonymous-limit';
+import { portalSubscriptionGuard } from '../http/portal-auth';
 import { authenticate } from '../http/auth';
 import type { KeyRateLimits } from '../http/key-rate-limit';
 import { jsonBody, requireContentType } from '../http/json-body';
@@ -24,17 +25,30 @@ export function buildRouter(
   limits: KeyRateLimits,
   anonymous: AnonymousLimits,
   lifecycle: Lifecycle,
+  portal: {
+    sessions: PortalSessionsStore;
+    /** Whether the tenant has this subscription (for the limited-session guard). */
+    subscriptionExists: (tenantId: string, id: string) => Promise<boolean>;
+  },
 ): Router {
   const router = Router();
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.scope) {
-      chain.push(authenticate(keys, limits, anonymous, route.scope, (w) => lifecycle.track(w)));
+      chain.push(
+        authenticate(keys, limits, anonymous, route.scope, (w) => lifecycle.track(w), {
+          sessions: portal.sessions,
+          route,
+        }),
+      );
     }
     if (route.rawBody) chain.push(requireContentType(route.rawBody.contentType));
     else if (parsesJsonBody(route)) chain.push(jsonBody);
     if (route.params) chain.push(validatePart('params', route.params));
+    if (route.portal?.subscriptions === 'path') {
+      chain.push(portalSubscriptionGuard(portal.subscriptionExists));
+    }
     if (route.query) chain.push(validatePart('query', route.query));
     if (route.body) chain.push(validatePart('body', route.body));
     chain.push(async (req, res) => {

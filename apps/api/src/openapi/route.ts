@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Scope } from '@switchboard/db';
+import type { PortalCapability, Scope } from '@switchboard/db';
 
 export type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
 
@@ -36,6 +36,13 @@ export interface RouteDef {
   tag: string;
   /** Required scope; `null` for routes with their own authentication or none. */
   scope: Scope | null;
+  /**
+   * Whether a portal token (docs/API.md, Tenant portal) may call this route: the capability
+   * it needs, and how a session limited to some subscriptions is held to them: `path` (the
+   * `:id` of the path must be one of them), `filter` (the handler lists only them) or `none`
+   * (a limited session is refused). Absent: portal tokens get 403 here.
+   */
+  portal?: { capability: PortalCapability; subscriptions: 'path' | 'filter' | 'none' };
   params?: object;
   query?: object;
   body?: object;

@@ -1,4 +1,5 @@
 import type { KeysetPage, Scope } from '@switchboard/db';
+import type { AuthContext } from '../http/types';
 import { defineRoute, type RouteDef } from '../openapi/route';
 import { pageExample, pageQuerySchema, paginated } from '../shared/schemas';
 import type { CursorCodec, CursorFamily } from './cursor';
@@ -16,13 +17,14 @@ export function defineListRoute<Row>(o: {
   summary: string;
   tag: string;
   scope: Scope;
+  portal?: RouteDef['portal'];
   /** The 200's description, e.g. "A page of campaigns". */
   description: string;
   itemSchema: object;
   itemExample: unknown;
   family: CursorFamily;
   cursors: CursorCodec;
-  list: (tenantId: string, page: PageRequest) => Promise<KeysetPage<Row>>;
+  list: (tenantId: string, page: PageRequest, auth: AuthContext) => Promise<KeysetPage<Row>>;
   render: (row: Row) => unknown;
 }): RouteDef {
   return defineRoute({
@@ -32,6 +34,7 @@ export function defineListRoute<Row>(o: {
     summary: o.summary,
     tag: o.tag,
     scope: o.scope,
+    ...(o.portal ? { portal: o.portal } : {}),
     query: pageQuerySchema,
     responses: {
       200: {
@@ -41,7 +44,7 @@ export function defineListRoute<Row>(o: {
       },
     },
     handler: async (req, res) => {
-      const page = await o.list(req.auth.tenantId, pageRequest(req, o.cursors, o.family));
+      const page = await o.list(req.auth.tenantId, pageRequest(req, o.cursors, o.family), req.auth);
       res.json(pageBody(req, o.cursors, o.family, page, o.render));
     },
   });

@@ -17,6 +17,7 @@ import * as m020 from './020_partitioning';
 import * as m021 from './021_retention';
 import * as m040 from './040_sms_receipts';
 import * as m050 from './050_event_traceparent';
+import * as m060 from './060_portal';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -48,6 +49,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['021_retention', m021],
   ['040_sms_receipts', m040],
   ['050_event_traceparent', m050],
+  ['060_portal', m060],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

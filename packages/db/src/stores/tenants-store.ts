@@ -18,6 +18,8 @@ export interface Tenant {
   name: string;
   planMinutes: number;
   rateLimit: RateLimit | null;
+  /** `frame-ancestors` of the tenant portal page; empty: `'none'`. */
+  portalOrigins: string[];
   createdAt: Date;
 }
 
@@ -27,6 +29,7 @@ interface TenantRow {
   plan_minutes: number;
   rate_limit_per_second: number | null;
   rate_limit_burst: number | null;
+  portal_origins: string[] | null;
   created_at: Date;
 }
 
@@ -39,6 +42,7 @@ const toTenant = (r: TenantRow): Tenant => ({
   name: r.name,
   planMinutes: r.plan_minutes,
   rateLimit: rateLimitOf(r.rate_limit_per_second, r.rate_limit_burst),
+  portalOrigins: r.portal_origins ?? [],
   createdAt: r.created_at,
 });
 
@@ -127,6 +131,15 @@ export class TenantsStore {
     for (const [kind, text] of Object.entries(texts)) update[`sms_reply_${kind}`] = text;
     if (Object.keys(update).length) await this.db(TABLE).where({ id }).update(update);
     return this.smsReplies(id);
+  }
+
+  /** Sets the origins allowed to frame the tenant portal (empty: none). */
+  async setPortalOrigins(id: string, origins: readonly string[]): Promise<Tenant | undefined> {
+    const [row] = await this.db<TenantRow>(TABLE)
+      .where({ id })
+      .update({ portal_origins: [...origins] })
+      .returning('*');
+    return row && toTenant(row as TenantRow);
   }
 
   async findByName(name: string): Promise<Tenant | undefined> {

@@ -155,20 +155,25 @@ export class WebhookSubscriptionsStore {
     return row && toSubscription(row);
   }
 
-  /** The tenant's subscriptions, newest first: (created_at DESC, id DESC). */
+  /**
+   * The tenant's subscriptions, newest first: (created_at DESC, id DESC); only those of
+   * `only` when given (a portal session limited to some subscriptions).
+   */
   async list(
     tenantId: string,
     page: { limit: number; after?: KeysetPosition | null },
+    only: readonly string[] | null = null,
   ): Promise<KeysetPage<WebhookSubscription>> {
-    const result = await keysetPage<WebhookSubscriptionRow>(
-      this.db<WebhookSubscriptionRow>(TABLE).select(COLUMNS).where({ tenant_id: tenantId }),
-      {
-        timeColumn: 'created_at',
-        idColumn: 'id',
-        ...page,
-        position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-      },
-    );
+    const query = this.db<WebhookSubscriptionRow>(TABLE)
+      .select(COLUMNS)
+      .where({ tenant_id: tenantId });
+    if (only) void query.whereIn('id', [...only]);
+    const result = await keysetPage<WebhookSubscriptionRow>(query, {
+      timeColumn: 'created_at',
+      idColumn: 'id',
+      ...page,
+      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+    });
     return { rows: result.rows.map(toSubscription), next: result.next };
   }
 

@@ -5,6 +5,7 @@ import type {
   WebhookDelivery,
   WebhookSubscription,
   WebhookSubscriptionCreate,
+  WebhookStats,
   WebhookTestResult,
 } from '../types';
 import { Resource, segment } from './resource';
@@ -70,6 +71,15 @@ export class WebhooksResource extends Resource {
       method: 'POST',
       path: `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}/retry`,
       idempotent: false,
+    });
+  }
+
+  /** Delivery health over the last 24 hours, per minute (counts and p50/p99 latency). */
+  stats(id: string): Promise<WebhookStats> {
+    return this.http.request({
+      method: 'GET',
+      path: `/webhooks/${segment(id)}/stats`,
+      idempotent: true,
     });
   }
 }

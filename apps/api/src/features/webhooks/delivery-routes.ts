@@ -122,6 +122,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
       summary: "A subscription's deliveries with every attempt, newest first",
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'path' },
       params: webhookDeliveriesParamSchema,
       query: pageQuerySchema,
       responses: {
@@ -153,6 +154,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
       summary: 'Send one delivery again: a fresh round of attempts, whatever its state',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'recover', subscriptions: 'path' },
       params: webhookDeliveryParamSchema,
       responses: {
         202: {

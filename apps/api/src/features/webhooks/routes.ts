@@ -102,6 +102,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         'every event. Store `signing_secret`: no other response shows it.',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'none' },
       body: createWebhookBodySchema,
       bodyExample: createWebhookBodyExample,
       responses: {
@@ -158,12 +159,14 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'List webhook subscriptions, newest first',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'filter' },
       description: 'A page of subscriptions',
       itemSchema: webhookSubscriptionSchema,
       itemExample: webhookSubscriptionExample,
       family: 'webhooks',
       cursors: deps.cursors,
-      list: (tenantId, page) => store.list(tenantId, page),
+      list: (tenantId, page, auth) =>
+        store.list(tenantId, page, auth.portal?.subscriptionIds ?? null),
       render: renderWebhookSubscription,
     }),
     defineRoute({
@@ -173,6 +176,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Get a webhook subscription (never its secret)',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'view', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {
@@ -193,6 +197,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Delete a webhook subscription and its secret (also the way to rotate a secret)',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: { 204: { description: 'Deleted' } },
       errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
@@ -213,6 +218,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         'disabled subscription and never touches its failure counter.',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {
@@ -241,6 +247,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       summary: 'Re-enable a subscription and zero its failure counter',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: {
         200: {

@@ -1,0 +1,100 @@
+import type {
+  ApiErrorBody,
+  CreatedWebhookSubscription,
+  PortalToken,
+  WebhookDelivery,
+  WebhookStats,
+  WebhookSubscription,
+  WebhookTestResult,
+} from '@switchboard/sdk/src/types';
+
+export type {
+  CreatedWebhookSubscription,
+  PortalToken,
+  WebhookDelivery,
+  WebhookStats,
+  WebhookSubscription,
+  WebhookTestResult,
+};
+
+/** An answer of the API that is not a success, with its documented error body. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Where the session lives while the tab is open (never in localStorage). */
+const KEY = 'switchboard.portal';
+
+export const saveSession = (s: PortalToken): void => sessionStorage.setItem(KEY, JSON.stringify(s));
+export const loadSession = (): PortalToken | null => {
+  const raw = sessionStorage.getItem(KEY);
+  return raw ? (JSON.parse(raw) as PortalToken) : null;
+};
+export const clearSession = (): void => sessionStorage.removeItem(KEY);
+
+/** The API's JSON routes, with the page's portal token (the same types as the SDK's). */
+async function call<T>(method: string, path: string, token: string | null, body?: object) {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body) headers['Content-Type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1${path}`, {
+      method,
+      headers,
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    throw new ApiFailure(0, 'network', 'The service could not be reached. Check your connection.');
+  }
+  if (res.status === 204) return undefined as T;
+  const json = (await res.json().catch(() => null)) as unknown;
+  if (!res.ok) {
+    const error = (json as ApiErrorBody | null)?.error;
+    throw new ApiFailure(res.status, error?.code ?? 'unknown', error?.message ?? res.statusText);
+  }
+  return json as T;
+}
+
+interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  cursor: string | null;
+}
+
+const seg = encodeURIComponent;
+
+export const exchange = (code: string) =>
+  call<PortalToken>('POST', '/portal/exchange', null, { code });
+
+export const api = (token: string) => ({
+  listEndpoints: () => call<Page<WebhookSubscription>>('GET', '/webhooks?limit=100', token),
+  getEndpoint: (id: string) => call<WebhookSubscription>('GET', `/webhooks/${seg(id)}`, token),
+  createEndpoint: (body: { url: string; events?: string[]; description?: string | null }) =>
+    call<CreatedWebhookSubscription>('POST', '/webhooks', token, body),
+  deleteEndpoint: (id: string) => call<void>('DELETE', `/webhooks/${seg(id)}`, token),
+  enableEndpoint: (id: string) =>
+    call<WebhookSubscription>('POST', `/webhooks/${seg(id)}/enable`, token),
+  testEndpoint: (id: string) => call<WebhookTestResult>('POST', `/webhooks/${seg(id)}/test`, token),
+  stats: (id: string) => call<WebhookStats>('GET', `/webhooks/${seg(id)}/stats`, token),
+  deliveries: (id: string, cursor?: string | null) =>
+    call<Page<WebhookDelivery>>(
+      'GET',
+      `/webhooks/${seg(id)}/deliveries?limit=50${cursor ? `&cursor=${seg(cursor)}` : ''}`,
+      token,
+    ),
+  retry: (id: string, deliveryId: string) =>
+    call<WebhookDelivery>(
+      'POST',
+      `/webhooks/${seg(id)}/deliveries/${seg(deliveryId)}/retry`,
+      token,
+    ),
+});
+
+export type Api = ReturnType<typeof api>;

@@ -1,0 +1,155 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure } from './api';
+import type { WebhookDelivery, WebhookStats, WebhookSubscription, WebhookTestResult } from './api';
+import type { PageProps } from './app';
+import { HealthCharts } from './chart';
+import { DeliveryLog } from './deliveries';
+import { StatusBadge } from './endpoints';
+import { plain, when } from './format';
+import { ErrorNote, NotFound } from './states';
+
+/** One endpoint: its health, its actions (per capability) and its delivery log. */
+export function EndpointPage(props: PageProps & { id: string }) {
+  const { client, can, onFailure, id } = props;
+  const [endpoint, setEndpoint] = useState<WebhookSubscription | null>(null);
+  const [missing, setMissing] = useState(false);
+  const [stats, setStats] = useState<WebhookStats | null>(null);
+  const [log, setLog] = useState<WebhookDelivery[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [test, setTest] = useState<WebhookTestResult | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const confirm = useRef<HTMLDialogElement>(null);
+
+  const fail = (err: unknown) => {
+    if (onFailure(err)) return;
+    if (err instanceof ApiFailure && (err.status === 404 || err.status === 403)) setMissing(true);
+    else setError(plain(err));
+  };
+  const reload = () => {
+    client.getEndpoint(id).then(setEndpoint, fail);
+    client.stats(id).then(setStats, fail);
+    client.deliveries(id).then((p) => setLog(p.data), fail);
+  };
+  useEffect(reload, [id, client]);
+
+  const act = async (name: string, work: () => Promise<void>) => {
+    setBusy(name);
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  if (missing) return <NotFound what="Endpoint" />;
+  if (!endpoint) {
+    return (
+      <section aria-busy="true">
+        <ErrorNote message={error} />
+        <p>Loading…</p>
+      </section>
+    );
+  }
+  return (
+    <>
+      <section aria-labelledby="ep-title">
+        <p>
+          <a href="#/">← All endpoints</a>
+        </p>
+        <h1 id="ep-title" class="url">
+          {endpoint.url}
+        </h1>
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd>
+            <StatusBadge s={endpoint} />
+          </dd>
+          <dt>Events</dt>
+          <dd>{endpoint.events.length ? endpoint.events.join(', ') : 'every event'}</dd>
+          <dt>Last success</dt>
+          <dd>{when(endpoint.last_success_at)}</dd>
+          <dt>Last failure</dt>
+          <dd>{when(endpoint.last_failure_at)}</dd>
+          <dt>Failures in a row</dt>
+          <dd>{endpoint.consecutive_failures}</dd>
+          {endpoint.description && (
+            <>
+              <dt>Description</dt>
+              <dd>{endpoint.description}</dd>
+            </>
+          )}
+        </dl>
+        <ErrorNote message={error} />
+        {can.manage && (
+          <div class="actions">
+            <button
+              type="button"
+              disabled={busy !== null}
+              onClick={() => act('test', async () => setTest(await client.testEndpoint(id)))}
+            >
+              {busy === 'test' ? 'Sending…' : 'Send test event'}
+            </button>
+            {!endpoint.is_active && (
+              <button
+                type="button"
+                disabled={busy !== null}
+                onClick={() =>
+                  act('enable', async () => setEndpoint(await client.enableEndpoint(id)))
+                }
+              >
+                Enable again
+              </button>
+            )}
+            <button type="button" class="danger" onClick={() => confirm.current?.showModal()}>
+              Delete endpoint
+            </button>
+          </div>
+        )}
+        {test && (
+          <p role="status" class={test.delivered ? 'okline' : 'error'} data-testid="test-result">
+            {test.delivered
+              ? `Test delivered: HTTP ${test.status_code}.`
+              : `Test not delivered: ${
+                  test.status_code === null
+                    ? (test.error ?? 'no response')
+                    : `HTTP ${test.status_code}`
+                }.`}
+          </p>
+        )}
+        <dialog ref={confirm} aria-labelledby="confirm-title">
+          <h2 id="confirm-title">Delete this endpoint?</h2>
+          <p>
+            It stops receiving events at once and its delivery log is deleted. This cannot be
+            undone.
+          </p>
+          <div class="actions">
+            <button type="button" onClick={() => confirm.current?.close()}>
+              Keep it
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() =>
+                act('delete', async () => {
+                  await client.deleteEndpoint(id);
+                  confirm.current?.close();
+                  location.hash = '#/';
+                })
+              }
+            >
+              Yes, delete it
+            </button>
+          </div>
+        </dialog>
+      </section>
+      <section aria-labelledby="health-title">
+        <h2 id="health-title">Health</h2>
+        {stats ? <HealthCharts stats={stats} /> : <p>Loading…</p>}
+      </section>
+      <DeliveryLog {...props} endpointId={id} rows={log} onReload={reload} />
+    </>
+  );
+}

@@ -1,0 +1,182 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { newId } from '../ids';
+import { rateLimitOf, type RateLimit } from './tenants-store';
+
+const TABLE = 'portal_sessions';
+
+/** What a portal session may do (docs/API.md, Tenant portal). */
+export type PortalCapability = 'view' | 'manage_endpoints' | 'manage_secrets' | 'recover';
+export const PORTAL_CAPABILITIES: readonly PortalCapability[] = [
+  'view',
+  'manage_endpoints',
+  'manage_secrets',
+  'recover',
+];
+
+export interface PortalSession {
+  id: string;
+  tenantId: string;
+  capabilities: PortalCapability[];
+  /** null: every subscription of the tenant. */
+  subscriptionIds: string[] | null;
+  expiresAt: Date;
+  codeUsedAt: Date | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+}
+
+/** A session as authentication reads it: with its tenant's name and rate limit. */
+export interface ActivePortalSession extends PortalSession {
+  tenantName: string;
+  rateLimit: RateLimit | null;
+}
+
+interface PortalSessionRow {
+  id: string;
+  tenant_id: string;
+  capabilities: PortalCapability[];
+  subscription_ids: string[] | null;
+  expires_at: Date;
+  code_used_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'capabilities',
+  'subscription_ids',
+  'expires_at',
+  'code_used_at',
+  'revoked_at',
+  'created_at',
+] as const;
+
+const toSession = (r: PortalSessionRow): PortalSession => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  capabilities: r.capabilities,
+  subscriptionIds: r.subscription_ids,
+  expiresAt: r.expires_at,
+  codeUsedAt: r.code_used_at,
+  revokedAt: r.revoked_at,
+  createdAt: r.created_at,
+});
+
+/** A secret of `prefix` + 64 hex characters (256 random bits). */
+const secret = (prefix: string): string => `${prefix}${randomBytes(32).toString('hex')}`;
+const hash = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** Codes and tokens are never stored: only their SHA-256, like API keys. */
+export class PortalSessionsStore {
+  constructor(private readonly db: Knex) {}
+
+  /** A new session and its one-use code (returned here only). */
+  async create(input: {
+    tenantId: string;
+    capabilities: PortalCapability[];
+    subscriptionIds: string[] | null;
+    ttlSeconds: number;
+  }): Promise<{ session: PortalSession; code: string }> {
+    const code = secret('pc_');
+    const [row] = await this.db(TABLE)
+      .insert({
+        id: newId('ps'),
+        tenant_id: input.tenantId,
+        code_hash: hash(code),
+        capabilities: input.capabilities,
+        subscription_ids: input.subscriptionIds,
+        expires_at: this.db.raw(`now() + make_interval(secs => ?)`, [input.ttlSeconds]),
+      })
+      .returning(COLUMNS);
+    return { session: toSession(row as PortalSessionRow), code };
+  }
+
+  /**
+   * Trades a code for a token, once: one UPDATE marks the code used only if it is unused,
+   * unexpired and not revoked, so two concurrent exchanges of one code cannot both win.
+   */
+  async exchange(
+    code: string,
+  ): Promise<{ session: ActivePortalSession; token: string } | undefined> {
+    const token = secret('pt_');
+    const result = await this.db.raw<{ rows: Array<PortalSessionRow & { tenant_name: string }> }>(
+      `UPDATE ${TABLE} s SET code_used_at = now(), token_hash = ?
+         FROM tenants t
+        WHERE t.id = s.tenant_id AND s.code_hash = ? AND s.code_used_at IS NULL
+          AND s.revoked_at IS NULL AND s.expires_at > now()
+        RETURNING ${COLUMNS.map((c) => `s.${c}`).join(', ')}, t.name AS tenant_name,
+                  t.rate_limit_per_second, t.rate_limit_burst`,
+      [hash(token), hash(code)],
+    );
+    const row = result.rows[0] as
+      | (PortalSessionRow & {
+          tenant_name: string;
+          rate_limit_per_second: number | null;
+          rate_limit_burst: number | null;
+        })
+      | undefined;
+    if (!row) return undefined;
+    return {
+      session: {
+        ...toSession(row),
+        tenantName: row.tenant_name,
+        rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
+      },
+      token,
+    };
+  }
+
+  /** Why a code cannot be traded (for the refusal's message): used, expired or unknown. */
+  async refusalOf(code: string): Promise<'used' | 'expired' | 'unknown'> {
+    const row = (await this.db(TABLE)
+      .where({ code_hash: hash(code) })
+      .first('code_used_at', 'revoked_at', this.db.raw('expires_at <= now() AS expired'))) as
+      { code_used_at: Date | null; revoked_at: Date | null; expired: boolean } | undefined;
+    if (!row) return 'unknown';
+    if (row.code_used_at) return 'used';
+    return 'expired';
+  }
+
+  /**
+   * The live session of a token, read fresh on every request (no cache), so a revocation or
+   * an expiry applies from the very next request.
+   */
+  async findActiveByToken(token: string): Promise<ActivePortalSession | undefined> {
+    const row = (await this.db(`${TABLE} as s`)
+      .join('tenants as t', 't.id', 's.tenant_id')
+      .select(
+        ...COLUMNS.map((c) => `s.${c}`),
+        't.name as tenant_name',
+        't.rate_limit_per_second',
+        't.rate_limit_burst',
+      )
+      .where('s.token_hash', hash(token))
+      .whereNull('s.revoked_at')
+      .andWhere('s.expires_at', '>', this.db.fn.now())
+      .first()) as
+      | (PortalSessionRow & {
+          tenant_name: string;
+          rate_limit_per_second: number | null;
+          rate_limit_burst: number | null;
+        })
+      | undefined;
+    return (
+      row && {
+        ...toSession(row),
+        tenantName: row.tenant_name,
+        rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
+      }
+    );
+  }
+
+  /** Revokes a session of the tenant; false when there is none. Revoking twice is harmless. */
+  async revoke(tenantId: string, id: string): Promise<boolean> {
+    const count = await this.db(TABLE)
+      .where({ tenant_id: tenantId, id })
+      .update({ revoked_at: this.db.raw('coalesce(revoked_at, now())') });
+    return count > 0;
+  }
+}

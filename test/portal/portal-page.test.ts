@@ -1,0 +1,297 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { PORTAL_DIST } from '../../apps/api/src/features/portal/page';
+import {
+  generateCertificate,
+  startReceiver,
+  type TestReceiver,
+} from '../../packages/webhooks/src/testing/tls-receiver';
+import { createTestContext, type TestContext } from '../support/context';
+import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+
+// The tenant portal in a real browser (Debian's headless Chromium through playwright-core):
+// a magic link opens it, an endpoint is added to an HTTPS receiver on 127.0.0.1, a test is
+// sent, a call's deliveries appear; a view-only link shows no write control and its token
+// gets 403; used, expired and revoked links and another tenant's endpoint get their own
+// pages. axe-core runs on every page; each page is saved as a screenshot.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SHOTS = resolve(__dirname, '../../test-output/portal');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let ctx: TestContext;
+let worker: TestWorker;
+let receiver: TestReceiver;
+let server: Server;
+let base: string;
+let profile: string;
+let browser: BrowserContext;
+let admin: string;
+let tenantId: string;
+let rcp: string;
+let foreignId: string;
+const problems: string[] = [];
+
+/** The few fields of API answers this test reads. */
+interface Body {
+  id: string;
+  url: string;
+  data: Array<{ id: string; url: string }>;
+}
+const api = async (
+  method: string,
+  path: string,
+  auth: string,
+  body?: object,
+): Promise<{ status: number; body: Body }> => {
+  const res = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: { Authorization: auth, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (res.status === 204 ? null : await res.json()) as Body };
+};
+const link = async (body: object = {}) => {
+  const res = await api('POST', '/portal/sessions', admin, body);
+  expect(res.status).toBe(201);
+  return res.body;
+};
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: run scripts/ensure-chromium.sh (npm test does)`);
+  }
+  if (!existsSync(join(PORTAL_DIST, 'index.html'))) {
+    const built = spawnSync('npm', ['run', '--silent', 'portal:build'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('npm run portal:build failed');
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  const cert = generateCertificate('IP:127.0.0.1');
+  receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
+  ctx = await createTestContext({}, { webhookCa: cert.cert });
+  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  server = ctx.app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ tenantId, auth: admin } = await ctx.tenant(['admin']));
+  await ctx.deps.knex('tenants').where({ id: tenantId }).update({ name: 'Acme Dental' });
+  rcp = (
+    await ctx.deps.stores.receptionists.create({
+      tenantId,
+      name: 'Front Desk',
+      status: 'ready',
+      phoneNumber: '+14155557001',
+    })
+  ).id;
+  const stranger = await ctx.tenant(['admin']);
+  const foreign = await api('POST', '/webhooks', stranger.auth, {
+    url: `https://127.0.0.1:${receiver.port}/hooks`,
+  });
+  foreignId = foreign.body.id;
+  profile = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  server?.closeAllConnections();
+  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  await worker?.close();
+  await receiver?.close();
+  await ctx?.close();
+});
+
+/** A new tab that refuses anything not from the API and records page errors. */
+async function tab(): Promise<Page> {
+  const page = await browser.newPage();
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${base}/`)) return route.continue();
+    problems.push(`foreign request ${url}`);
+    return route.abort();
+  });
+  page.on('pageerror', (err) => problems.push(`page error ${err.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) {
+      problems.push(`console ${m.text()}`);
+    }
+  });
+  return page;
+}
+
+/** axe-core on the page as shown (no serious or critical violation), and a screenshot. */
+async function check(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const { axe } = globalThis as unknown as {
+      axe: { run(): Promise<{ violations: unknown[] }> };
+    };
+    return (await axe.run()).violations as Array<{ id: string; impact: string; help: string }>;
+  });
+  const bad = violations.filter((v) => ['serious', 'critical'].includes(v.impact));
+  expect([name, bad.map((v) => `${v.id}: ${v.help}`)]).toEqual([name, []]);
+}
+
+it('is served with a strict Content-Security-Policy; frame-ancestors follow the tenant list', async () => {
+  const res = await fetch(`${base}/portal`);
+  expect(res.status).toBe(200);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("style-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(csp).toContain("frame-ancestors 'none'");
+  await ctx.deps.stores.tenants.setPortalOrigins(tenantId, ['https://app.acme.example']);
+  const framed = await fetch(`${base}/portal?tenant=${tenantId}`);
+  expect(framed.headers.get('content-security-policy')).toContain(
+    'frame-ancestors https://app.acme.example',
+  );
+  expect(framed.headers.get('x-frame-options')).toBeNull();
+  await ctx.deps.stores.tenants.setPortalOrigins(tenantId, []);
+});
+
+it('a magic link opens the portal: add an endpoint, send a test, watch a call’s deliveries', async () => {
+  const { url } = await link();
+  const page = await tab();
+  await page.goto(url);
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  expect(await page.locator('.tenant').textContent()).toBe('Acme Dental');
+  expect(page.url()).not.toContain('code=');
+  await check(page, '01-endpoints-empty');
+
+  await page.getByRole('link', { name: 'Add endpoint' }).click();
+  await page.getByLabel('Endpoint URL (https)').fill(`https://127.0.0.1:${receiver.port}/hooks`);
+  await page.getByLabel('Description (optional)').fill('Front desk CRM');
+  await check(page, '02-new-endpoint');
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  await page.getByRole('heading', { name: 'Signing secret' }).waitFor();
+  expect(await page.getByLabel('Secret').inputValue()).toMatch(/^whsec_/);
+  await check(page, '03-secret-once');
+
+  await page.getByRole('link', { name: 'Open the endpoint' }).click();
+  await page.getByRole('button', { name: 'Send test event' }).click();
+  await page.getByTestId('test-result').getByText('Test delivered').waitFor();
+  expect(receiver.requests.some((r) => r.body.includes('"webhook.test"'))).toBe(true);
+
+  await emitCallStarted(ctx, tenantId, rcp);
+  await waitFor(
+    'the call’s delivery in the log',
+    async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      return (await page.locator('li.delivery[data-status="succeeded"]').count()) > 0;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  await page.getByTestId('health-summary').getByText('1 delivered').waitFor();
+  await page.locator('li.delivery summary').first().click();
+  await page.getByText(/Attempt 1 .*HTTP 204/).waitFor();
+  await check(page, '04-endpoint-health-log');
+
+  // The list shows its health.
+  await page.getByRole('link', { name: 'All endpoints' }).click();
+  await page.getByRole('cell', { name: 'Active' }).waitFor();
+  await check(page, '05-endpoints');
+
+  // Another tenant's endpoint is a not-found page, not an error or a blank.
+  await page.goto(`${base}/portal#/endpoints/${foreignId}`);
+  await page.getByRole('heading', { name: 'Endpoint not found' }).waitFor();
+  await check(page, '06-not-found');
+
+  // Delete, with a confirmation.
+  const [first] = (await api('GET', '/webhooks', admin)).body.data;
+  await page.goto(`${base}/portal#/endpoints/${first!.id}`);
+  await page.getByRole('button', { name: 'Delete endpoint' }).click();
+  await page.getByRole('heading', { name: 'Delete this endpoint?' }).waitFor();
+  await check(page, '07-delete-confirm');
+  await page.getByRole('button', { name: 'Yes, delete it' }).click();
+  await page.getByText('No endpoints yet.').waitFor();
+  expect((await api('GET', `/webhooks/${first!.id}`, admin)).status).toBe(404);
+
+  // The link was used: opening it again says so.
+  const again = await tab();
+  await again.goto(url);
+  await again.getByRole('heading', { name: 'This link was already used' }).waitFor();
+  await check(again, '08-link-used');
+  await page.close();
+  await again.close();
+}, 120_000);
+
+it('a view-only link shows no write control, and its token gets 403 on writes', async () => {
+  const endpoint = await api('POST', '/webhooks', admin, {
+    url: `https://127.0.0.1:${receiver.port}/hooks`,
+  });
+  const { url } = await link({ capabilities: ['view'] });
+  const page = await tab();
+  await page.goto(url);
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  await page.getByRole('link', { name: endpoint.body.url }).first().waitFor();
+  await page.goto(`${base}/portal#/endpoints/${endpoint.body.id}`);
+  await page.getByRole('heading', { name: 'Health' }).waitFor();
+  await page.getByText('You can view endpoints.').waitFor();
+  expect(await page.getByRole('button', { name: /test|delete|retry|enable/i }).count()).toBe(0);
+  expect(await page.getByRole('link', { name: 'Add endpoint' }).count()).toBe(0);
+  await check(page, '09-view-only');
+  const status = await page.evaluate(async (id) => {
+    const storage = (globalThis as unknown as { sessionStorage: { getItem(k: string): string } })
+      .sessionStorage;
+    const { token } = JSON.parse(storage.getItem('switchboard.portal') ?? '{}') as {
+      token: string;
+    };
+    const res = await fetch(`/api/v1/webhooks/${id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+  }, endpoint.body.id);
+  expect(status).toEqual([403, 'insufficient_scope']);
+  await page.close();
+}, 60_000);
+
+it('a revoked or expired link shows a clear page, and changes nothing', async () => {
+  const revoked = await link();
+  const page = await tab();
+  await page.goto(revoked.url);
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  await page.goto(`${base}/portal#/new`);
+  await page.getByRole('heading', { name: 'Add an endpoint' }).waitFor();
+  // The page is open; the session is revoked; the next action says so and changes nothing.
+  expect((await api('DELETE', `/portal/sessions/${revoked.id}`, admin)).status).toBe(204);
+  await page.getByLabel('Endpoint URL (https)').fill('https://127.0.0.1:9/never');
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  await page.getByRole('heading', { name: 'This link expired' }).waitFor();
+  await check(page, '10-revoked');
+  const urls = (await api('GET', '/webhooks', admin)).body.data.map((s) => s.url);
+  expect(urls).not.toContain('https://127.0.0.1:9/never');
+
+  const expired = await link();
+  await ctx.deps
+    .knex('portal_sessions')
+    .where({ id: expired.id })
+    .update({ expires_at: ctx.deps.knex.raw("now() - interval '1 second'") });
+  const late = await tab();
+  await late.goto(expired.url);
+  await late.getByRole('heading', { name: 'This link expired' }).waitFor();
+  await check(late, '11-expired');
+  await page.close();
+  await late.close();
+  expect(problems).toEqual([]);
+}, 60_000);
