@@ -139,6 +139,8 @@ describe('operations', () => {
       'get /usage': 'getUsage',
       'post /sms/send': 'sendSms',
       'get /sms/{id}': 'getSms',
+      'delete /sms/{id}': 'cancelSms',
+      'get /sms/opt-outs': 'listSmsOptOuts',
       'get /receptionists/{id}/sms': 'listReceptionistSms',
       'get /leads/search': 'searchLeads',
       'post /leads': 'createLead',

@@ -14,8 +14,7 @@ let ctx: TestContext;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  // The production command timeout: these tests measure what a frozen Redis costs a request.
-  ctx = await createTestContext({ REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500' });
+  ctx = await createTestContext({ REDIS_URL: redis.url });
 });
 afterAll(async () => {
   redis?.thaw();

@@ -77,9 +77,12 @@ describe('inbound SMS', () => {
       segments: 1,
       campaign_id: null,
       error_code: null,
+      error_message: null,
       metadata: {},
       created_at: expect.stringMatching(/Z$/),
+      send_at: null,
       sent_at: null,
+      delivered_at: null,
       received_at: '2026-11-21T10:15:00.123Z',
     });
   });

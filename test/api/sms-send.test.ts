@@ -62,9 +62,12 @@ describe('POST /sms/send', () => {
       segments: 1,
       campaign_id: null,
       error_code: null,
+      error_message: null,
       metadata: { crm_id: 'c-42' },
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      send_at: null,
       sent_at: null,
+      delivered_at: null,
       received_at: null,
     });
     const detail = await request(ctx.app)

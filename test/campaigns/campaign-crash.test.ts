@@ -68,7 +68,9 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
       `${threshold} messages sent and a send in flight`,
       async () => {
         const counts = await smsCounts(campaignId);
-        return (counts.sent ?? 0) >= threshold && (counts.sending ?? 0) > 0;
+        // Handed to the carrier: sent, and then maybe a receipt.
+        const sent = (counts.sent ?? 0) + (counts.delivered ?? 0) + (counts.undelivered ?? 0);
+        return sent >= threshold && (counts.sending ?? 0) > 0;
       },
       { timeoutMs: 60_000, intervalMs: 20 },
     );
@@ -91,7 +93,8 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
   expect(sms.map((m) => handoffs[m.id] ?? 0).filter((n) => n > 1)).toEqual([]);
   expect(sms.length).toBe(RECIPIENTS);
   // Every recipient ended once and is counted once; interrupted sends count as failed.
-  const sent = sms.filter((m) => m.status === 'sent');
+  // Handed to the carrier: sent, and then maybe a receipt.
+  const sent = sms.filter((m) => ['sent', 'delivered', 'undelivered'].includes(m.status));
   const failed = sms.filter((m) => m.status === 'failed');
   for (const m of sent) expect(handoffs[m.id]).toBe(1);
   expect(failed.every((m) => m.error_code === 'send_interrupted')).toBe(true);

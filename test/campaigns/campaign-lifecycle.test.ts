@@ -93,9 +93,16 @@ it('a receptionist that is no longer ready fails the recipients, and the campaig
   const id = await accept(2, 500);
   await lifecycle().start(deps.knex, id);
   await deps.knex('receptionists').where({ id: rcp }).update({ status: 'provisioning' });
+  // Nothing is stored, so nothing is ever handed to the SMS sender.
+  const sms = {
+    name: 'sms',
+    onOutcome: () => undefined,
+    trySendNow: () => false,
+    close: async () => undefined,
+  };
   try {
-    expect(await sendNext(deps, id)).toBe('skipped');
-    expect(await sendNext(deps, id)).toBe('finished');
+    expect(await sendNext(deps, sms, id)).toBe('skipped');
+    expect(await sendNext(deps, sms, id)).toBe('finished');
   } finally {
     await deps.knex('receptionists').where({ id: rcp }).update({ status: 'ready' });
   }
@@ -116,7 +123,7 @@ it('the reconciler starts a campaign whose start job was lost and settles a stuc
   await lifecycle().start(deps.knex, stuck);
   const claim = await deps.knex.transaction(async (trx) => {
     const c = await lifecycle().claimNext(trx, stuck);
-    await deps.stores.sms.insertOutbound(trx, c?.smsId as string, {
+    await deps.stores.smsLifecycle.insertOutbound(trx, c?.smsId as string, {
       tenantId,
       receptionistId: rcp,
       to: c?.phone as string,

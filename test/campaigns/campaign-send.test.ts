@@ -65,6 +65,8 @@ beforeAll(async () => {
   ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
     env: { SIMULATOR_SPEED: '20' },
     phoneNumber: RCP_PHONE,
+    // What this file checks at the receiver; receipts (sms.delivered) are tested elsewhere.
+    events: ['sms.sent', 'campaign.completed'],
   }));
   const runner = { campaignPollMs: 200 };
   workers = [

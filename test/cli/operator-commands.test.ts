@@ -84,6 +84,25 @@ describe('with the settings in .env and nothing exported', () => {
     expect(rcp.code).toBe(0);
   });
 
+  it('tenant sms-replies sets, shows and resets the keyword reply texts', () => {
+    const set = cli(
+      'tenant',
+      'sms-replies',
+      '--id',
+      tenantId,
+      '--help-text',
+      'Call us on 0800 123.',
+    );
+    expect(set.code).toBe(0);
+    const body = JSON.parse(set.stdout);
+    expect(body.sms_replies['help-text']).toEqual({ text: 'Call us on 0800 123.', default: false });
+    expect(body.sms_replies.stop).toEqual({ text: body.defaults.opt_out, default: true });
+    const reset = cli('tenant', 'sms-replies', '--id', tenantId, '--help-text', 'default');
+    expect(JSON.parse(reset.stdout).sms_replies['help-text'].default).toBe(true);
+    const bad = cli('tenant', 'sms-replies', '--id', tenantId, '--stop', ' ');
+    expect(bad.code).not.toBe(0);
+  });
+
   it('npm run start:api starts and answers', async () => {
     const api = await startApiProcess(null, { cwd: dir, env: {} });
     try {

@@ -19,6 +19,8 @@ const SDK_METHOD: Record<string, string | null> = {
   getUsage: 'usage.get',
   sendSms: 'sms.send',
   getSms: 'sms.get',
+  cancelSms: 'sms.cancel',
+  listSmsOptOuts: 'sms.listOptOuts',
   listReceptionistSms: 'sms.listForReceptionist',
   searchLeads: 'leads.search',
   createLead: 'leads.create',

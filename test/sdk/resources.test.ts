@@ -133,7 +133,7 @@ describe('sms and usage', () => {
     const sent = await until(
       'the message to be sent',
       () => client().sms.get(queued.id),
-      (m) => m.status === 'sent',
+      (m) => m.status === 'sent' || m.status === 'delivered',
     );
     const usage = await client().usage.get({ period: (sent.sent_at as string).slice(0, 7) });
     expect(usage).toMatchObject({ sms_sent: 1, sms_received: 0, minutes_used: 0 });
@@ -159,7 +159,13 @@ describe('sms and usage', () => {
     expect(refused).toMatchObject({ status: 422, code: 'recipient_opted_out', param: 'to' });
 
     const all = await client().sms.listForReceptionist(rcp, { limit: 1 }).toArray();
-    expect(all.map((m) => m.direction)).toEqual(['inbound', 'outbound']);
+    // Newest first: the STOP confirmation, the STOP, the message sent above.
+    expect(all.map((m) => m.direction)).toEqual(['outbound', 'inbound', 'outbound']);
+    expect(all[0]?.to).toBe('+14155550142');
+    const optOuts = await client().sms.listOptOuts({ phone: '+14155550142' }).toArray();
+    expect(optOuts).toEqual([
+      { phone: '+14155550142', keyword: 'STOP', opted_out_at: expect.any(String) },
+    ]);
     const inbound = await client().sms.listForReceptionist(rcp, { direction: 'inbound' }).toArray();
     expect(inbound.map((m) => [m.message, m.status])).toEqual([['STOP', 'received']]);
     const missing = await failure(client().sms.listForReceptionist('rcp_nope').toArray());

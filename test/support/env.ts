@@ -41,9 +41,6 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     LOG_LEVEL: 'silent',
     // Small pools: several test files, workers and API processes share one Postgres.
     WORKER_CONCURRENCY: '8',
-    // A loaded test machine can stall a process past the 500 ms production default and fail
-    // a command that Redis answered; the frozen-Redis tests set the production value.
-    REDIS_COMMAND_TIMEOUT_MS: '2000',
     ...overrides,
   };
 }

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import type { SmsProvider } from '../../apps/worker/src/sms';
 import { sendProcessor } from '../../apps/worker/src/sms/send';
+import { SmsOutcomeHooks } from '../../apps/worker/src/sms/outcome-hooks';
 import { createLogger } from '@switchboard/logger';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
@@ -51,7 +52,8 @@ it('records a text the carrier took as sent, with its event and usage, across an
     },
     async close() {},
   };
-  await sendProcessor(deps, carrier, { staleSendingMs: 120_000 })({ v: 1, smsId });
+  const hooks = new SmsOutcomeHooks();
+  await sendProcessor(deps, carrier, hooks, { staleSendingMs: 120_000 })({ v: 1, smsId });
   await restarted;
   const row = await ctx.deps.knex('sms_messages').where({ id: smsId }).first();
   expect(row).toMatchObject({ status: 'sent', provider_message_id: 'carrier-1' });

@@ -53,9 +53,9 @@ const acceptWithoutJob = async (to: string) => {
 const detail = async (id: string) =>
   (await request(ctx.app).get(`/api/v1/sms/${id}`).set('Authorization', auth)).body;
 const settled = (id: string) =>
-  waitFor(`SMS ${id} to be sent or failed`, async () => {
+  waitFor(`SMS ${id} to reach a final status`, async () => {
     const d = await detail(id);
-    return ['sent', 'failed'].includes(d.status) ? d : undefined;
+    return ['delivered', 'undelivered', 'failed', 'cancelled'].includes(d.status) ? d : undefined;
   });
 const eventsOf = async (id: string) =>
   (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.sms_id === id);
@@ -95,7 +95,7 @@ describe('sending', () => {
     expect(sms).toMatchObject({
       id: accepted.id,
       direction: 'outbound',
-      status: 'sent',
+      status: 'delivered',
       from: RCP_PHONE,
       to: '+14155550141',
       error_code: null,
@@ -105,7 +105,7 @@ describe('sending', () => {
     expect(await handoffs(accepted.id)).toBe(1);
 
     const events = await eventsOf(accepted.id);
-    expect(events.map((e) => e.type)).toEqual(['sms.sent']);
+    expect(events.map((e) => e.type)).toEqual(['sms.sent', 'sms.delivered']);
     expect(validateEventData('sms.sent', events[0]?.data)).toBeNull();
     expect(events[0]?.data).toEqual({
       sms_id: accepted.id,
@@ -128,12 +128,20 @@ describe('sending', () => {
     });
   });
 
-  it('a carrier rejection fails the message with carrier_rejected and emits nothing', async () => {
+  it('a carrier rejection fails the message with carrier_rejected and emits sms.failed', async () => {
     const { id } = await accept('+14155550003');
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'carrier_rejected', sent_at: null });
     expect(await handoffs(id)).toBe(1);
-    expect(await eventsOf(id)).toHaveLength(0);
+    const events = await eventsOf(id);
+    expect(events.map((e) => e.type)).toEqual(['sms.failed']);
+    expect(validateEventData('sms.failed', events[0]?.data)).toBeNull();
+    expect(events[0]?.data).toMatchObject({
+      status: 'failed',
+      error_code: 'carrier_rejected',
+      error_message: 'The carrier refused the message',
+      campaign_id: null,
+    });
   });
 
   it('opt-out, send refused, START, send accepted and sent', async () => {
@@ -144,8 +152,13 @@ describe('sending', () => {
     expect(refused.body.error.code).toBe('recipient_opted_out');
     await ingest(messages.smsInbound(rcp, RCP_PHONE, 'start', { from: phone }));
     const { id } = await accept(phone);
-    expect((await settled(id)).status).toBe('sent');
-    expect(await ctx.deps.knex('sms_messages').where({ to_number: phone })).toHaveLength(1);
+    expect((await settled(id)).status).toBe('delivered');
+    // This one, and the STOP and START confirmations.
+    const rows = await ctx.deps
+      .knex('sms_messages')
+      .where({ to_number: phone })
+      .orderBy('created_at');
+    expect(rows.map((r) => r.reply_kind)).toEqual(['opt_out', 'opt_in', null]);
   });
 
   it('a recipient who opts out after the message was accepted is not sent to', async () => {
@@ -156,13 +169,13 @@ describe('sending', () => {
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'recipient_opted_out' });
     expect(await handoffs(id)).toBe(0);
-    expect(await eventsOf(id)).toHaveLength(0);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(['sms.failed']);
   });
 });
 
 describe('the sender', () => {
   it('the reconciler sends a queued message whose job was lost', async () => {
-    expect((await settled(orphan)).status).toBe('sent');
+    expect((await settled(orphan)).status).toBe('delivered');
     expect(await handoffs(orphan)).toBe(1);
   });
 
@@ -179,7 +192,7 @@ describe('the sender', () => {
       return Object.values(counts).every((n) => n === 0);
     });
     expect(await handoffs(id)).toBe(1);
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual(['sms.sent']);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(['sms.sent', 'sms.delivered']);
   });
 
   it('the claim is won by exactly one of concurrent claimers', async () => {
@@ -187,7 +200,7 @@ describe('the sender', () => {
     const { id } = await acceptWithoutJob('+14155550145');
     const claims = await Promise.all(
       Array.from({ length: 10 }, () =>
-        ctx.deps.knex.transaction((trx) => ctx.deps.stores.sms.claimForSending(trx, id)),
+        ctx.deps.knex.transaction((trx) => ctx.deps.stores.smsLifecycle.claim(trx, id)),
       ),
     );
     expect(claims.filter(Boolean)).toHaveLength(1);
@@ -196,7 +209,7 @@ describe('the sender', () => {
   it('fails a message whose sender died after claiming it, and never sends it', async () => {
     const { id } = await acceptWithoutJob('+14155550146');
     // Claimed by a worker that then vanished before handing it over.
-    await ctx.deps.knex.transaction((trx) => ctx.deps.stores.sms.claimForSending(trx, id));
+    await ctx.deps.knex.transaction((trx) => ctx.deps.stores.smsLifecycle.claim(trx, id));
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'send_interrupted' });
     // A job for it now (stalled-job recovery, a reconciler) finds the claim spent.
@@ -207,6 +220,6 @@ describe('the sender', () => {
     );
     expect(await handoffs(id)).toBe(0);
     expect((await detail(id)).status).toBe('failed');
-    expect(await eventsOf(id)).toHaveLength(0);
+    expect((await eventsOf(id)).map((e) => e.type)).toEqual(['sms.failed']);
   });
 });

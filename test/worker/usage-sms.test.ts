@@ -23,9 +23,9 @@ const send = async (to: string) => {
   return res.body.id as string;
 };
 const settled = (id: string) =>
-  waitFor(`SMS ${id} to be sent or failed`, async () => {
+  waitFor(`SMS ${id} to reach a final status`, async () => {
     const res = await request(ctx.app).get(`/api/v1/sms/${id}`).set('Authorization', auth);
-    return ['sent', 'failed'].includes(res.body.status) ? res.body : undefined;
+    return ['delivered', 'undelivered', 'failed'].includes(res.body.status) ? res.body : undefined;
   });
 const ingest = (body: object) =>
   request(ctx.app)
@@ -61,7 +61,7 @@ it('counts a sent SMS and a received one, not a carrier rejection nor a replay',
   expect(await usage()).toMatchObject({ sms_sent: 0, sms_received: 0 });
 
   const sent = await settled(await send('+14155550141'));
-  expect(sent).toMatchObject({ status: 'sent' });
+  expect(sent).toMatchObject({ status: 'delivered' });
   const rejected = await settled(await send('+14155550003'));
   expect(rejected).toMatchObject({ status: 'failed', error_code: 'carrier_rejected' });
 

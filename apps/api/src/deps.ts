@@ -15,6 +15,8 @@ import {
   LeadsStore,
   PortalSessionsStore,
   ReceptionistsStore,
+  SmsLifecycle,
+  SmsOptOutsStore,
   SmsStore,
   TenantsStore,
   UsageStore,
@@ -79,6 +81,10 @@ export interface Deps {
     usage: UsageStore;
     calls: CallsStore;
     sms: SmsStore;
+    /** The SMS lifecycle's statements (each takes the transaction first). */
+    smsLifecycle: SmsLifecycle;
+    /** The per-tenant opt-out list (read by GET /sms/opt-outs). */
+    smsOptOuts: SmsOptOutsStore;
     events: EventsStore;
     webhookSubscriptions: WebhookSubscriptionsStore;
     webhookRecoveries: WebhookRecoveriesStore;
@@ -114,7 +120,7 @@ export interface DepsOverrides {
 export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger('api', config.logLevel);
   const knex = createKnex(config.databaseUrl);
-  const redis = createRedis(config.redis, 'producer', config.redisCommandTimeoutMs);
+  const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
@@ -156,6 +162,8 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       usage: new UsageStore(knex),
       calls: new CallsStore(knex),
       sms: new SmsStore(knex),
+      smsLifecycle: new SmsLifecycle(),
+      smsOptOuts: new SmsOptOutsStore(knex),
       events: new EventsStore(knex),
       webhookSubscriptions: new WebhookSubscriptionsStore(knex),
       webhookRecoveries: new WebhookRecoveriesStore(knex),

@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'missing_api_key',
   'no_recipients',
+  'not_cancellable',
   'payload_too_large',
   'rate_limited',
   'receptionist_not_ready',

@@ -36,6 +36,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about: "Sets how long the tenant's calls and webhook deliveries are kept.",
     load: async () => (await import('./commands/retention')).tenantRetention,
   },
+  'tenant sms-replies': {
+    usage:
+      'tenant sms-replies --id TENANT_ID [--stop TEXT|default] [--start TEXT|default] ' +
+      '[--help-text TEXT|default]',
+    about: 'Sets the replies to STOP, START and HELP texts; prints the texts in effect.',
+    load: async () => (await import('./commands/sms-replies')).tenantSmsReplies,
+  },
   'tenant portal-origins': {
     usage:
       'tenant portal-origins --id TENANT_ID (--origins https://a.example,https://b.example | --none)',

@@ -10,6 +10,7 @@ import {
   ReceptionistProvisioning,
   LeadImportsStore,
   ReceptionistsStore,
+  SmsLifecycle,
   SmsStore,
   UsageStore,
   WebhookSubscriptionsStore,
@@ -46,6 +47,8 @@ export interface WorkerDeps {
     /** The provisioning lifecycle's statements (each takes the transaction first). */
     provisioning: ReceptionistProvisioning;
     sms: SmsStore;
+    /** The SMS lifecycle's statements (each takes the transaction first). */
+    smsLifecycle: SmsLifecycle;
     /** Usage counters (SMS sent), written in the transaction that marks a message sent. */
     usage: UsageStore;
     leadImports: LeadImportsStore;
@@ -100,6 +103,7 @@ export function createWorkerDeps(
       calls: new CallsStore(knex),
       provisioning: new ReceptionistProvisioning(),
       sms: new SmsStore(knex),
+      smsLifecycle: new SmsLifecycle(),
       usage: new UsageStore(knex),
       leadImports: new LeadImportsStore(knex),
       campaigns: new CampaignsStore(knex),

@@ -42,7 +42,10 @@ export interface Runner {
  */
 export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): Promise<Runner> {
   await probeRedis(deps.redis, deps.config.queuePrefix);
+  const sms = startSmsSender(deps, { ...opts, staleSendingMs: opts.smsStaleSendingMs });
+  // Campaigns close first (their pump starts in-process sends), then the SMS sender.
   const components: Component[] = [
+    startCampaigns(deps, sms, { ...opts, pollMs: opts.campaignPollMs }),
     await startWebhookDelivery(deps, opts),
     startDialler(deps, opts),
     startProvisioning(deps, opts, {
@@ -50,14 +53,13 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       reconcileGraceMs: opts.reconcileGraceMs,
       ...opts.provisioning,
     }),
-    startSmsSender(deps, { ...opts, staleSendingMs: opts.smsStaleSendingMs }),
+    sms,
     startLeadImports(deps, {
       ...opts,
       batchSize: opts.leadImportBatchSize,
       // Imports make progress every batch; one without any for this long lost its job.
       reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
     }),
-    startCampaigns(deps, { ...opts, pollMs: opts.campaignPollMs }),
     startMaintenance(deps, opts),
   ];
   let server: Server | null = null;

@@ -27,13 +27,6 @@ export const envSchema = {
       description:
         'a comma-separated list of redis://host:port seeds of one Redis Cluster (instead of REDIS_URL)',
     },
-    REDIS_COMMAND_TIMEOUT_MS: {
-      type: 'integer',
-      minimum: 100,
-      maximum: 10000,
-      default: 500,
-      description: 'milliseconds (100 to 10000) a request waits for one Redis command before a 503',
-    },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port' },
     METRICS_PORT: {
       type: 'integer',

@@ -12,8 +12,6 @@ export interface Config {
   readonly databaseUrl: string;
   /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
   readonly redis: RedisTarget;
-  /** How long a request path waits for one Redis command (the API's producer connection). */
-  readonly redisCommandTimeoutMs: number;
   readonly port: number;
   /** The worker's /metrics port. */
   readonly metricsPort: number;
@@ -119,7 +117,6 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
         String(v.QUEUE_PREFIX),
       ),
   },
-  redisCommandTimeoutMs: num('REDIS_COMMAND_TIMEOUT_MS'),
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),
   apiMetricsPort: num('API_METRICS_PORT'),
@@ -269,7 +266,6 @@ export const COMMAND_SETTINGS = {
   api: [
     'databaseUrl',
     'redis',
-    'redisCommandTimeoutMs',
     'port',
     'apiMetricsPort',
     'metricsHost',

@@ -17,6 +17,7 @@ export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';
 export * from './stores/sms-types';
 export * from './stores/sms-store';
+export * from './stores/sms-lifecycle';
 export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
 export * from './stores/webhook-recoveries-store';

@@ -16,11 +16,19 @@ export const EVENT_DESCRIPTIONS: { readonly [K in EventType]?: string } = {
     'answered. `recovery_scheduled` says whether a call-back is planned.',
   'sms.received': 'A text message reached a receptionist. `is_opt_out` marks STOP-like messages.',
   'sms.sent': 'A text message left through the carrier (`campaign_id` when a campaign sent it).',
+  'sms.delivered':
+    'The carrier reported a sent message delivered to the handset (after its `sms.sent`; ' +
+    'receipts may come late).',
+  'sms.failed':
+    'An outbound message will not reach the recipient: the send failed (`status: "failed"`) ' +
+    'or the carrier reported it undelivered (`status: "undelivered"`). `error_code` says why.',
   'receptionist.ready': 'A receptionist finished provisioning: it has a number and an assistant.',
   'receptionist.error': 'Provisioning a receptionist failed; `error_code` says why.',
   'lead.created': 'A lead was created (API, CSV import, a call or MCP).',
   'lead.updated': 'A lead changed; `changed_fields` lists what actually changed.',
-  'campaign.completed': 'Every recipient of an SMS campaign was handled.',
+  'campaign.completed':
+    'Every recipient of an SMS campaign was handled. `delivered` and `undelivered` are the ' +
+    'receipts known at completion; later receipts show on the campaign.',
   'usage.threshold':
     "The billing period's minutes reached 80 % or 100 % of the plan. Account-level: the " +
     'envelope has no `receptionist_id`. Sent once per period and threshold.',
@@ -81,6 +89,23 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
     sent_at: '2026-11-21T10:17:00.000Z',
     campaign_id: null,
   },
+  'sms.delivered': {
+    sms_id: 'sms_7Lm4nB8vC2xZ1aS3',
+    from: '+14155550199',
+    to: '+14155550123',
+    delivered_at: '2026-11-21T10:17:02.000Z',
+    campaign_id: null,
+  },
+  'sms.failed': {
+    sms_id: 'sms_8Mn5oC9wD3yA2bT4',
+    from: '+14155550199',
+    to: '+14155550004',
+    status: 'undelivered',
+    error_code: 'unreachable_handset',
+    error_message: 'The carrier could not reach the handset',
+    failed_at: '2026-11-21T10:17:03.000Z',
+    campaign_id: null,
+  },
   'receptionist.ready': {
     phone_number: '+14155550199',
     assistant_id: 'asst_4Tg7hJ2kL9mN',
@@ -118,6 +143,8 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
     sent: 114,
     failed: 2,
     opted_out: 4,
+    delivered: 109,
+    undelivered: 3,
     skipped: 0,
     completed_at: '2026-11-21T15:00:00.000Z',
   },

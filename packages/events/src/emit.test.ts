@@ -9,6 +9,8 @@ describe('event catalog', () => {
         'call.missed',
         'sms.received',
         'sms.sent',
+        'sms.delivered',
+        'sms.failed',
         'receptionist.ready',
         'receptionist.error',
         'lead.created',

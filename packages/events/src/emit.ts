@@ -19,6 +19,8 @@ export interface EventDataMap {
   'call.missed': FromSchema<Schemas['call.missed']>;
   'sms.received': FromSchema<Schemas['sms.received']>;
   'sms.sent': FromSchema<Schemas['sms.sent']>;
+  'sms.delivered': FromSchema<Schemas['sms.delivered']>;
+  'sms.failed': FromSchema<Schemas['sms.failed']>;
   'receptionist.ready': FromSchema<Schemas['receptionist.ready']>;
   'receptionist.error': FromSchema<Schemas['receptionist.error']>;
   'lead.created': FromSchema<Schemas['lead.created']>;

@@ -21,28 +21,48 @@ type Role = 'worker' | 'producer';
 const retry = (times: number): number => Math.min(times * 200, 2000);
 
 /**
- * The default of how long a request path waits for one Redis command before it gives up
- * (the `producer` role; REDIS_COMMAND_TIMEOUT_MS sets it): a frozen Redis (SIGSTOP, a stuck server) still accepts the connection, so only this
- * bounds the wait. Chosen with the API's rate-limit deadline (REDIS_DEADLINE_MS, 300 ms):
- * a keyed write waits for both at most, 800 ms, and is answered within 1 s.
+ * How long a request path waits for one Redis operation (an idempotency command, a job add,
+ * the readiness probe) before it answers without it: a frozen Redis (SIGSTOP, a stuck
+ * server) keeps the connection, so only a deadline bounds the wait. Chosen with the API's
+ * rate-limit deadline (REDIS_DEADLINE_MS, 300 ms): a keyed write waits for both at most,
+ * 800 ms, and is answered within 1 s. The connection's own command timeout stays at 2 s, a
+ * backstop for everything else (setup, operator tools, a loaded machine).
  */
 export const REQUEST_REDIS_TIMEOUT_MS = 500;
+
+/**
+ * `p`, or a rejection after `ms` (the operation itself goes on: callers make a late success
+ * harmless). The timer never holds the process open.
+ */
+export async function withinMs<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  p.catch(() => undefined); // a late failure is nobody's
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Per-connection settings of each role, the BullMQ production settings:
  * - `worker`: blocking commands must wait out an outage, so `maxRetriesPerRequest: null` and
  *   an offline queue (BullMQ requires both for workers);
  * - `producer`: used on request paths (the API), fails fast when Redis is down
- *   (`enableOfflineQueue: false`, one retry, REQUEST_REDIS_TIMEOUT_MS command timeout) so a
- *   request becomes a 503 instead of a hang.
+ *   (`enableOfflineQueue: false`, one retry, short command timeout) so a request becomes a
+ *   503 instead of a hang.
  */
-const roleOptions = (role: Role, commandTimeoutMs: number): RedisOptions =>
+const roleOptions = (role: Role): RedisOptions =>
   role === 'worker'
     ? { connectionName: 'switchboard-worker', maxRetriesPerRequest: null }
     : {
         connectionName: 'switchboard-producer',
         maxRetriesPerRequest: 1,
-        commandTimeout: commandTimeoutMs,
+        commandTimeout: 2000,
         connectTimeout: 2000,
       };
 
@@ -53,30 +73,23 @@ const roleOptions = (role: Role, commandTimeoutMs: number): RedisOptions =>
  * cluster-level option (ioredis always queues inside a node connection while the cluster
  * routes, so the cluster-level switch is the one that makes a producer fail fast).
  */
-export function createRedis(
-  target: RedisTarget | string,
-  role: Role,
-  commandTimeoutMs = REQUEST_REDIS_TIMEOUT_MS,
-): Redis {
+export function createRedis(target: RedisTarget | string, role: Role): Redis {
   const t: RedisTarget = typeof target === 'string' ? { mode: 'standalone', url: target } : target;
-  const redis =
-    t.mode === 'cluster'
-      ? createCluster(t.nodes, role, commandTimeoutMs)
-      : createServer(t.url, role, commandTimeoutMs);
+  const redis = t.mode === 'cluster' ? createCluster(t.nodes, role) : createServer(t.url, role);
   // An 'error' listener is mandatory: without it ioredis would crash the process on an outage.
   redis.on('error', () => undefined);
   return redis;
 }
 
-function createServer(url: string, role: Role, commandTimeoutMs: number): RedisServer {
+function createServer(url: string, role: Role): RedisServer {
   return new IORedis(url, {
-    ...roleOptions(role, commandTimeoutMs),
+    ...roleOptions(role),
     retryStrategy: retry,
     ...(role === 'worker' ? { enableReadyCheck: false } : { enableOfflineQueue: false }),
   });
 }
 
-function createCluster(seeds: readonly string[], role: Role, commandTimeoutMs: number): Cluster {
+function createCluster(seeds: readonly string[], role: Role): Cluster {
   // Config guarantees every seed shares scheme and credentials; discovered nodes get them
   // through redisOptions (ioredis would not carry a seed URL's password over to them).
   const first = new URL(seeds[0] ?? 'redis://127.0.0.1:6379');
@@ -90,7 +103,7 @@ function createCluster(seeds: readonly string[], role: Role, commandTimeoutMs: n
     return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 6379) };
   });
   const options: ClusterOptions = {
-    redisOptions: { ...roleOptions(role, commandTimeoutMs), ...auth },
+    redisOptions: { ...roleOptions(role), ...auth },
     clusterRetryStrategy: retry,
     // The ready check waits for `cluster_state:ok`, so 'ready' means slots are served.
     enableReadyCheck: true,

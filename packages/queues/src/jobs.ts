@@ -1,4 +1,5 @@
 import type { JobsOptions } from 'bullmq';
+import { REQUEST_REDIS_TIMEOUT_MS } from './connection';
 
 /**
  * Defaults for every job. Completed and failed jobs are removed so that a job id can be
@@ -17,4 +18,4 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
  * the job to the reconciler (the row is committed already and is the truth). One value for
  * every route, so that no route hangs longer than another on a Redis outage.
  */
-export const REQUEST_ENQUEUE_TIMEOUT_MS = 1000;
+export const REQUEST_ENQUEUE_TIMEOUT_MS = REQUEST_REDIS_TIMEOUT_MS;

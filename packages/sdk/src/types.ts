@@ -35,6 +35,7 @@ export type PortalToken = Schemas['PortalToken'];
 export type Usage = Schemas['Usage'];
 export type Sms = Schemas['Sms'];
 export type SmsSendRequest = Schemas['SmsSendRequest'];
+export type SmsOptOut = Schemas['SmsOptOut'];
 export type Lead = Schemas['Lead'];
 export type LeadCreate = RequestBodyOf<'createLead'>;
 export type LeadUpdate = RequestBodyOf<'updateLead'>;

@@ -9,3 +9,5 @@ export { applyTelephonyMessage, type ApplyResult } from './ingestion/apply';
 export * from './demo/scenarios';
 export * from './text/sms-text';
 export * from './text/campaign-text';
+export * from './text/sms-replies';
+export * from './sms/outcomes';

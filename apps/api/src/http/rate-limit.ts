@@ -96,9 +96,9 @@ export function policyHeaders(
 }
 
 /**
- * How long a request waits for Redis before a `local` limit decides in memory: long enough
- * for a loaded Redis, short enough that a stuck one costs each request little. Chosen with
- * the connection's command timeout (REQUEST_REDIS_TIMEOUT_MS, 500 ms), which bounds the
+ * How long a request waits for Redis before a `local` limit decides in memory (and a
+ * `refuse` one answers 503): long enough for a loaded Redis, short enough that a stuck one
+ * costs each request little. Chosen with the request path's Redis deadline (REQUEST_REDIS_TIMEOUT_MS, 500 ms), which bounds the
  * idempotency claim that follows: while Redis is frozen a keyed write is a 503 after at most
  * 300 + 500 ms, every answer within 1 s (docs/DECISIONS.md, Exact under faults).
  */
@@ -108,7 +108,7 @@ export const REDIS_DEADLINE_MS = 300;
  * A rate limit counted in Redis with rate-limiter-flexible, so every API process shares the
  * bucket (the token bucket script: ./token-bucket.ts). Built on the API's fail-fast producer
  * connection, under the hash-tagged QUEUE_PREFIX. With Redis down or stuck, a `refuse` limit
- * answers 503 (at once, or after the 500 ms command timeout); a `local` one falls back to the
+ * answers 503 (at once, or after REDIS_DEADLINE_MS); a `local` one falls back to the
  * library's insurance limiter: a bucket of the same size in this process's memory (a fixed
  * window of `points` per `durationSec`), so limits still hold per process.
  */
@@ -136,14 +136,15 @@ export class RateLimiter {
       rejectIfRedisNotReady: true,
       customIncrTtlLuaScript: TOKEN_BUCKET_LUA,
     });
-    this.limiter =
-      rule.whenRedisFails === 'refuse'
-        ? shared
-        : new RLWrapperTimeouts({
-            limiter: shared,
-            timeoutMs: REDIS_DEADLINE_MS,
-            insuranceLimiter: new LocalBucket(options, onLocalDecision),
-          });
+    // Both kinds wait REDIS_DEADLINE_MS at most: a `refuse` limit then answers 503, a
+    // `local` one decides in memory.
+    this.limiter = new RLWrapperTimeouts({
+      limiter: shared,
+      timeoutMs: REDIS_DEADLINE_MS,
+      ...(rule.whenRedisFails === 'refuse'
+        ? {}
+        : { insuranceLimiter: new LocalBucket(options, onLocalDecision) }),
+    });
   }
 
   /** Counts one request for `key`, or refuses it; 503 when Redis fails a `refuse` limit. */

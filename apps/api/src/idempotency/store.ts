@@ -1,4 +1,4 @@
-import type { Redis } from '@switchboard/queues';
+import { REQUEST_REDIS_TIMEOUT_MS, withinMs, type Redis } from '@switchboard/queues';
 import { serviceUnavailable } from '../errors';
 import { parseEntry, type IdempotencyEntry } from './entry';
 
@@ -17,8 +17,9 @@ const RELEASE_RETRY_MS = [100, 250, 500, 1000];
 
 /**
  * Idempotency entries in Redis. Runs on the API's fail-fast producer connection: while Redis
- * is away every command rejects at once (or after REQUEST_REDIS_TIMEOUT_MS, 500 ms), and
- * that becomes a 503 with Retry-After, never a hung request or a 500.
+ * is away every command rejects at once (or after REQUEST_REDIS_TIMEOUT_MS, 500 ms, when it
+ * holds the connection without answering), and that becomes a 503 with Retry-After, never a
+ * hung request or a 500.
  */
 export class IdempotencyStore {
   constructor(
@@ -38,7 +39,11 @@ export class IdempotencyStore {
     for (let i = 0; i < CLAIM_TRIES; i++) {
       let set: string | null;
       try {
-        set = await this.redis.set(key, value, 'PX', this.ttl.inProgressMs, 'NX');
+        set = await withinMs(
+          REQUEST_REDIS_TIMEOUT_MS,
+          this.redis.set(key, value, 'PX', this.ttl.inProgressMs, 'NX'),
+          'idempotency claim',
+        );
       } catch (err) {
         // A timed-out SET NX is not a failed one: it is still in the connection and runs
         // when Redis answers again (a frozen server resumes; ioredis resends unanswered
@@ -97,7 +102,7 @@ export class IdempotencyStore {
 
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
-      return await op();
+      return await withinMs(REQUEST_REDIS_TIMEOUT_MS, op(), 'idempotency store');
     } catch (err) {
       throw unavailable(err);
     }

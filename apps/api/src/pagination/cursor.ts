@@ -8,7 +8,15 @@ import { invalidCursor } from '../errors';
  * a cursor holds only the position yet is refused by any other tenant or list.
  */
 export type CursorFamily =
-  'calls' | 'receptionists' | 'webhooks' | 'deliveries' | 'sms' | 'leads' | 'campaigns';
+  | 'calls'
+  | 'receptionists'
+  | 'webhooks'
+  | 'deliveries'
+  | 'sms'
+  | 'sms-opt-outs'
+  | 'leads'
+  | 'campaigns'
+  | 'campaign-recipients';
 
 const MAC_BYTES = 16;
 

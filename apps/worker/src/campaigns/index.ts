@@ -1,6 +1,8 @@
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
+import type { SmsSender } from '../sms';
+import { settleCampaignMessage } from './outcome';
 import { CampaignPump } from './pump';
 import { CampaignRateLimiter } from './rate';
 import { startCampaign, startCampaignTicks } from './reconciler';
@@ -20,16 +22,23 @@ export interface CampaignOptions extends QueueTimings {
 /**
  * SMS campaigns: the start job (queued → running), this worker's loops that send the running
  * campaigns at their rate, and the ticks that join, start and repair (reconciler.ts). One
- * component, so the runner starts and drains it with a single line. Messages then travel
- * the SMS sender (../sms), which settles each campaign recipient with its message's outcome.
+ * component, so the runner starts and drains it with a single line (before the SMS sender,
+ * whose in-process sends it starts). Messages travel the SMS sender (../sms); campaigns
+ * register their outcome hook there, which settles each recipient with its message's
+ * outcome. Imports point one way: campaigns → sms.
  */
-export function startCampaigns(deps: WorkerDeps, opts: CampaignOptions = {}): Component {
+export function startCampaigns(
+  deps: WorkerDeps,
+  sms: SmsSender,
+  opts: CampaignOptions = {},
+): Component {
+  sms.onOutcome((db, message) => settleCampaignMessage(deps, db, message));
   const limiter = new CampaignRateLimiter(
     deps.redis,
     deps.config.queuePrefix,
     deps.config.campaigns.tenantRatePerMinute,
   );
-  const pump = new CampaignPump(deps, limiter, 1000);
+  const pump = new CampaignPump(deps, sms, limiter, 1000);
   const worker = startQueueWorker(
     deps,
     'campaigns',

@@ -18,18 +18,16 @@ export async function countOutcome(
 }
 
 /**
- * Called by the SMS path in the transaction that records a message's final status: when
+ * The campaigns' SMS outcome hook (registered on the SMS sender, see ./index.ts), called in
+ * the transaction that records a message's send outcome: when
  * the message is a campaign's, its recipient takes the outcome (sent, failed, or opted_out
  * for a STOP that came after the claim), the campaign's counter moves, and the last outcome
  * completes the campaign, all in that one transaction.
  */
 export async function settleCampaignMessage(deps: WorkerDeps, db: Knex, sms: Sms): Promise<void> {
   if (!sms.campaignId || (sms.status !== 'sent' && sms.status !== 'failed')) return;
-  const settled = await deps.stores.campaignLifecycle.settle(
-    db,
-    sms.id,
-    recipientOutcome(sms.status, sms.errorCode),
-  );
+  const outcome = recipientOutcome(sms.status, sms.errorCode);
+  const settled = await deps.stores.campaignLifecycle.settle(db, sms.id, outcome);
   if (settled?.done) await completeCampaign(deps, db, settled.campaignId);
 }
 
@@ -45,6 +43,8 @@ export async function completeCampaign(
 ): Promise<boolean> {
   const campaign = await deps.stores.campaignLifecycle.complete(db, campaignId);
   if (!campaign?.completedAt) return false;
+  // The receipts known at completion; later ones show on the campaign.
+  const receipts = (await deps.stores.campaigns.receiptCounts(db, [campaignId])).get(campaignId);
   // Counted once the completion commits (the caller's transaction may still roll back).
   const committed = 'executionPromise' in db ? (db as Knex.Transaction).executionPromise : null;
   if (committed)
@@ -64,6 +64,8 @@ export async function completeCampaign(
       sent: campaign.sent,
       failed: campaign.failed,
       opted_out: campaign.optedOut,
+      delivered: receipts?.delivered ?? 0,
+      undelivered: receipts?.undelivered ?? 0,
       skipped: campaign.skipped,
       completed_at: campaign.completedAt.toISOString(),
     },

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withLogContext } from '@switchboard/logger';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import type { SmsSender } from '../sms';
 import type { CampaignRateLimiter } from './rate';
 import { sendNext } from './send-next';
 
@@ -25,6 +26,7 @@ export class CampaignPump implements Component {
 
   constructor(
     private readonly deps: WorkerDeps,
+    private readonly sms: SmsSender,
     private readonly limiter: CampaignRateLimiter,
     private readonly errorBackoffMs: number,
   ) {}
@@ -57,7 +59,7 @@ export class CampaignPump implements Component {
           await pause(waitMs, signal);
           continue;
         }
-        if ((await sendNext(this.deps, campaignId)) === 'finished') return;
+        if ((await sendNext(this.deps, this.sms, campaignId)) === 'finished') return;
       } catch (err) {
         // Postgres or Redis away: nothing was half done (each step is one transaction).
         this.deps.logger.warn({ err, campaignId }, 'campaign send step failed; retrying');

@@ -2,8 +2,11 @@ import type { ClaimedRecipient, Knex } from '@switchboard/db';
 import { enqueue } from '@switchboard/queues';
 import { renderCampaignMessage, smsSegments } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
-import { durably } from '../sms/send';
+import { durably, type SmsSender } from '../sms';
 import { countOutcome } from './outcome';
+
+/** How long the fallback send job waits for the in-process send to have claimed the message. */
+const FALLBACK_DELAY_MS = 10_000;
 
 /** Opted-out recipients skipped in one transaction before it gives up its turn. */
 const MAX_SKIPS = 100;
@@ -20,11 +23,18 @@ export type SendStep = 'created' | 'skipped' | 'finished';
  * transaction: the next pending recipient is claimed and its message stored (an SMS row with
  * `campaign_id`, `{{name}}` rendered), so the recipient and its only message exist together
  * or not at all; recipients who opted out are skipped and counted on the way. After the
- * commit the SMS send job is added; if that add is lost, the SMS reconciler adds it.
- * From there the message travels the SMS path like any other and its outcome settles the
- * recipient (outcome.ts).
+ * commit the message is sent in this process at once when the sender's in-process budget
+ * has room (`trySendNow`, not awaited: the rate is the pump's, not the carrier's latency),
+ * with a delayed send job as the fallback should this process die first (the SMS claim
+ * makes the later of the two a no-op); otherwise by its send job at once. If the job's add
+ * is lost, the SMS reconciler adds it. The outcome settles the recipient through the
+ * campaigns' SMS outcome hook (outcome.ts).
  */
-export async function sendNext(deps: WorkerDeps, campaignId: string): Promise<SendStep> {
+export async function sendNext(
+  deps: WorkerDeps,
+  sms: SmsSender,
+  campaignId: string,
+): Promise<SendStep> {
   const step = await durably(deps.knex, async (trx): Promise<SendStep | { smsId: string }> => {
     for (let i = 0; i < MAX_SKIPS; i++) {
       const claim = await deps.stores.campaignLifecycle.claimNext(trx, campaignId);
@@ -38,8 +48,12 @@ export async function sendNext(deps: WorkerDeps, campaignId: string): Promise<Se
     return 'skipped';
   });
   if (typeof step === 'string') return step;
+  // In process when the budget has room (the job then only a fallback), else by the job.
+  const inline = sms.trySendNow(step.smsId);
   try {
-    await enqueue(deps.queues, 'sms', [{ data: { v: 1, smsId: step.smsId } }]);
+    const data = { v: 1 as const, smsId: step.smsId };
+    const opts = inline ? { delay: FALLBACK_DELAY_MS } : undefined;
+    await enqueue(deps.queues, 'sms', [{ data, opts }]);
   } catch (err) {
     deps.logger.warn({ err, ...step }, 'send job not added; the SMS reconciler will add it');
   }
@@ -68,7 +82,7 @@ async function storeMessage(
     return false;
   }
   const message = renderCampaignMessage(claim.message, claim.name);
-  const sms = await deps.stores.sms.insertOutbound(trx, claim.smsId as string, {
+  const sms = await deps.stores.smsLifecycle.insertOutbound(trx, claim.smsId as string, {
     tenantId: claim.tenantId,
     receptionistId: claim.receptionistId,
     to: claim.phone,

@@ -1,13 +1,16 @@
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
+import { SmsOutcomeHooks, type SmsOutcomeHook } from './outcome-hooks';
 import type { SmsProvider } from './provider';
 import { startSmsReconciler } from './reconciler';
 import { sendProcessor } from './send';
 import { SimulatorSmsProvider } from './simulator';
 
 export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
+export type { SmsOutcomeHook } from './outcome-hooks';
 export { SimulatorSmsProvider, simulatorHandoffs } from './simulator';
+export { durably } from './send';
 
 export interface SmsSenderOptions extends QueueTimings {
   reconcileIntervalMs?: number;
@@ -18,29 +21,64 @@ export interface SmsSenderOptions extends QueueTimings {
   provider?: SmsProvider;
 }
 
+/** The SMS sender as other domains of the worker see it. */
+export interface SmsSender extends Component {
+  /** `hook` runs in the transaction of every send outcome (sent or failed). */
+  onOutcome(hook: SmsOutcomeHook): void;
+  /**
+   * Sends a committed queued message now, in this process, when the in-process budget has
+   * room (false otherwise: its send job sends it); its send job stays the fallback either way
+   * (the claim makes whichever comes second a no-op). The returned promise never rejects.
+   */
+  trySendNow(smsId: string): boolean;
+}
+
 /**
  * The SMS sender: a worker on the sms queue driving an SmsProvider, and the reconciler that
- * re-enqueues queued messages whose job is missing and fails sends a dead worker left
- * behind. One component, so the runner starts and drains it with a single line.
+ * releases scheduled messages, re-enqueues queued messages whose job is missing and fails
+ * sends a dead worker left behind. One component, so the runner starts and drains it with a
+ * single line. Owners of messages (campaigns) register outcome hooks before the runner
+ * yields, so no outcome is recorded without them.
  */
-export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): Component {
+export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): SmsSender {
   const provider =
     opts.provider ??
-    new SimulatorSmsProvider(deps.config.simulatorSpeed, deps.redis, deps.config.queuePrefix);
+    new SimulatorSmsProvider(
+      deps.config.simulatorSpeed,
+      deps.redis,
+      deps.config.queuePrefix,
+      deps.knex,
+    );
   const staleSendingMs = opts.staleSendingMs ?? 120_000;
-  const worker = startQueueWorker(deps, 'sms', sendProcessor(deps, provider, { staleSendingMs }), {
+  const hooks = new SmsOutcomeHooks();
+  const send = sendProcessor(deps, provider, hooks, { staleSendingMs });
+  // In-process sends at once, beside the queue worker's own concurrency.
+  const inlineBudget = Math.max(1, Math.floor(deps.config.workerConcurrency / 2));
+  const inFlight = new Set<Promise<void>>();
+  const worker = startQueueWorker(deps, 'sms', send, {
     ...opts,
     concurrency: deps.config.workerConcurrency,
   });
-  const reconciler = startSmsReconciler(deps, {
+  const reconciler = startSmsReconciler(deps, hooks, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
     graceMs: opts.reconcileGraceMs ?? 15_000,
     staleSendingMs,
   });
   return {
     name: 'sms',
+    onOutcome: (hook) => hooks.register(hook),
+    trySendNow(smsId) {
+      if (inFlight.size >= inlineBudget) return false;
+      const run = send({ v: 1, smsId })
+        .catch((err: unknown) => {
+          deps.logger.warn({ err, smsId }, 'in-process send failed; its job will send it');
+        })
+        .finally(() => inFlight.delete(run));
+      inFlight.add(run);
+      return true;
+    },
     async close() {
-      await Promise.all([worker.close(), reconciler.close()]);
+      await Promise.all([worker.close(), reconciler.close(), ...inFlight]);
       await provider.close();
     },
   };

@@ -1,9 +1,9 @@
-import { emit } from '@switchboard/events';
 import type { Knex, Sms } from '@switchboard/db';
 import type { SmsJob } from '@switchboard/queues';
-import { settleCampaignMessage } from '../campaigns/outcome';
+import { applyHeldReceipt, emitSmsOutcome, emitSmsSent } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
 import { untilCommitted } from '../until-committed';
+import type { SmsOutcomeHooks } from './outcome-hooks';
 import type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 
 /**
@@ -27,25 +27,31 @@ const requestOf = (sms: Sms): SmsRequest => ({
   segments: sms.segments,
 });
 
+/** Sends one message by id: the sms job's processor, and the in-process send after a claim. */
+export type SendSms = (data: SmsJob) => Promise<void>;
+
 /**
  * The sms processor (jobId = message id). Invariant: a message is handed to the provider at
  * most once. The job carries only the id; the processor claims the row (queued → sending,
  * committed durably) before the hand-off and sends only if that claim won, so a duplicate job,
- * a re-run after a crash or a reconciler re-add never sends it a second time.
+ * a re-run after a crash, a reconciler re-add or an in-process send racing its own job never
+ * sends it a second time. Each outcome is recorded with its event and the owners' hooks
+ * (a campaign's recipient) in one transaction.
  */
 export function sendProcessor(
   deps: WorkerDeps,
   provider: SmsProvider,
+  hooks: SmsOutcomeHooks,
   opts: { staleSendingMs: number },
-) {
-  const { sms: store } = deps.stores;
-  return async (data: SmsJob): Promise<void> => {
+): SendSms {
+  const lifecycle = deps.stores.smsLifecycle;
+  return async (data) => {
     // Before the claim: the reconciler judges a send interrupted `staleSendingMs` after it.
     const claimedAt = Date.now();
     const sms = await durably(deps.knex, async (trx) => {
-      const claimed = await store.claimForSending(trx, data.smsId);
-      // Failed by the claim (the recipient opted out since): a campaign counts it now.
-      if (claimed?.status === 'failed') await settleCampaignMessage(deps, trx, claimed);
+      const claimed = await lifecycle.claim(trx, data.smsId);
+      // Failed by the claim (the recipient opted out since): reported and settled now.
+      if (claimed?.status === 'failed') await failed(hooks, trx, claimed);
       return claimed;
     });
     // Gone, claimed already, or failed by the claim.
@@ -67,7 +73,7 @@ export function sendProcessor(
     const recorded = await untilCommitted(
       deps.logger,
       `SMS outcome ${sms.id}`,
-      () => recordOutcome(deps, sms, result),
+      () => recordOutcome(deps, hooks, sms, result),
       { giveUpAfterMs: Math.max(0, giveUpAfterMs) },
     );
     if (recorded) {
@@ -83,20 +89,26 @@ export function sendProcessor(
 const RECORD_MARGIN_MS = 10_000;
 
 /**
- * The carrier's answer, in one durable transaction: `failed` with its code, or `sent` with
- * its usage, its `sms.sent` and its campaign recipient. Harmless to repeat (each write is
- * conditional on the message still being `sending`): false when it no longer was.
+ * The carrier's answer, in one durable transaction: `failed` with `sms.failed`, or `sent`
+ * with its usage, its `sms.sent` and a receipt that came early; the owners' hooks (a
+ * campaign's recipient) either way. Harmless to repeat (each write is conditional on the
+ * message still being `sending`): false when it no longer was.
  */
-function recordOutcome(deps: WorkerDeps, sms: Sms, result: SmsSendResult): Promise<boolean> {
-  const { sms: store } = deps.stores;
+function recordOutcome(
+  deps: WorkerDeps,
+  hooks: SmsOutcomeHooks,
+  sms: Sms,
+  result: SmsSendResult,
+): Promise<boolean> {
+  const lifecycle = deps.stores.smsLifecycle;
   return durably(deps.knex, async (trx) => {
     if (result.status === 'rejected') {
-      if (!(await store.markFailed(trx, sms.id, result.errorCode))) return false;
-      const failed = { ...sms, status: 'failed' as const, errorCode: result.errorCode };
-      await settleCampaignMessage(deps, trx, failed);
+      const failedSms = await lifecycle.markFailed(trx, sms.id, result.errorCode);
+      if (!failedSms) return false;
+      await failed(hooks, trx, failedSms);
       return true;
     }
-    const sent = await store.markSent(trx, sms.id, {
+    const sent = await lifecycle.markSent(trx, sms.id, {
       sentAt: new Date(),
       providerMessageId: result.providerMessageId,
     });
@@ -107,21 +119,17 @@ function recordOutcome(deps: WorkerDeps, sms: Sms, result: SmsSendResult): Promi
       at: sent.sentAt,
       direction: 'outbound',
     });
-    await emit(trx, {
-      tenantId: sent.tenantId,
-      receptionistId: sent.receptionistId,
-      type: 'sms.sent',
-      data: {
-        sms_id: sent.id,
-        from: sent.from,
-        to: sent.to,
-        message: sent.message,
-        sent_at: sent.sentAt.toISOString(),
-        campaign_id: sent.campaignId,
-      },
-    });
+    await emitSmsSent(trx, sent);
     // A campaign's message: its recipient is sent, counted, maybe the campaign completed.
-    await settleCampaignMessage(deps, trx, sent);
+    await hooks.run(trx, sent);
+    // A receipt the carrier sent before this commit: delivered (or undelivered) now.
+    await applyHeldReceipt(trx, lifecycle, sent);
     return true;
   });
+}
+
+/** A message that just failed: `sms.failed`, and its owners settle it. */
+export async function failed(hooks: SmsOutcomeHooks, trx: Knex, sms: Sms): Promise<void> {
+  await emitSmsOutcome(trx, sms);
+  await hooks.run(trx, sms);
 }

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
+import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 
 /** Wall-clock timings at SIMULATOR_SPEED=1; each is divided by the speed. */
@@ -8,6 +10,8 @@ const TIMINGS = {
   connectMs: 150,
   /** The carrier's answer, after it has the message. */
   answerMs: 150,
+  /** The delivery receipt comes up to twice this after the carrier accepted the message. */
+  receiptMs: 300,
 };
 
 /** How long the carrier log is kept after its last write (it only serves tests and demos). */
@@ -34,15 +38,23 @@ export async function simulatorHandoffs(
 /**
  * The built-in provider: a carrier that takes a few hundred milliseconds at
  * SIMULATOR_SPEED=1, logs every hand-off (see `simulatorHandoffs`), rejects a `to` ending in
- * 0003 (`carrier_rejected`, docs/API.md, SMS) and accepts anything else.
+ * 0003 (`carrier_rejected`, docs/API.md, SMS) and accepts anything else. An accepted
+ * message gets a delivery receipt through telephony ingestion's code path (`sms.status`),
+ * at a random moment up to `receiptMs` × 2 later, so sometimes before the sender recorded
+ * `sent`, as real carriers do: `undelivered` (`unreachable_handset`) for a `to` ending in
+ * 0004, `delivered` otherwise. Receipts not yet sent when the worker stops are dropped (the
+ * message stays `sent`, as with a carrier that never reports).
  */
 export class SimulatorSmsProvider implements SmsProvider {
   readonly name = 'simulator';
+  private readonly receipts = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly speed: number,
     private readonly redis: Redis,
     private readonly queuePrefix: string,
+    /** Where receipts are applied; none: no receipts. */
+    private readonly knex: Knex | null = null,
   ) {}
 
   async send(req: SmsRequest): Promise<SmsSendResult> {
@@ -51,8 +63,35 @@ export class SimulatorSmsProvider implements SmsProvider {
     await this.redis.multi().hincrby(key, req.smsId, 1).expire(key, LOG_TTL_S).exec();
     await sleep(TIMINGS.answerMs / this.speed);
     if (req.to.endsWith('0003')) return { status: 'rejected', errorCode: 'carrier_rejected' };
-    return { status: 'accepted', providerMessageId: `simsms_${req.smsId}` };
+    const providerMessageId = `simsms_${req.smsId}`;
+    this.scheduleReceipt(req, providerMessageId);
+    return { status: 'accepted', providerMessageId };
   }
 
-  async close(): Promise<void> {}
+  private scheduleReceipt(req: SmsRequest, providerMessageId: string): void {
+    const knex = this.knex;
+    if (!knex) return;
+    const undelivered = req.to.endsWith('0004');
+    const timer = setTimeout(
+      () => {
+        this.receipts.delete(timer);
+        applyTelephonyMessage(knex, {
+          id: `simrcpt_${req.smsId}`,
+          type: 'sms.status',
+          receptionist_id: req.receptionistId,
+          provider_message_id: providerMessageId,
+          status: undelivered ? 'undelivered' : 'delivered',
+          ...(undelivered ? { error_code: 'unreachable_handset' } : {}),
+          occurred_at: new Date().toISOString(),
+        }).catch(() => undefined);
+      },
+      (Math.random() * 2 * TIMINGS.receiptMs) / this.speed,
+    );
+    this.receipts.add(timer);
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.receipts) clearTimeout(timer);
+    this.receipts.clear();
+  }
 }

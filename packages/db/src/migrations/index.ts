@@ -16,6 +16,7 @@ import * as m017 from './017_campaign_recipient_limits';
 import * as m020 from './020_partitioning';
 import * as m021 from './021_retention';
 import * as m030 from './030_webhook_self_service';
+import * as m040 from './040_sms_receipts';
 import * as m050 from './050_event_traceparent';
 import * as m060 from './060_portal';
 
@@ -48,6 +49,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['020_partitioning', m020],
   ['021_retention', m021],
   ['030_webhook_self_service', m030],
+  ['040_sms_receipts', m040],
   ['050_event_traceparent', m050],
   ['060_portal', m060],
 ];

@@ -18,6 +18,12 @@ export interface OpenCampaign {
   hasPending: boolean;
 }
 
+/** How many of a campaign's messages the carrier reported delivered and undelivered. */
+export interface ReceiptCounts {
+  delivered: number;
+  undelivered: number;
+}
+
 /** Reads of the campaigns table. The transitions are in campaign-lifecycle.ts. */
 export class CampaignsStore {
   constructor(private readonly db: Knex) {}
@@ -60,6 +66,33 @@ export class CampaignsStore {
       position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
     });
     return { rows: result.rows.map(toCampaign), next: result.next };
+  }
+
+  /**
+   * Delivery receipts of each campaign's messages so far (`delivered`, `undelivered`), read
+   * from the messages themselves: receipts travel the SMS path only, and campaigns read them.
+   */
+  async receiptCounts(
+    db: Knex,
+    campaignIds: readonly string[],
+  ): Promise<Map<string, ReceiptCounts>> {
+    const counts = new Map<string, ReceiptCounts>(
+      campaignIds.map((id) => [id, { delivered: 0, undelivered: 0 }]),
+    );
+    if (campaignIds.length === 0) return counts;
+    const result = (await db.raw(
+      `SELECT r.campaign_id,
+              (count(*) FILTER (WHERE s.status = 'delivered'))::int AS delivered,
+              (count(*) FILTER (WHERE s.status = 'undelivered'))::int AS undelivered
+         FROM campaign_recipients r JOIN sms_messages s ON s.id = r.sms_id
+        WHERE r.campaign_id = ANY(?) AND s.status IN ('delivered', 'undelivered')
+        GROUP BY r.campaign_id`,
+      [[...campaignIds]],
+    )) as { rows: Array<{ campaign_id: string; delivered: number; undelivered: number }> };
+    for (const r of result.rows) {
+      counts.set(r.campaign_id, { delivered: r.delivered, undelivered: r.undelivered });
+    }
+    return counts;
   }
 
   /** Campaigns still to start or still sending, oldest first (the open-campaigns index). */

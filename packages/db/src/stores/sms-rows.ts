@@ -14,12 +14,17 @@ export interface SmsRow {
   segments: number;
   campaign_id: string | null;
   error_code: string | null;
+  error_message: string | null;
   metadata: Record<string, string>;
   provider_message_id: string | null;
   created_at: Date;
   sent_at: Date | null;
   received_at: Date | null;
   idempotency_fingerprint: string | null;
+  send_at: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  reply_kind: Sms['replyKind'];
 }
 
 /** Named explicitly (no `*`): a later column does not change what a statement returns. */
@@ -41,6 +46,11 @@ export const SMS_COLUMNS = [
   'sent_at',
   'received_at',
   'idempotency_fingerprint',
+  'error_message',
+  'send_at',
+  'delivered_at',
+  'failed_at',
+  'reply_kind',
 ] as const;
 
 /** The column list for raw SQL, qualified by `alias` when given. */
@@ -59,10 +69,15 @@ export const toSms = (r: SmsRow): Sms => ({
   segments: r.segments,
   campaignId: r.campaign_id,
   errorCode: r.error_code,
+  errorMessage: r.error_message,
   metadata: r.metadata,
   providerMessageId: r.provider_message_id,
   createdAt: r.created_at,
   sentAt: r.sent_at,
   receivedAt: r.received_at,
   idempotencyFingerprint: r.idempotency_fingerprint,
+  sendAt: r.send_at,
+  deliveredAt: r.delivered_at,
+  failedAt: r.failed_at,
+  replyKind: r.reply_kind,
 });

@@ -2,10 +2,33 @@
 
 export type SmsDirection = 'inbound' | 'outbound';
 /**
- * outbound: queued → sending → sent | failed; inbound: received. `sending` means claimed by
- * a worker and handed (or about to be handed) to the provider: internal, shown as `queued`.
+ * outbound: scheduled → queued | cancelled; queued → sending → sent → delivered |
+ * undelivered; queued | sending → failed. inbound: received. `sending` means claimed by a
+ * worker and handed (or about to be handed) to the provider. Statuses only move forward
+ * (sms-lifecycle.ts).
  */
-export type SmsStatus = 'queued' | 'sending' | 'sent' | 'failed' | 'received';
+export type SmsStatus =
+  | 'scheduled'
+  | 'queued'
+  | 'sending'
+  | 'sent'
+  | 'delivered'
+  | 'undelivered'
+  | 'failed'
+  | 'cancelled'
+  | 'received';
+
+/** A reply the SMS path sends on its own to an inbound keyword. */
+export type SmsReplyKind = 'opt_out' | 'opt_in' | 'help';
+
+/** A carrier's delivery receipt for an outbound message (telephony ingestion, `sms.status`). */
+export interface SmsReceipt {
+  receptionistId: string;
+  providerMessageId: string;
+  status: 'delivered' | 'undelivered';
+  errorCode: string | null;
+  occurredAt: Date;
+}
 
 export interface Sms {
   id: string;
@@ -19,11 +42,18 @@ export interface Sms {
   segments: number;
   campaignId: string | null;
   errorCode: string | null;
+  errorMessage: string | null;
   metadata: Record<string, string>;
   providerMessageId: string | null;
   createdAt: Date;
   sentAt: Date | null;
   receivedAt: Date | null;
+  /** When a scheduled message is (or was) due to go; null when sent at once. */
+  sendAt: Date | null;
+  deliveredAt: Date | null;
+  /** When it failed, was reported undelivered, or was cancelled. */
+  failedAt: Date | null;
+  replyKind: SmsReplyKind | null;
   /** The body fingerprint stored with the message's Idempotency-Key; null without a key. */
   idempotencyFingerprint: string | null;
 }
@@ -38,6 +68,10 @@ export interface NewOutboundSms {
   segments: number;
   metadata: Record<string, string>;
   campaignId?: string | null;
+  /** Later than now: the message is stored `scheduled` and queued when it is due. */
+  sendAt?: Date | null;
+  /** A keyword reply; an `opt_out` reply goes to the number that just opted out. */
+  replyKind?: SmsReplyKind | null;
   /** The Idempotency-Key and the fingerprint of the request body that first used it. */
   idempotency: { key: string; fingerprint: string } | null;
   at: Date;
@@ -65,3 +99,16 @@ export interface SmsFilters {
 
 /** Why a send was not stored, when no message holds its Idempotency-Key. */
 export type SendRefusal = 'unknown_receptionist' | 'receptionist_not_ready' | 'recipient_opted_out';
+
+/** The message shown beside each error code (docs/API.md, SMS); unknown carrier codes get a generic one. */
+const ERROR_MESSAGES: Record<string, string> = {
+  carrier_rejected: 'The carrier refused the message',
+  provider_error: 'The SMS provider failed to take the message',
+  recipient_opted_out: 'The recipient opted out (replied STOP) before the message was sent',
+  send_interrupted:
+    'The sending worker stopped during the hand-off; whether the carrier got it is unknown',
+  unreachable_handset: 'The carrier could not reach the handset',
+};
+
+export const smsErrorMessage = (code: string): string =>
+  ERROR_MESSAGES[code] ?? `The carrier reported the message undelivered (${code})`;

@@ -46,6 +46,13 @@ const toTenant = (r: TenantRow): Tenant => ({
   createdAt: r.created_at,
 });
 
+/** Per-tenant texts of the replies to SMS keywords (null: the default). */
+export interface SmsReplyTexts {
+  opt_out: string | null;
+  opt_in: string | null;
+  help: string | null;
+}
+
 export class TenantsStore {
   constructor(private readonly db: Knex) {}
 
@@ -93,6 +100,37 @@ export class TenantsStore {
       })
       .returning('*');
     return row && toTenant(row as TenantRow);
+  }
+
+  /** The tenant's keyword reply texts; null where it uses the documented default. */
+  async smsReplies(id: string): Promise<SmsReplyTexts | undefined> {
+    const row = (await this.db(TABLE)
+      .where({ id })
+      .first('sms_reply_opt_out', 'sms_reply_opt_in', 'sms_reply_help')) as
+      | {
+          sms_reply_opt_out: string | null;
+          sms_reply_opt_in: string | null;
+          sms_reply_help: string | null;
+        }
+      | undefined;
+    return (
+      row && {
+        opt_out: row.sms_reply_opt_out,
+        opt_in: row.sms_reply_opt_in,
+        help: row.sms_reply_help,
+      }
+    );
+  }
+
+  /** Sets (a string) or resets to the default (null) the reply texts named in `texts`. */
+  async setSmsReplies(
+    id: string,
+    texts: Partial<SmsReplyTexts>,
+  ): Promise<SmsReplyTexts | undefined> {
+    const update: Record<string, string | null> = {};
+    for (const [kind, text] of Object.entries(texts)) update[`sms_reply_${kind}`] = text;
+    if (Object.keys(update).length) await this.db(TABLE).where({ id }).update(update);
+    return this.smsReplies(id);
   }
 
   /** Sets the origins allowed to frame the tenant portal (empty: none). */

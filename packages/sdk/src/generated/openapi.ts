@@ -182,6 +182,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sms/opt-outs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the numbers that opted out of your SMS (replied STOP), newest first
+         * @description Requires an API key with the `read` scope (or a wider one).
+         */
+        get: operations["listSmsOptOuts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sms/{id}": {
         parameters: {
             query?: never;
@@ -196,7 +216,11 @@ export interface paths {
         get: operations["getSms"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a scheduled SMS before it goes
+         * @description Requires an API key with the `write` scope (or a wider one).
+         */
+        delete: operations["cancelSms"];
         options?: never;
         head?: never;
         patch?: never;
@@ -892,6 +916,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "sms.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sms.delivered
+         * @description The carrier reported a sent message delivered to the handset (after its `sms.sent`; receipts may come late).
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["smsDeliveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sms.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sms.failed
+         * @description An outbound message will not reach the recipient: the send failed (`status: "failed"`) or the carrier reported it undelivered (`status: "undelivered"`). `error_code` says why.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["smsFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "receptionist.ready": {
         parameters: {
             query?: never;
@@ -991,7 +1059,7 @@ export interface webhooks {
         put?: never;
         /**
          * campaign.completed
-         * @description Every recipient of an SMS campaign was handled.
+         * @description Every recipient of an SMS campaign was handled. `delivered` and `undelivered` are the receipts known at completion; later receipts show on the campaign.
          *
          *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
          */
@@ -1287,6 +1355,8 @@ export interface components {
                 sent: number;
                 failed: number;
                 opted_out: number;
+                delivered: number;
+                undelivered: number;
                 skipped: number;
                 /** Format: date-time */
                 completed_at: string;
@@ -1385,7 +1455,7 @@ export interface components {
                  * @description Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status
                  * @enum {string}
                  */
-                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "payload_too_large" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
+                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
                 /** @description For people; may change */
                 message: string;
                 /** @description The offending field, when there is one */
@@ -1686,27 +1756,96 @@ export interface components {
             /** @enum {unknown} */
             direction: "inbound" | "outbound";
             /**
-             * @description outbound: queued, then sent or failed; inbound: received
+             * @description outbound: queued → sending → sent → delivered | undelivered, or failed; scheduled → queued | cancelled; inbound: received. Statuses only move forward
              * @enum {unknown}
              */
-            status: "queued" | "sent" | "failed" | "received";
+            status: "scheduled" | "queued" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "cancelled" | "received";
             receptionist_id: string;
             from: string;
             to: string;
             message: string;
             segments: number;
             campaign_id: string | null;
-            /** @description Why a message failed: carrier_rejected, provider_error, recipient_opted_out (opted out after it was accepted), send_interrupted (the sending worker died; whether the carrier got it is unknown, and it is never sent again) */
+            /** @description Why a message failed: carrier_rejected, provider_error, recipient_opted_out (opted out after it was accepted), send_interrupted (the sending worker died; whether the carrier got it is unknown, and it is never sent again); for undelivered, the carrier code (unreachable_handset, ...); recipient_opted_out on a cancelled scheduled message */
             error_code: string | null;
+            /** @description A sentence explaining error_code */
+            error_message: string | null;
             metadata: {
                 [key: string]: string;
             };
             /** Format: date-time */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When a scheduled message goes; null otherwise
+             */
+            send_at: string | null;
             /** Format: date-time */
             sent_at: string | null;
             /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
             received_at: string | null;
+        };
+        /** SmsDeliveredEvent */
+        SmsDeliveredEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "sms.delivered";
+            /** @description Whose event */
+            receptionist_id: string;
+            data: {
+                sms_id: string;
+                from: string;
+                to: string;
+                /** Format: date-time */
+                delivered_at: string;
+                campaign_id: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+        };
+        /** SmsFailedEvent */
+        SmsFailedEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "sms.failed";
+            /** @description Whose event */
+            receptionist_id: string;
+            data: {
+                sms_id: string;
+                from: string;
+                to: string;
+                /** @enum {unknown} */
+                status: "failed" | "undelivered";
+                error_code: string;
+                error_message: string;
+                /** Format: date-time */
+                failed_at: string;
+                campaign_id: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+        };
+        /** SmsOptOut */
+        SmsOptOut: {
+            /** @description The number that opted out (E.164) */
+            phone: string;
+            /** @description The keyword it sent, letters only, upper case (STOP, UNSUBSCRIBE, ...) */
+            keyword: string | null;
+            /**
+             * Format: date-time
+             * @description When it sent the keyword
+             */
+            opted_out_at: string;
         };
         /** SmsReceivedEvent */
         SmsReceivedEvent: {
@@ -1746,6 +1885,11 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /**
+             * Format: date-time
+             * @description Schedule the message: an ISO 8601 date-time 60 seconds to 30 days ahead. It is `scheduled` until then, and `DELETE /sms/{id}` cancels it
+             */
+            send_at?: string;
         };
         /** SmsSentEvent */
         SmsSentEvent: {
@@ -4521,18 +4665,21 @@ export interface operations {
                      *       "segments": 1,
                      *       "campaign_id": null,
                      *       "error_code": null,
+                     *       "error_message": null,
                      *       "metadata": {
                      *         "crm_id": "c-42"
                      *       },
                      *       "created_at": "2026-11-21T10:15:00.000Z",
+                     *       "send_at": null,
                      *       "sent_at": null,
+                     *       "delivered_at": null,
                      *       "received_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Sms"];
                 };
             };
-            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON. */
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_json`: the body is not valid JSON.; invalid_parameter: send_at not 60 seconds to 30 days ahead (or not a date-time) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4803,6 +4950,210 @@ export interface operations {
             };
         };
     };
+    listSmsOptOuts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from the previous page; omit for the first page */
+                cursor?: string;
+                /** @description Only this number: E.164, e.g. +14155550123 */
+                phone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of opt-outs */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "phone": "+14155550123",
+                     *           "keyword": "STOP",
+                     *           "opted_out_at": "2026-11-21T10:20:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "cursor": "WzE3OTUyNTYxMDAwMDAsInJjcF83SHEyTG05WGM0VHoiXQ.Rk9PQkFS"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SmsOptOut"][];
+                        has_more: boolean;
+                        cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_cursor`: the cursor was altered. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the read scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getSms: {
         parameters: {
             query?: never;
@@ -4827,7 +5178,7 @@ export interface operations {
                      * @example {
                      *       "id": "sms_3Kf9Tq7Wz2Lp",
                      *       "direction": "outbound",
-                     *       "status": "sent",
+                     *       "status": "delivered",
                      *       "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *       "from": "+14155550199",
                      *       "to": "+14155550123",
@@ -4835,11 +5186,14 @@ export interface operations {
                      *       "segments": 1,
                      *       "campaign_id": null,
                      *       "error_code": null,
+                     *       "error_message": null,
                      *       "metadata": {
                      *         "crm_id": "c-42"
                      *       },
                      *       "created_at": "2026-11-21T10:15:00.000Z",
+                     *       "send_at": null,
                      *       "sent_at": "2026-11-21T10:15:00.412Z",
+                     *       "delivered_at": "2026-11-21T10:15:01.020Z",
                      *       "received_at": null
                      *     }
                      */
@@ -5027,6 +5381,230 @@ export interface operations {
             };
         };
     };
+    cancelSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled: it will not be sent */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `write` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the write scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such message in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such message in this account"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_cancellable: the message is not scheduled (queued, sent, cancelled, ...) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "not_cancellable",
+                     *         "message": "The message is not scheduled (queued, sent, cancelled, ...)"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listReceptionistSms: {
         parameters: {
             query?: {
@@ -5063,7 +5641,7 @@ export interface operations {
                      *         {
                      *           "id": "sms_3Kf9Tq7Wz2Lp",
                      *           "direction": "outbound",
-                     *           "status": "sent",
+                     *           "status": "delivered",
                      *           "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *           "from": "+14155550199",
                      *           "to": "+14155550123",
@@ -5071,11 +5649,14 @@ export interface operations {
                      *           "segments": 1,
                      *           "campaign_id": null,
                      *           "error_code": null,
+                     *           "error_message": null,
                      *           "metadata": {
                      *             "crm_id": "c-42"
                      *           },
                      *           "created_at": "2026-11-21T10:15:00.000Z",
+                     *           "send_at": null,
                      *           "sent_at": "2026-11-21T10:15:00.412Z",
+                     *           "delivered_at": "2026-11-21T10:15:01.020Z",
                      *           "received_at": null
                      *         }
                      *       ],
@@ -13639,6 +14220,159 @@ export interface operations {
             };
         };
     };
+    smsDeliveredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "sms.delivered",
+                 *       "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
+                 *       "data": {
+                 *         "sms_id": "sms_7Lm4nB8vC2xZ1aS3",
+                 *         "from": "+14155550199",
+                 *         "to": "+14155550123",
+                 *         "delivered_at": "2026-11-21T10:17:02.000Z",
+                 *         "campaign_id": null
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    smsFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "sms.failed",
+                 *       "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
+                 *       "data": {
+                 *         "sms_id": "sms_8Mn5oC9wD3yA2bT4",
+                 *         "from": "+14155550199",
+                 *         "to": "+14155550004",
+                 *         "status": "undelivered",
+                 *         "error_code": "unreachable_handset",
+                 *         "error_message": "The carrier could not reach the handset",
+                 *         "failed_at": "2026-11-21T10:17:03.000Z",
+                 *         "campaign_id": null
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SmsFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     receptionistReadyEvent: {
         parameters: {
             query?: never;
@@ -13995,6 +14729,8 @@ export interface operations {
                  *         "sent": 114,
                  *         "failed": 2,
                  *         "opted_out": 4,
+                 *         "delivered": 109,
+                 *         "undelivered": 3,
                  *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },

@@ -1,12 +1,17 @@
 import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
-import type { ListParams, Sms, SmsSendRequest } from '../types';
+import type { ListParams, Sms, SmsOptOut, SmsSendRequest } from '../types';
 import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
 
-/** Text messages: send from a receptionist's number, read one, a receptionist's history. */
+/**
+ * Text messages: send (now or scheduled) from a receptionist's number, cancel a scheduled
+ * one, read one, a receptionist's history, the opt-out list.
+ */
 export class SmsResource extends Resource {
   /**
-   * Queues a text from a `ready` receptionist (202, `status: "queued"`); the service sends
-   * it (`sent`, with `sms.sent`) or records why not (`failed`, `error_code`). A recipient who
+   * Queues a text from a `ready` receptionist (202, `status: "queued"`, or `"scheduled"` with
+   * `send_at`); the service sends it (`sent` with `sms.sent`, then `delivered` or
+   * `undelivered` by the carrier's receipt) or records why not (`failed`, `error_code`,
+   * `sms.failed`). A recipient who
    * replied STOP is a 422 `recipient_opted_out` and nothing is stored. Idempotent: a key is
    * generated when none is given and reused on this call's retries, so a retry never texts
    * the customer twice.
@@ -20,6 +25,18 @@ export class SmsResource extends Resource {
       idempotent: true,
       signal: options.signal,
     });
+  }
+
+  /** Cancels a scheduled message (a 409 `not_cancellable` once it is anything else). */
+  cancel(id: string): Promise<void> {
+    return this.http.request({ method: 'DELETE', path: `/sms/${segment(id)}`, idempotent: true });
+  }
+
+  /** The numbers that opted out of your SMS, newest first, following cursors; `phone` filter. */
+  listOptOuts(params: ListParams<'listSmsOptOuts'> = {}): PageIterator<SmsOptOut> {
+    return this.paginate('/sms/opt-outs', params, (page: DataPage<SmsOptOut>) =>
+      fromDataPage(page),
+    );
   }
 
   /** One message, inbound or outbound. */

@@ -18,9 +18,15 @@ import type {
   TelephonyMessage,
 } from './messages';
 import { applyInboundSms } from './sms-inbound';
+import { applySmsStatus } from './sms-status';
 
 export type ApplyResult =
-  { duplicate: true } | { duplicate: false; callId: string } | { duplicate: false; smsId: string };
+  | { duplicate: true }
+  | { duplicate: false; callId: string }
+  /** An inbound SMS, and the keyword reply it stored (its send job is the caller's to add). */
+  | { duplicate: false; smsId: string; replySmsId: string | null }
+  /** A receipt: `ignored` when it moved no message (unknown, another tenant's, repeated, early). */
+  | { duplicate: false; receipt: 'applied' | 'ignored' };
 
 type CallMessage = CallStartedMessage | CallEndedMessage | CallMissedMessage;
 
@@ -44,6 +50,8 @@ export async function applyTelephonyMessage(
   message: TelephonyMessage,
 ): Promise<ApplyResult> {
   return knex.transaction(async (trx) => {
+    // A receipt is never an error to the carrier, whatever receptionist it names.
+    if (message.type === 'sms.status') return applySmsStatus(trx, message);
     const receptionist = (await trx('receptionists')
       .where({ id: message.receptionist_id })
       .first('id', 'tenant_id', 'phone_number')) as

@@ -164,11 +164,28 @@ export const smsInboundMessage = {
   },
 } as const;
 
+/** A carrier's delivery receipt for an outbound message (no from/to: the receipt names the message). */
+export const smsStatusMessage = {
+  type: 'object',
+  required: ['id', 'type', 'receptionist_id', 'provider_message_id', 'status', 'occurred_at'],
+  additionalProperties: false,
+  properties: {
+    id,
+    type: { const: 'sms.status' },
+    receptionist_id: common.receptionist_id,
+    provider_message_id: id,
+    status: { enum: ['delivered', 'undelivered'] },
+    error_code: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' },
+    occurred_at: ts,
+  },
+} as const;
+
 export const MESSAGE_SCHEMAS = {
   'call.started': callStartedMessage,
   'call.ended': callEndedMessage,
   'call.missed': callMissedMessage,
   'sms.inbound': smsInboundMessage,
+  'sms.status': smsStatusMessage,
 } as const;
 
 export type MessageType = keyof typeof MESSAGE_SCHEMAS;

@@ -1,7 +1,15 @@
 import { emit } from '@switchboard/events';
-import { SmsOptOutsStore, SmsStore, UsageStore, type Knex } from '@switchboard/db';
+import {
+  newId,
+  SmsLifecycle,
+  SmsOptOutsStore,
+  TenantsStore,
+  UsageStore,
+  type Knex,
+} from '@switchboard/db';
 import { NumberNotOwnedError } from './errors';
 import type { SmsInboundMessage } from './messages';
+import { smsReplyText } from '../text/sms-replies';
 import { safeSmsText, smsKeyword, smsSegments } from '../text/sms-text';
 
 /** The receptionist an inbound message names, as ingestion loaded it. */
@@ -11,23 +19,29 @@ export interface InboundTarget {
   phoneNumber: string | null;
 }
 
+const lifecycle = new SmsLifecycle();
+
 /**
  * Applies `sms.inbound` inside ingestion's transaction (its message id is already recorded):
  * stores the message `received`, keeps the tenant's opt-out list (a STOP-family keyword opts
- * the sender out, START / UNSTOP / YES back in) and emits `sms.received`, all or nothing.
- * The carrier's text is made storable first (no NUL, no unpaired surrogate). A message the
- * carrier reports twice under two message ids is stored once: the second is a duplicate.
+ * the sender out, START / UNSTOP / YES back in), stores the keyword's reply (confirmation,
+ * re-subscribe or help) as a queued outbound message, and emits `sms.received`, all or
+ * nothing. Invariant: at most one reply per inbound message, because the reply is stored in
+ * the transaction that stores the inbound message, and a message delivered twice (same
+ * ingestion id, or same carrier id) stores nothing the second time. The caller adds the
+ * reply's send job after the commit (the SMS reconciler adds it if that is lost).
+ * The carrier's text is made storable first (no NUL, no unpaired surrogate).
  */
 export async function applyInboundSms(
   trx: Knex,
   receptionist: InboundTarget,
   m: SmsInboundMessage,
-): Promise<{ duplicate: true } | { duplicate: false; smsId: string }> {
+): Promise<{ duplicate: true } | { duplicate: false; smsId: string; replySmsId: string | null }> {
   if (receptionist.phoneNumber !== m.to) throw new NumberNotOwnedError(receptionist.id, m.to);
   const message = safeSmsText(m.message);
   const keyword = smsKeyword(message);
   const receivedAt = new Date(m.occurred_at);
-  const sms = await new SmsStore(trx).insertInbound(trx, {
+  const sms = await lifecycle.insertInbound(trx, {
     tenantId: receptionist.tenantId,
     receptionistId: receptionist.id,
     providerMessageId: m.provider_message_id,
@@ -45,14 +59,33 @@ export async function applyInboundSms(
     at: receivedAt,
     direction: 'inbound',
   });
-  if (keyword) {
+  if (keyword === 'opt_out' || keyword === 'opt_in') {
     await new SmsOptOutsStore(trx).record(trx, {
       tenantId: receptionist.tenantId,
       phone: m.from,
       optedOut: keyword === 'opt_out',
+      keyword: message.toUpperCase().replace(/[^A-Z]/g, ''),
       at: receivedAt,
       smsId: sms.id,
     });
+  }
+  let replySmsId: string | null = null;
+  if (keyword) {
+    const text = smsReplyText(keyword, await new TenantsStore(trx).smsReplies(sms.tenantId));
+    // Refused (nothing stored) when the sender opted out: only the STOP confirmation goes
+    // to a number that opted out.
+    const reply = await lifecycle.insertOutbound(trx, newId('sms'), {
+      tenantId: sms.tenantId,
+      receptionistId: sms.receptionistId,
+      to: sms.from,
+      message: text,
+      segments: smsSegments(text).segments,
+      metadata: {},
+      replyKind: keyword,
+      idempotency: null,
+      at: new Date(),
+    });
+    replySmsId = reply?.id ?? null;
   }
   await emit(trx, {
     tenantId: receptionist.tenantId,
@@ -67,5 +100,5 @@ export async function applyInboundSms(
       is_opt_out: keyword === 'opt_out',
     },
   });
-  return { duplicate: false, smsId: sms.id };
+  return { duplicate: false, smsId: sms.id, replySmsId };
 }

@@ -74,7 +74,8 @@ const QUOTED =
 
 /**
  * What an inbound message does to its sender's consent: `opt_out` for STOP, STOPALL,
- * UNSUBSCRIBE, CANCEL, END, QUIT; `opt_in` for START, UNSTOP, YES; null for anything else.
+ * UNSUBSCRIBE, CANCEL, END, QUIT; `opt_in` for START, UNSTOP, YES; `help` for HELP, INFO
+ * (a help reply, no change of consent); null for anything else.
  * The keyword must be the whole message, in any letter case, surrounding whitespace and
  * newlines ignored ("stop please" is an ordinary message), and invisible characters
  * (`\p{Cf}`, such as a zero-width space) removed. An opt-out is also recognised wrapped in
@@ -83,9 +84,10 @@ const QUOTED =
  * The `i` flag without `u` folds ASCII letters only, so look-alikes such as `ſ` (long s)
  * are not keywords.
  */
-export function smsKeyword(text: string): 'opt_out' | 'opt_in' | null {
+export function smsKeyword(text: string): 'opt_out' | 'opt_in' | 'help' | null {
   const word = text.replace(INVISIBLE, '').trim();
   if (/^(?:START|UNSTOP|YES)$/i.test(word)) return 'opt_in';
+  if (/^(?:HELP|INFO)$/i.test(word)) return 'help';
   const unquoted = word.replace(QUOTED, '$2').trim();
   const bare = unquoted
     .replace(/[.!]+$/, '')

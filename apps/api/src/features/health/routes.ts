@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { probeRedis } from '@switchboard/queues';
+import { probeRedis, REQUEST_REDIS_TIMEOUT_MS } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { serviceUnavailable } from '../../errors';
 
@@ -21,7 +21,7 @@ export function mountHealth(app: Express, deps: Deps): void {
       if (deps.lifecycle.isStopping) throw serviceUnavailable('Not ready: stopping');
       const [pg, redis] = await Promise.allSettled([
         within(1500, deps.knex.raw('select 1')),
-        within(1500, probeRedis(deps.redis, deps.config.queuePrefix)),
+        within(REQUEST_REDIS_TIMEOUT_MS, probeRedis(deps.redis, deps.config.queuePrefix)),
       ]);
       const failed = [
         pg.status === 'rejected' && 'postgres',

@@ -1,10 +1,10 @@
 import type { Sms } from '@switchboard/db';
 
-/** The public message shape. `sending` (claimed by a worker) is still `queued` to clients. */
+/** The public message shape (docs/API.md, SMS). */
 export const renderSms = (s: Sms) => ({
   id: s.id,
   direction: s.direction,
-  status: s.status === 'sending' ? ('queued' as const) : s.status,
+  status: s.status,
   receptionist_id: s.receptionistId,
   from: s.from,
   to: s.to,
@@ -12,9 +12,12 @@ export const renderSms = (s: Sms) => ({
   segments: s.segments,
   campaign_id: s.campaignId,
   error_code: s.errorCode,
+  error_message: s.errorMessage,
   metadata: s.metadata,
   created_at: s.createdAt.toISOString(),
+  send_at: s.sendAt?.toISOString() ?? null,
   sent_at: s.sentAt?.toISOString() ?? null,
+  delivered_at: s.deliveredAt?.toISOString() ?? null,
   received_at: s.receivedAt?.toISOString() ?? null,
 });
 
@@ -23,4 +26,11 @@ export const renderSms = (s: Sms) => ({
  * replay answers exactly what the first request did, whatever happened to the message since.
  */
 export const renderAcceptedSms = (s: Sms) =>
-  renderSms({ ...s, status: 'queued', errorCode: null, sentAt: null });
+  renderSms({
+    ...s,
+    status: s.sendAt ? 'scheduled' : 'queued',
+    errorCode: null,
+    errorMessage: null,
+    sentAt: null,
+    deliveredAt: null,
+  });

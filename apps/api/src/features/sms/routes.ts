@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import { notFound } from '../../errors';
+import { conflict, notFound } from '../../errors';
 import {
   idempotencyKeyHeaderDoc,
   idempotentReplayHeaderDoc,
@@ -18,9 +18,10 @@ import {
   smsHistoryQuerySchema,
   smsSchema,
 } from './schemas';
+import { optOutsRoute } from './opt-outs';
 import { sendSms, type SendSmsBody } from './send-sms';
 
-/** SMS (docs/API.md, SMS): send, one message, a receptionist's history. */
+/** SMS (docs/API.md, SMS): send, schedule and cancel, one message, history, opt-outs. */
 export function smsRoutes(deps: Deps): RouteDef[] {
   const { sms, receptionists } = deps.stores;
   return [
@@ -46,6 +47,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
         },
       },
       errors: {
+        400: 'invalid_parameter: send_at not 60 seconds to 30 days ahead (or not a date-time)',
         404: 'resource_not_found: receptionist_id is not a receptionist of this account',
         409:
           'receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while ' +
@@ -59,6 +61,36 @@ export function smsRoutes(deps: Deps): RouteDef[] {
         const body = req.valid.body as SendSmsBody;
         await respondIdempotently(deps.idempotency, req, res, (scope) =>
           sendSms(deps, tenantId, body, scope),
+        );
+      },
+    }),
+    // Before /sms/:id, which would take "opt-outs" for an id.
+    optOutsRoute(deps),
+    defineRoute({
+      method: 'delete',
+      path: '/sms/:id',
+      operationId: 'cancelSms',
+      summary: 'Cancel a scheduled SMS before it goes',
+      tag: 'SMS',
+      scope: 'write',
+      params: idParamSchema('sms'),
+      responses: { 204: { description: 'Cancelled: it will not be sent' } },
+      errors: {
+        404: 'resource_not_found: no such message in this account',
+        409: 'not_cancellable: the message is not scheduled (queued, sent, cancelled, ...)',
+      },
+      handler: async (req, res) => {
+        const tenantId = req.auth.tenantId;
+        const id = req.valid.params.id as string;
+        if (await deps.stores.smsLifecycle.cancel(deps.knex, tenantId, id)) {
+          res.status(204).end();
+          return;
+        }
+        const found = await sms.get(tenantId, id);
+        if (!found) throw notFound('SMS', 'id');
+        throw conflict(
+          'not_cancellable',
+          `SMS ${id} is ${found.status}; only a scheduled message can be cancelled`,
         );
       },
     }),

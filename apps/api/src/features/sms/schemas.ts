@@ -33,6 +33,14 @@ export const sendSmsBodySchema = {
       'x-error-message': 'message must be 1 to 1600 characters and not only spaces',
     },
     metadata: metadataSchema,
+    send_at: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        'Schedule the message: an ISO 8601 date-time 60 seconds to 30 days ahead. It is ' +
+        '`scheduled` until then, and `DELETE /sms/{id}` cancels it',
+      'x-error-message': 'send_at must be an ISO 8601 date-time 60 seconds to 30 days ahead',
+    },
   },
 } as const;
 
@@ -40,8 +48,20 @@ const smsProperties = {
   id: { type: 'string', description: 'sms_...' },
   direction: { enum: ['inbound', 'outbound'] },
   status: {
-    enum: ['queued', 'sent', 'failed', 'received'],
-    description: 'outbound: queued, then sent or failed; inbound: received',
+    enum: [
+      'scheduled',
+      'queued',
+      'sending',
+      'sent',
+      'delivered',
+      'undelivered',
+      'failed',
+      'cancelled',
+      'received',
+    ],
+    description:
+      'outbound: queued → sending → sent → delivered | undelivered, or failed; scheduled → ' +
+      'queued | cancelled; inbound: received. Statuses only move forward',
   },
   receptionist_id: { type: 'string' },
   from: { type: 'string' },
@@ -54,11 +74,15 @@ const smsProperties = {
     description:
       'Why a message failed: carrier_rejected, provider_error, recipient_opted_out (opted out ' +
       'after it was accepted), send_interrupted (the sending worker died; whether the carrier ' +
-      'got it is unknown, and it is never sent again)',
+      'got it is unknown, and it is never sent again); for undelivered, the carrier code ' +
+      '(unreachable_handset, ...); recipient_opted_out on a cancelled scheduled message',
   },
+  error_message: { type: ['string', 'null'], description: 'A sentence explaining error_code' },
   metadata: { type: 'object', additionalProperties: { type: 'string' } },
   created_at: timestamp,
+  send_at: { ...nullableTimestamp, description: 'When a scheduled message goes; null otherwise' },
   sent_at: nullableTimestamp,
+  delivered_at: nullableTimestamp,
   received_at: nullableTimestamp,
 } as const;
 
@@ -94,14 +118,18 @@ export const queuedSmsExample: FromSchema<typeof smsSchema> = {
   segments: 1,
   campaign_id: null,
   error_code: null,
+  error_message: null,
   metadata: { crm_id: 'c-42' },
   created_at: '2026-11-21T10:15:00.000Z',
+  send_at: null,
   sent_at: null,
+  delivered_at: null,
   received_at: null,
 };
 
 export const sentSmsExample: FromSchema<typeof smsSchema> = {
   ...queuedSmsExample,
-  status: 'sent',
+  status: 'delivered',
   sent_at: '2026-11-21T10:15:00.412Z',
+  delivered_at: '2026-11-21T10:15:01.020Z',
 };

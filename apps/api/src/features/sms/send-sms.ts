@@ -50,7 +50,9 @@ export async function sendSms(
   if (safeSmsText(body.message) !== body.message) {
     throw invalidParameter('message', 'message must be Unicode text without NUL characters');
   }
+  const sendAt = scheduledFor(body.send_at);
   const input = {
+    sendAt,
     tenantId,
     receptionistId: body.receptionist_id,
     to: body.to,
@@ -69,7 +71,8 @@ export async function sendSms(
       return accepted(result.sms, true);
     }
     if (result) {
-      await enqueueSend(deps, result.sms.id);
+      // A scheduled message is queued (and its job added) by the worker when it is due.
+      if (!sendAt) await enqueueSend(deps, result.sms.id);
       return accepted(result.sms, false);
     }
     const reason = await deps.stores.sms.whyNotSendable(tenantId, body.receptionist_id, body.to);
@@ -77,6 +80,24 @@ export async function sendSms(
       throw refusal(reason ?? 'recipient_opted_out', body.receptionist_id, body.to);
     }
   }
+}
+
+/** Scheduled sends go 60 s to 30 days ahead (docs/API.md, SMS). */
+const MIN_AHEAD_MS = 60_000;
+const MAX_AHEAD_MS = 30 * 86_400_000;
+
+/** `send_at` as a Date, or null to send now; out of range → 400 on `send_at`. */
+function scheduledFor(sendAt: string | undefined): Date | null {
+  if (sendAt === undefined) return null;
+  const at = new Date(sendAt);
+  const ahead = at.getTime() - Date.now();
+  if (Number.isNaN(ahead) || ahead < MIN_AHEAD_MS || ahead > MAX_AHEAD_MS) {
+    throw invalidParameter(
+      'send_at',
+      'send_at must be an ISO 8601 date-time 60 seconds to 30 days ahead',
+    );
+  }
+  return at;
 }
 
 const accepted = (sms: Sms, replayed: boolean): IdempotentResponse => ({

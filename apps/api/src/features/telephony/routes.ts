@@ -8,6 +8,7 @@ import {
   UnknownReceptionistError,
   type TelephonyMessage,
 } from '@switchboard/telephony';
+import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { invalidParameter, unauthenticated, unprocessable } from '../../errors';
 import { jsonBody } from '../../http/json-body';
@@ -57,8 +58,21 @@ export function telephonyRouter(deps: Deps): Router {
       const message = validate(body) as TelephonyMessage;
       try {
         const result = await applyTelephonyMessage(deps.knex, message);
-        if (result.duplicate) res.status(200).json({ accepted: false, duplicate: true });
-        else res.status(202).json({ accepted: true });
+        if (result.duplicate) {
+          res.status(200).json({ accepted: false, duplicate: true });
+          return;
+        }
+        if ('receipt' in result && result.receipt === 'ignored') {
+          // Accepted (never an error to the carrier): repeated, early (held until the
+          // message is sent), or for no message of this receptionist.
+          deps.logger.info(
+            { receptionistId: message.receptionist_id, messageId: message.id },
+            'SMS receipt moved no message',
+          );
+        }
+        if ('replySmsId' in result && result.replySmsId)
+          await enqueueReply(deps, result.replySmsId);
+        res.status(202).json({ accepted: true });
       } catch (err) {
         if (err instanceof UnknownReceptionistError) {
           throw unprocessable('unknown_receptionist', err.message, 'receptionist_id');
@@ -73,4 +87,13 @@ export function telephonyRouter(deps: Deps): Router {
     }),
   );
   return router;
+}
+
+/** The keyword reply's send job, after the commit; the SMS reconciler adds it if this fails. */
+async function enqueueReply(deps: Deps, smsId: string): Promise<void> {
+  try {
+    await enqueueFromRequest(deps.queues, deps.redis, 'sms', { data: { v: 1, smsId } });
+  } catch (err) {
+    deps.logger.warn({ err, smsId }, 'reply job not added; the SMS reconciler will enqueue it');
+  }
 }

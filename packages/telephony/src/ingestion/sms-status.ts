@@ -1,0 +1,34 @@
+import { SmsLifecycle, type Knex } from '@switchboard/db';
+import type { SmsStatusMessage } from './messages';
+import { applySmsReceipt } from '../sms/outcomes';
+
+const lifecycle = new SmsLifecycle();
+
+/**
+ * Applies `sms.status` (a carrier's delivery receipt) in ingestion's transaction: records
+ * its id (a replay is a duplicate), then moves the receptionist's sent message with that
+ * carrier id to `delivered` or `undelivered` with its event (`applySmsReceipt`). A receipt
+ * that moves nothing (an unknown receptionist or message, another tenant's message, a second
+ * receipt, one earlier than its `sent`) is accepted: `ignored`, and the early one is held
+ * until its message is marked sent.
+ */
+export async function applySmsStatus(
+  trx: Knex,
+  m: SmsStatusMessage,
+): Promise<{ duplicate: true } | { duplicate: false; receipt: 'applied' | 'ignored' }> {
+  const recorded = await trx('telephony_messages')
+    .insert({ id: m.id, type: m.type })
+    // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
+    .onConflict()
+    .ignore()
+    .returning('id');
+  if (recorded.length === 0) return { duplicate: true };
+  const moved = await applySmsReceipt(trx, lifecycle, {
+    receptionistId: m.receptionist_id,
+    providerMessageId: m.provider_message_id,
+    status: m.status,
+    errorCode: m.status === 'undelivered' ? (m.error_code ?? null) : null,
+    occurredAt: new Date(m.occurred_at),
+  });
+  return { duplicate: false, receipt: moved ? 'applied' : 'ignored' };
+}
