@@ -89,6 +89,8 @@ describe('POST /campaigns', () => {
       failed: 0,
       opted_out: 0,
       skipped: 0,
+      delivered: 0,
+      undelivered: 0,
       allow_repeat: false,
       send_rate_per_minute: 60,
       created_at: expect.any(String),

@@ -1331,6 +1331,10 @@ export interface components {
             opted_out: number;
             /** @description Recipients not texted because a campaign of the account texted the number within the repeat window (never with allow_repeat) */
             skipped: number;
+            /** @description Messages the carrier reported delivered so far (sms.delivered) */
+            delivered: number;
+            /** @description Messages the carrier reported undelivered so far (sms.failed with status undelivered) */
+            undelivered: number;
             allow_repeat: boolean;
             send_rate_per_minute: number;
             /** Format: date-time */
@@ -12518,6 +12522,8 @@ export interface operations {
                      *           "failed": 2,
                      *           "opted_out": 3,
                      *           "skipped": 0,
+                     *           "delivered": 118,
+                     *           "undelivered": 4,
                      *           "allow_repeat": false,
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
@@ -12751,6 +12757,8 @@ export interface operations {
                      *       "failed": 0,
                      *       "opted_out": 0,
                      *       "skipped": 0,
+                     *       "delivered": 0,
+                     *       "undelivered": 0,
                      *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
@@ -13064,6 +13072,8 @@ export interface operations {
                      *       "failed": 2,
                      *       "opted_out": 3,
                      *       "skipped": 0,
+                     *       "delivered": 118,
+                     *       "undelivered": 4,
                      *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
@@ -13287,6 +13297,8 @@ export interface operations {
                      *       "failed": 2,
                      *       "opted_out": 3,
                      *       "skipped": 0,
+                     *       "delivered": 118,
+                     *       "undelivered": 4,
                      *       "allow_repeat": false,
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps';
 import { conflict, notFound } from '../../errors';
-import { renderCampaign } from './render';
+import { renderCampaign, withReceipts } from './render';
 
 /**
  * queued | running → canceled (200 with the campaign). Nothing is claimed for sending once
@@ -11,7 +11,10 @@ export async function cancelCampaign(deps: Deps, tenantId: string, id: string) {
   const canceled = await deps.knex.transaction((trx) =>
     deps.stores.campaignLifecycle.cancel(trx, tenantId, id),
   );
-  if (canceled) return renderCampaign(canceled);
+  if (canceled) {
+    const [withCounts] = await withReceipts(deps, [canceled]);
+    if (withCounts) return renderCampaign(withCounts);
+  }
   const campaign = await deps.stores.campaigns.get(tenantId, id);
   if (!campaign) throw notFound('campaign', 'id');
   throw conflict(

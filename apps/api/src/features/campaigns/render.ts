@@ -1,7 +1,11 @@
-import type { Campaign } from '@switchboard/db';
+import type { Campaign, ReceiptCounts } from '@switchboard/db';
+import type { Deps } from '../../deps';
+
+/** A campaign with the delivery receipts of its messages so far. */
+export type CampaignWithReceipts = Campaign & ReceiptCounts;
 
 /** The public campaign shape (docs/API.md, Campaigns). */
-export const renderCampaign = (c: Campaign) => ({
+export const renderCampaign = (c: CampaignWithReceipts) => ({
   id: c.id,
   name: c.name,
   receptionist_id: c.receptionistId,
@@ -12,12 +16,29 @@ export const renderCampaign = (c: Campaign) => ({
   failed: c.failed,
   opted_out: c.optedOut,
   skipped: c.skipped,
+  delivered: c.delivered,
+  undelivered: c.undelivered,
   allow_repeat: c.allowRepeat,
   send_rate_per_minute: c.sendRatePerMinute,
   created_at: c.createdAt.toISOString(),
   started_at: c.startedAt?.toISOString() ?? null,
   completed_at: c.completedAt?.toISOString() ?? null,
 });
+
+/** Adds each campaign's receipt counts (one statement for the whole list). */
+export async function withReceipts(
+  deps: Deps,
+  campaigns: readonly Campaign[],
+): Promise<CampaignWithReceipts[]> {
+  const counts = await deps.stores.campaigns.receiptCounts(
+    deps.knex,
+    campaigns.map((c) => c.id),
+  );
+  return campaigns.map((c) => ({
+    ...c,
+    ...(counts.get(c.id) ?? { delivered: 0, undelivered: 0 }),
+  }));
+}
 
 /**
  * The 202 body: the campaign as it was accepted, built from its immutable columns, so a
@@ -31,6 +52,8 @@ export const renderAcceptedCampaign = (c: Campaign) =>
     failed: 0,
     optedOut: 0,
     skipped: 0,
+    delivered: 0,
+    undelivered: 0,
     startedAt: null,
     completedAt: null,
   });

@@ -9,7 +9,7 @@ import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema } from '../../shared/schemas';
 import { cancelCampaign } from './cancel-campaign';
 import { createCampaign } from './create-campaign';
-import { renderCampaign } from './render';
+import { renderCampaign, withReceipts } from './render';
 import {
   campaignSchema,
   canceledCampaignExample,
@@ -88,7 +88,10 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       itemExample: runningCampaignExample,
       family: 'campaigns',
       cursors: deps.cursors,
-      list: (tenantId, page) => campaigns.list(tenantId, page),
+      list: async (tenantId, page) => {
+        const result = await campaigns.list(tenantId, page);
+        return { rows: await withReceipts(deps, result.rows), next: result.next };
+      },
       render: renderCampaign,
     }),
     defineRoute({
@@ -110,7 +113,8 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       handler: async (req, res) => {
         const found = await campaigns.get(req.auth.tenantId, req.valid.params.id as string);
         if (!found) throw notFound('campaign', 'id');
-        res.json(renderCampaign(found));
+        const [withCounts] = await withReceipts(deps, [found]);
+        res.json(renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 }));
       },
     }),
     defineRoute({

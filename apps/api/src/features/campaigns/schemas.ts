@@ -136,6 +136,17 @@ const campaignProperties = {
       'Recipients not texted because a campaign of the account texted the number within ' +
       'the repeat window (never with allow_repeat)',
   },
+  delivered: {
+    type: 'integer',
+    minimum: 0,
+    description: 'Messages the carrier reported delivered so far (sms.delivered)',
+  },
+  undelivered: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Messages the carrier reported undelivered so far (sms.failed with status undelivered)',
+  },
   allow_repeat: { type: 'boolean' },
   send_rate_per_minute: { type: 'integer', minimum: 1, maximum: 600 },
   created_at: timestamp,
@@ -173,6 +184,8 @@ export const queuedCampaignExample: FromSchema<typeof campaignSchema> = {
   failed: 0,
   opted_out: 0,
   skipped: 0,
+  delivered: 0,
+  undelivered: 0,
   allow_repeat: false,
   send_rate_per_minute: 60,
   created_at: '2026-11-21T10:15:00.000Z',
@@ -186,6 +199,8 @@ export const runningCampaignExample: FromSchema<typeof campaignSchema> = {
   sent: 131,
   failed: 2,
   opted_out: 3,
+  delivered: 118,
+  undelivered: 4,
   started_at: '2026-11-21T10:15:00.084Z',
 };
 
