@@ -31,6 +31,7 @@ const SDK_METHOD: Record<string, string | null> = {
   createCampaign: 'campaigns.create',
   listCampaigns: 'campaigns.list',
   getCampaign: 'campaigns.get',
+  listCampaignRecipients: 'campaigns.listRecipients',
   cancelCampaign: 'campaigns.cancel',
   createWebhook: 'webhooks.create',
   listWebhooks: 'webhooks.list',

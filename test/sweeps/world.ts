@@ -35,6 +35,7 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   updateLead: { id: 'lead' },
   getLeadImport: { id: 'leadImport' },
   getCampaign: { id: 'campaign' },
+  listCampaignRecipients: { id: 'campaign' },
   cancelCampaign: { id: 'campaign' },
   getWebhook: { id: 'webhook' },
   deleteWebhook: { id: 'webhook' },

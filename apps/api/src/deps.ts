@@ -5,6 +5,7 @@ import {
   CallsStore,
   CampaignLifecycle,
   CampaignsStore,
+  CampaignRecipientsStore,
   createKnex,
   DeliveriesStore,
   DeliveryLifecycle,
@@ -96,6 +97,7 @@ export interface Deps {
     leads: LeadsStore;
     leadImports: LeadImportsStore;
     campaigns: CampaignsStore;
+    campaignRecipients: CampaignRecipientsStore;
     /** The campaign lifecycle's statements (each takes the transaction first). */
     campaignLifecycle: CampaignLifecycle;
     /** Tenant portal sessions (codes and tokens, hashed). */
@@ -173,6 +175,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       leads: new LeadsStore(knex),
       leadImports: new LeadImportsStore(knex),
       campaigns: new CampaignsStore(knex),
+      campaignRecipients: new CampaignRecipientsStore(knex),
       campaignLifecycle: new CampaignLifecycle(),
       portalSessions: new PortalSessionsStore(knex),
       webhookStats: new WebhookStatsStore(knex),

@@ -35,6 +35,7 @@ export * from './stores/leads-store';
 export { LEAD_SOURCES, LEAD_STATUSES } from './stores/lead-rows';
 export * from './stores/lead-imports-store';
 export * from './stores/campaigns-store';
+export * from './stores/campaign-recipients-store';
 export * from './stores/campaign-lifecycle';
 export { explainDatabaseError, redactUrl } from './connection-error';
 export * from './stores/tenant-retention-store';

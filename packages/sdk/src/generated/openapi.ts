@@ -764,6 +764,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a campaign’s recipients and the outcome of each
+         * @description Requires an API key with the `read` scope (or a wider one).
+         */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns/{id}/cancel": {
         parameters: {
             query?: never;
@@ -1390,6 +1410,32 @@ export interface components {
              * @default false
              */
             allow_repeat?: boolean;
+        };
+        /** CampaignRecipient */
+        CampaignRecipient: {
+            /** @description The number texted (E.164) */
+            phone: string;
+            /** @description The lead with this number, if any */
+            lead_id: string | null;
+            /**
+             * @description pending (not sent yet), sending (handed to the carrier), sent (accepted, no receipt yet), delivered or undelivered (the carrier’s receipt), failed, opted_out (replied STOP), skipped (texted by another campaign within the repeat window), canceled (the campaign was canceled before its turn)
+             * @enum {unknown}
+             */
+            outcome: "pending" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "opted_out" | "skipped" | "canceled";
+            /** @description The recipient’s message (GET /sms/{id}); null when none was sent */
+            sms_id: string | null;
+            /** @description Why the message failed or was undelivered (as on the SMS) */
+            error_code: string | null;
+            /**
+             * Format: date-time
+             * @description When the carrier accepted the message
+             */
+            sent_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the recipient’s own state last changed
+             */
+            updated_at: string;
         };
         /**
          * CampaignRecipients
@@ -13085,6 +13131,238 @@ export interface operations {
                 };
             };
             /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the read scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_not_found: no such campaign in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "resource_not_found",
+                     *         "message": "No such campaign in this account"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Opaque cursor from the previous page; omit for the first page */
+                cursor?: string;
+                /** @description pending (not sent yet), sending (handed to the carrier), sent (accepted, no receipt yet), delivered or undelivered (the carrier’s receipt), failed, opted_out (replied STOP), skipped (texted by another campaign within the repeat window), canceled (the campaign was canceled before its turn) */
+                outcome?: "pending" | "sending" | "sent" | "delivered" | "undelivered" | "failed" | "opted_out" | "skipped" | "canceled";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipients */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "phone": "+14155550123",
+                     *           "lead_id": "lead_4Tn8Vb2Qw6Yr",
+                     *           "outcome": "delivered",
+                     *           "sms_id": "sms_8Kd3Lp0Zs7Xa",
+                     *           "error_code": null,
+                     *           "sent_at": "2026-11-21T10:16:02.310Z",
+                     *           "updated_at": "2026-11-21T10:16:02.310Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "cursor": "WzE3OTUyNTYxMDAwMDAsInJjcF83SHEyTG05WGM0VHoiXQ.Rk9PQkFS"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CampaignRecipient"][];
+                        has_more: boolean;
+                        cursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. `invalid_cursor`: the cursor was altered. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -7,6 +7,8 @@ import { Resource, segment } from './resource';
 export type Campaign = components['schemas']['Campaign'];
 /** The body of `campaigns.create`: exactly one of the three recipient forms. */
 export type CampaignCreateRequest = components['schemas']['CampaignCreateRequest'];
+/** One recipient of a campaign and its outcome. */
+export type CampaignRecipient = components['schemas']['CampaignRecipient'];
 
 export interface CreateCampaignOptions {
   /**
@@ -47,6 +49,21 @@ export class CampaignsResource extends Resource {
       path: `/campaigns/${segment(id)}`,
       idempotent: true,
     });
+  }
+
+  /**
+   * The campaign's recipients with the outcome of each (`delivered`, `undelivered`, `failed`,
+   * ...), last in sending order first, following cursors; `outcome` filter.
+   */
+  listRecipients(
+    id: string,
+    params: ListParams<'listCampaignRecipients'> = {},
+  ): PageIterator<CampaignRecipient> {
+    return this.paginate(
+      `/campaigns/${segment(id)}/recipients`,
+      params,
+      (page: DataPage<CampaignRecipient>) => fromDataPage(page),
+    );
   }
 
   /**

@@ -9,6 +9,7 @@ import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema } from '../../shared/schemas';
 import { cancelCampaign } from './cancel-campaign';
 import { createCampaign } from './create-campaign';
+import { campaignRecipientsRoute } from './recipients';
 import { renderCampaign, withReceipts } from './render';
 import {
   campaignSchema,
@@ -21,7 +22,7 @@ import {
 } from './schemas';
 import { defineListRoute } from '../../pagination/list-route';
 
-/** SMS campaigns (docs/API.md, Campaigns): create, list, read, cancel. */
+/** SMS campaigns (docs/API.md, Campaigns): create, list, read, recipients, cancel. */
 export function campaignRoutes(deps: Deps): RouteDef[] {
   const { campaigns } = deps.stores;
   return [
@@ -117,6 +118,7 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
         res.json(renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 }));
       },
     }),
+    campaignRecipientsRoute(deps),
     defineRoute({
       method: 'post',
       path: '/campaigns/:id/cancel',
