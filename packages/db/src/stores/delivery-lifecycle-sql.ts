@@ -3,9 +3,9 @@ import type { DeliveryRow } from './deliveries-store';
 import { eventOfDelivery } from './event-of-delivery';
 import {
   aboutSubscriptionSql,
-  isoSql,
-  NEW_EVENT_ID_SQL,
+  FAILING_DISABLED_INSERT_SQL,
   OUTBOX_NOTIFY_SQL,
+  RECOVERED_INSERT_SQL,
 } from './operational-events-sql';
 
 /**
@@ -185,15 +185,7 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
         WHERE s.id = t.id AND s.id IN (SELECT id FROM locked)
     RETURNING s.id, s.last_success_at
      ), recovered AS (
-       -- webhook.recovered: the first success after webhook.failing (failing_level > 0).
-       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
-       SELECT ${NEW_EVENT_ID_SQL}, l.tenant_id, NULL, 'webhook.recovered',
-              jsonb_build_object('subscription_id', l.id::text, 'url', l.url,
-                                 'recovered_at', ${isoSql('c.last_success_at')},
-                                 'failures_before', l.consecutive_failures),
-              now()
-         FROM locked l JOIN touched t ON t.id = l.id JOIN counters c ON c.id = l.id
-        WHERE t.any_success AND l.failing_level > 0
+${RECOVERED_INSERT_SQL}
     RETURNING id
      ), notified AS (
        SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM recovered)
@@ -262,24 +254,7 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
           AND EXISTS (SELECT 1 FROM counted WHERE disabled_now)
     RETURNING id
      ), operational AS (
-       -- webhook.failing when the streak enters a higher level (each level once per streak),
-       -- webhook.disabled when this failure disabled the subscription.
-       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
-       SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.failing',
-              jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
-                                 'consecutive_failures', c.failures,
-                                 'disable_threshold', $10::int,
-                                 'last_status_code', $4::int, 'last_error', $5::text),
-              now()
-         FROM subscription was, counted c WHERE c.failing_level > was.failing_level
-       UNION ALL
-       SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.disabled',
-              jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
-                                 'reason', 'consecutive_failures',
-                                 'disabled_at', ${isoSql('c.disabled_at')},
-                                 'pending_cancelled', (SELECT count(*)::int FROM canceled)),
-              now()
-         FROM subscription was, counted c WHERE c.disabled_now
+${FAILING_DISABLED_INSERT_SQL}
     RETURNING id
      ), notified AS (
        SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM operational)
