@@ -1,4 +1,5 @@
 import { DeliveryLifecycle, type ClaimedDelivery } from '@switchboard/db';
+import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, subscriber } from '../support/worker';
 
@@ -130,4 +131,30 @@ it('counts exhausted deliveries exactly under concurrency, disabling at exactly 
   expect(statuses.filter((x: string) => x === 'failed')).toHaveLength(20);
   expect(statuses.filter((x: string) => x === 'canceled')).toHaveLength(4);
   expect(sub.disabled_reason).toBe('consecutive_failures');
+  // The same statements wrote the operational events, each level once, in the outbox.
+  const ops = await ctx.deps
+    .knex('events')
+    .where({ tenant_id: sub.tenant_id })
+    .whereIn('type', ['webhook.failing', 'webhook.disabled'])
+    .select('id', 'type', 'data', 'receptionist_id', 'published_at');
+  const failing = ops.filter((e) => e.type === 'webhook.failing');
+  expect(failing.map((e) => e.data.consecutive_failures).sort()).toEqual([10, 15]);
+  expect(failing[0]?.data).toMatchObject({
+    subscription_id: subscription.id,
+    disable_threshold: 20,
+    last_status_code: 500,
+    last_error: 'http_5xx',
+  });
+  const disabledEvents = ops.filter((e) => e.type === 'webhook.disabled');
+  expect(disabledEvents).toHaveLength(1);
+  expect(disabledEvents[0]?.data).toMatchObject({
+    subscription_id: subscription.id,
+    reason: 'consecutive_failures',
+    pending_cancelled: 4,
+  });
+  for (const e of ops) {
+    expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(e).toMatchObject({ receptionist_id: null, published_at: null });
+    expect(validateEventData(e.type, e.data)).toBeNull();
+  }
 });

@@ -21,6 +21,7 @@ export * from './stores/sms-lifecycle';
 export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
 export * from './stores/webhook-recoveries-store';
+export { SUBSCRIPTION_EVENT_TYPES } from './stores/operational-events-sql';
 export {
   DeliveriesStore,
   FINAL_DELIVERY_STATUSES,

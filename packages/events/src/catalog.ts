@@ -215,6 +215,49 @@ export const EVENT_DATA_SCHEMAS = {
     properties: { subscription_id: str, message: str },
     additionalProperties: false,
   },
+  'webhook.failing': {
+    type: 'object',
+    required: [
+      'subscription_id',
+      'url',
+      'consecutive_failures',
+      'disable_threshold',
+      'last_status_code',
+      'last_error',
+    ],
+    properties: {
+      subscription_id: str,
+      url: str,
+      consecutive_failures: { type: 'integer', minimum: 1 },
+      disable_threshold: { type: 'integer', minimum: 1 },
+      last_status_code: { type: ['integer', 'null'] },
+      last_error: nullableStr,
+    },
+    additionalProperties: false,
+  },
+  'webhook.disabled': {
+    type: 'object',
+    required: ['subscription_id', 'url', 'reason', 'disabled_at', 'pending_cancelled'],
+    properties: {
+      subscription_id: str,
+      url: str,
+      reason: { enum: ['consecutive_failures', 'manual'] },
+      disabled_at: ts,
+      pending_cancelled: { type: 'integer', minimum: 0 },
+    },
+    additionalProperties: false,
+  },
+  'webhook.recovered': {
+    type: 'object',
+    required: ['subscription_id', 'url', 'recovered_at', 'failures_before'],
+    properties: {
+      subscription_id: str,
+      url: str,
+      recovered_at: ts,
+      failures_before: { type: 'integer', minimum: 0 },
+    },
+    additionalProperties: false,
+  },
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA_SCHEMAS;
@@ -224,6 +267,19 @@ export const EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as EventType[];
 export const ACCOUNT_LEVEL_EVENTS: ReadonlySet<EventType> = new Set([
   'usage.threshold',
   'webhook.test',
+  'webhook.failing',
+  'webhook.disabled',
+  'webhook.recovered',
+]);
+
+/**
+ * Operational events about one subscription (`data.subscription_id`): fan-out never delivers
+ * one to the subscription it is about (a failing endpoint is not told it is failing).
+ */
+export const SUBSCRIPTION_EVENTS: ReadonlySet<EventType> = new Set([
+  'webhook.failing',
+  'webhook.disabled',
+  'webhook.recovered',
 ]);
 
 /**

@@ -35,6 +35,18 @@ export const EVENT_DESCRIPTIONS: { readonly [K in EventType]?: string } = {
   'webhook.test':
     'Sent by `POST /webhooks/{id}/test` only, to check an endpoint and its signature code. ' +
     'Account-level; it also carries `type: "webhook.test"`.',
+  'webhook.failing':
+    "A subscription's consecutive failed deliveries reached half, then three quarters, of " +
+    'the threshold that disables it (sent once at each level per streak). Account-level; ' +
+    'delivered to the other subscriptions that listen for it, never to the one it is about.',
+  'webhook.disabled':
+    'A subscription was disabled: by its failures (`reason: "consecutive_failures"`, its open ' +
+    'deliveries cancelled: `pending_cancelled`) or paused by the tenant (`reason: "manual"`, ' +
+    'nothing cancelled). Account-level; never delivered to the subscription it is about.',
+  'webhook.recovered':
+    'A subscription that had sent `webhook.failing` delivered successfully again; ' +
+    '`failures_before` is the streak the success ended (0 when the tenant re-enabled the ' +
+    'endpoint first, which zeroes it). Account-level; never sent to the one it is about.',
 };
 
 /** A realistic `data` of each event, checked against the catalog's schema by the tests. */
@@ -157,5 +169,26 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
   'webhook.test': {
     subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
     message: 'This is a test event from Switchboard.',
+  },
+  'webhook.failing': {
+    subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+    url: 'https://hooks.example.com/switchboard',
+    consecutive_failures: 10,
+    disable_threshold: 20,
+    last_status_code: 503,
+    last_error: null,
+  },
+  'webhook.disabled': {
+    subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+    url: 'https://hooks.example.com/switchboard',
+    reason: 'consecutive_failures',
+    disabled_at: '2026-11-21T11:02:17.000Z',
+    pending_cancelled: 3,
+  },
+  'webhook.recovered': {
+    subscription_id: '6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b',
+    url: 'https://hooks.example.com/switchboard',
+    recovered_at: '2026-11-21T11:40:03.000Z',
+    failures_before: 12,
   },
 };

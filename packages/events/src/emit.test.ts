@@ -1,4 +1,11 @@
-import { validateEventData, EVENT_TYPES, buildEnvelope } from './index';
+import { SUBSCRIPTION_EVENT_TYPES } from '@switchboard/db';
+import {
+  ACCOUNT_LEVEL_EVENTS,
+  buildEnvelope,
+  EVENT_TYPES,
+  SUBSCRIPTION_EVENTS,
+  validateEventData,
+} from './index';
 
 describe('event catalog', () => {
   it('covers every documented event type', () => {
@@ -17,9 +24,17 @@ describe('event catalog', () => {
         'lead.updated',
         'campaign.completed',
         'webhook.test',
+        'webhook.failing',
+        'webhook.disabled',
+        'webhook.recovered',
         'usage.threshold',
       ].sort(),
     );
+  });
+
+  it('lists the same subscription events as the SQL that keeps them from their subscription', () => {
+    expect([...SUBSCRIPTION_EVENTS].sort()).toEqual([...SUBSCRIPTION_EVENT_TYPES].sort());
+    for (const t of SUBSCRIPTION_EVENTS) expect(ACCOUNT_LEVEL_EVENTS.has(t)).toBe(true);
   });
 
   it('accepts the documented shape of call.started and rejects a wrong one', () => {

@@ -28,6 +28,9 @@ export interface EventDataMap {
   'campaign.completed': FromSchema<Schemas['campaign.completed']>;
   'usage.threshold': FromSchema<Schemas['usage.threshold']>;
   'webhook.test': FromSchema<Schemas['webhook.test']>;
+  'webhook.failing': FromSchema<Schemas['webhook.failing']>;
+  'webhook.disabled': FromSchema<Schemas['webhook.disabled']>;
+  'webhook.recovered': FromSchema<Schemas['webhook.recovered']>;
 }
 export type EventData<T extends EventType> = EventDataMap[T];
 

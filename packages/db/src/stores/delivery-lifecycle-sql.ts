@@ -1,6 +1,12 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
 import type { DeliveryRow } from './deliveries-store';
 import { eventOfDelivery } from './event-of-delivery';
+import {
+  aboutSubscriptionSql,
+  FAILING_DISABLED_INSERT_SQL,
+  OUTBOX_NOTIFY_SQL,
+  RECOVERED_INSERT_SQL,
+} from './operational-events-sql';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
@@ -56,13 +62,15 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        UPDATE events e SET fanned_out_at = now()
          FROM async_commit, q
         WHERE e.id = q.id AND e.fanned_out_at IS NULL
-    RETURNING e.id, e.tenant_id, e.receptionist_id, e.type
+    RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
      ), to_subscriptions AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           AND (s.events = '{}' OR ev.type = ANY (s.events))
+          -- An operational event never goes to the subscription it is about.
+          AND (ev.about IS NULL OR ev.about <> s.id::text)
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
      ), to_legacy AS (
@@ -158,8 +166,10 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
               bool_or(NOT success) AS any_failure
          FROM moved WHERE subscription_id IS NOT NULL GROUP BY subscription_id
      ), locked AS (
-       SELECT s.id FROM webhook_subscriptions s JOIN touched t ON t.id = s.id
-        WHERE (t.any_success AND (s.consecutive_failures <> 0 OR s.last_success_at IS NULL
+       SELECT s.id, s.tenant_id, s.url, s.consecutive_failures, s.failing_level
+         FROM webhook_subscriptions s JOIN touched t ON t.id = s.id
+        WHERE (t.any_success AND (s.consecutive_failures <> 0 OR s.failing_level <> 0
+                                  OR s.last_success_at IS NULL
                                   OR s.last_success_at < now() - interval '1 second'))
            OR (t.any_failure AND (s.last_failure_at IS NULL
                                   OR s.last_failure_at < now() - interval '1 second'))
@@ -167,13 +177,22 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
      ), counters AS (
        UPDATE webhook_subscriptions s
           SET consecutive_failures = CASE WHEN t.any_success THEN 0 ELSE s.consecutive_failures END,
+              failing_level = CASE WHEN t.any_success THEN 0 ELSE s.failing_level END,
               last_delivery_at = now(),
               last_success_at = CASE WHEN t.any_success THEN now() ELSE s.last_success_at END,
               last_failure_at = CASE WHEN t.any_failure THEN now() ELSE s.last_failure_at END
          FROM touched t
         WHERE s.id = t.id AND s.id IN (SELECT id FROM locked)
+    RETURNING s.id, s.last_success_at
+     ), recovered AS (
+${RECOVERED_INSERT_SQL}
+    RETURNING id
+     ), notified AS (
+       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM recovered)
      )
-     SELECT (SELECT array_agg(id) FROM moved) AS moved FROM async_commit`;
+     SELECT (SELECT array_agg(id) FROM moved) AS moved,
+            (SELECT count(*)::int FROM notified) AS notified
+       FROM async_commit`;
 
 /**
  * $1 id, $2 round, $3 attempt number, $4 status code, $5 error, $6 duration, $7 excerpt,
@@ -188,7 +207,7 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
  * attempt does count on the delivery (`late`, as in RECORD_SQL).
  */
 export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
-       SELECT id, is_active, consecutive_failures
+       SELECT id, tenant_id, url, is_active, consecutive_failures, failing_level
          FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
      ), attempt AS (
        INSERT INTO webhook_delivery_attempts
@@ -212,6 +231,12 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
           SET consecutive_failures = s.consecutive_failures + 1,
               last_delivery_at = now(),
               last_failure_at = now(),
+              -- 1 from half the threshold on, 2 from three quarters; it only grows in a streak.
+              failing_level = CASE WHEN NOT s.is_active THEN s.failing_level
+                                   ELSE greatest(s.failing_level, CASE
+                                     WHEN s.consecutive_failures + 1 >= ceil($10::int * 0.75) THEN 2
+                                     WHEN s.consecutive_failures + 1 >= ceil($10::int * 0.5) THEN 1
+                                     ELSE 0 END) END,
               is_active = s.is_active AND s.consecutive_failures + 1 < $10::int,
               disabled_at = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= $10::int
                                  THEN now() ELSE s.disabled_at END,
@@ -219,7 +244,7 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
                                      THEN 'consecutive_failures' ELSE s.disabled_reason END,
               updated_at = now()
         WHERE s.id = $8::uuid AND EXISTS (SELECT 1 FROM moved)
-    RETURNING s.consecutive_failures AS failures,
+    RETURNING s.consecutive_failures AS failures, s.failing_level, s.disabled_at,
               (SELECT was.is_active AND was.consecutive_failures + 1 >= $10::int
                  FROM subscription was) AS disabled_now
      ), canceled AS (
@@ -228,9 +253,15 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
         WHERE subscription_id = $8::uuid AND id <> $1 AND status IN ('pending', 'delivering')
           AND EXISTS (SELECT 1 FROM counted WHERE disabled_now)
     RETURNING id
+     ), operational AS (
+${FAILING_DISABLED_INSERT_SQL}
+    RETURNING id
+     ), notified AS (
+       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM operational)
      )
      SELECT (SELECT count(*)::int FROM moved) AS moved,
             (SELECT failures FROM counted) AS failures,
             (SELECT disabled_now FROM counted) AS disabled_now,
-            (SELECT count(*)::int FROM canceled) AS canceled
+            (SELECT count(*)::int FROM canceled) AS canceled,
+            (SELECT count(*)::int FROM notified) AS notified
        FROM async_commit`;

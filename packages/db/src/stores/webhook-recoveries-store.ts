@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import type { OpenDelivery } from './delivery-lifecycle';
+import { aboutSubscriptionSql } from './operational-events-sql';
 
 /** A recovery with its counts, computed from its deliveries as they are now. */
 export interface WebhookRecovery {
@@ -133,6 +134,7 @@ export class WebhookRecoveriesStore {
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
             AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
             AND (s.events = '{}' OR e.type = ANY (s.events))
+            AND ${aboutSubscriptionSql('e')} IS DISTINCT FROM s.id::text
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                              WHERE d.subscription_id = s.id AND d.event_id = e.id)
          ON CONFLICT DO NOTHING

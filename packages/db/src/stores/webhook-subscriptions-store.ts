@@ -237,7 +237,8 @@ export class WebhookSubscriptionsStore {
   /**
    * Applies a PATCH. `isActive: false` pauses (reason `manual`; a subscription disabled
    * already keeps its reason and time); `isActive: true` enables and zeroes the failure
-   * counter and the failing level. Undefined if not found.
+   * counter. The failing level stays: the next success then sends webhook.recovered, as for
+   * any subscription that sent webhook.failing. Undefined if not found.
    */
   async update(
     tenantId: string,
@@ -256,7 +257,6 @@ export class WebhookSubscriptionsStore {
       Object.assign(set, {
         is_active: true,
         consecutive_failures: 0,
-        failing_level: 0,
         disabled_at: null,
         disabled_reason: null,
       });

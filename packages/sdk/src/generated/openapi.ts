@@ -1134,6 +1134,72 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.failing
+         * @description A subscription's consecutive failed deliveries reached half, then three quarters, of the threshold that disables it (sent once at each level per streak). Account-level; delivered to the other subscriptions that listen for it, never to the one it is about.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["webhookFailingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description A subscription was disabled: by its failures (`reason: "consecutive_failures"`, its open deliveries cancelled: `pending_cancelled`) or paused by the tenant (`reason: "manual"`, nothing cancelled). Account-level; never delivered to the subscription it is about.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["webhookDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.recovered
+         * @description A subscription that had sent `webhook.failing` delivered successfully again; `failures_before` is the streak the success ended (0 when the tenant re-enabled the endpoint first, which zeroes it). Account-level; never sent to the one it is about.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["webhookRecoveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2086,6 +2152,66 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             completed_at: string | null;
+        };
+        /** WebhookDisabledEvent */
+        WebhookDisabledEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "webhook.disabled";
+            data: {
+                subscription_id: string;
+                url: string;
+                /** @enum {unknown} */
+                reason: "consecutive_failures" | "manual";
+                /** Format: date-time */
+                disabled_at: string;
+                pending_cancelled: number;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+        };
+        /** WebhookFailingEvent */
+        WebhookFailingEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "webhook.failing";
+            data: {
+                subscription_id: string;
+                url: string;
+                consecutive_failures: number;
+                disable_threshold: number;
+                last_status_code: number | null;
+                last_error: string | null;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+        };
+        /** WebhookRecoveredEvent */
+        WebhookRecoveredEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "webhook.recovered";
+            data: {
+                subscription_id: string;
+                url: string;
+                /** Format: date-time */
+                recovered_at: string;
+                failures_before: number;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
         };
         /** WebhookRecovery */
         WebhookRecovery: {
@@ -15173,6 +15299,228 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookFailingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "webhook.failing",
+                 *       "data": {
+                 *         "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                 *         "url": "https://hooks.example.com/switchboard",
+                 *         "consecutive_failures": 10,
+                 *         "disable_threshold": 20,
+                 *         "last_status_code": 503,
+                 *         "last_error": null
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookFailingEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "webhook.disabled",
+                 *       "data": {
+                 *         "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                 *         "url": "https://hooks.example.com/switchboard",
+                 *         "reason": "consecutive_failures",
+                 *         "disabled_at": "2026-11-21T11:02:17.000Z",
+                 *         "pending_cancelled": 3
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRecoveredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "webhook.recovered",
+                 *       "data": {
+                 *         "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
+                 *         "url": "https://hooks.example.com/switchboard",
+                 *         "recovered_at": "2026-11-21T11:40:03.000Z",
+                 *         "failures_before": 12
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecoveredEvent"];
             };
         };
         responses: {

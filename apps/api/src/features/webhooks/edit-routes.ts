@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { webhookSecretContext, type WebhookSubscription } from '@switchboard/db';
+import { updateAndReport } from './pause';
 import { enqueue } from '@switchboard/queues';
 import { generateSigningSecret } from '@switchboard/webhooks';
 import type { Deps } from '../../deps';
@@ -90,7 +91,7 @@ export function webhookEditRoutes(deps: Deps): RouteDef[] {
         const before = await store.get(tenantId, id);
         if (!before) throw notFound('webhook subscription', 'id');
         const url = body.url === undefined ? undefined : await checkSubscriptionUrl(body.url, deps);
-        const updated = await store.update(tenantId, id, {
+        const updated = await updateAndReport(deps, tenantId, id, {
           url,
           events: body.events && [...new Set(body.events)],
           description: body.description,
