@@ -264,6 +264,15 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   await page.getByRole('button', { name: 'Resume deliveries' }).click();
   await page.getByRole('button', { name: 'Pause deliveries' }).waitFor();
   expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({ is_active: true });
+  await page.getByRole('button', { name: 'Edit endpoint' }).click();
+  await page.getByLabel('Events (comma-separated; empty for every event)').fill('call.started');
+  await page.getByLabel('Description (optional)').fill('Front desk CRM');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('definition').getByText('Front desk CRM').waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({
+    events: ['call.started'],
+    description: 'Front desk CRM',
+  });
 
   // Rotate: the new secret is shown once, with the end of the overlap.
   await page.getByRole('button', { name: 'Rotate secret' }).click();

@@ -74,15 +74,15 @@ export function EditEndpoint(
       {editing && (
         <form onSubmit={submit} class="form" aria-label="Edit endpoint">
           <label for="edit-url">Endpoint URL (https)</label>
-          <input id="edit-url" name="url" type="url" required value={endpoint.url} />
+          <input id="edit-url" name="url" type="url" required defaultValue={endpoint.url} />
           <label for="edit-events">Events (comma-separated; empty for every event)</label>
-          <input id="edit-events" name="events" value={endpoint.events.join(', ')} />
+          <input id="edit-events" name="events" defaultValue={endpoint.events.join(', ')} />
           <label for="edit-description">Description (optional)</label>
           <input
             id="edit-description"
             name="description"
             maxLength={500}
-            value={endpoint.description ?? ''}
+            defaultValue={endpoint.description ?? ''}
           />
           <button type="submit" disabled={busy}>
             {busy ? 'Saving…' : 'Save changes'}
