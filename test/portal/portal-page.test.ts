@@ -257,8 +257,8 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
   await page.goto(`${base}/portal#/endpoints/${id}`);
 
-  // Pause, then resume.
-  await page.getByRole('button', { name: 'Pause deliveries' }).click();
+  // Pause, then resume (the keyboard works: Enter on the focused button).
+  await page.getByRole('button', { name: 'Pause deliveries' }).press('Enter');
   await page.getByText('Paused: new events wait').waitFor();
   await check(page, '12-paused');
   await page.getByRole('button', { name: 'Resume deliveries' }).click();
@@ -275,7 +275,8 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   });
 
   // Rotate: the new secret is shown once, with the end of the overlap.
-  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  await page.getByLabel('Keep the old secret signing for').selectOption('3600');
+  await page.getByRole('button', { name: 'Rotate secret' }).press('Enter');
   await page.getByText(/previous secret keeps signing until/).waitFor();
   const secret = page.getByRole('textbox', { name: 'Secret', exact: true });
   expect(await secret.inputValue()).toMatch(/^whsec_/);
