@@ -99,8 +99,10 @@ describe('SMS history', () => {
       [
         'campaign_id',
         'created_at',
+        'delivered_at',
         'direction',
         'error_code',
+        'error_message',
         'from',
         'id',
         'message',
@@ -108,6 +110,7 @@ describe('SMS history', () => {
         'receptionist_id',
         'received_at',
         'segments',
+        'send_at',
         'sent_at',
         'status',
         'to',

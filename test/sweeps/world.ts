@@ -31,6 +31,7 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   listReceptionistSms: { id: 'receptionist' },
   getCall: { id: 'call' },
   getSms: { id: 'sms' },
+  cancelSms: { id: 'sms' },
   getLead: { id: 'lead' },
   updateLead: { id: 'lead' },
   getLeadImport: { id: 'leadImport' },
