@@ -155,6 +155,47 @@ describe('portal tokens', () => {
     await api().get(`/api/v1/webhooks/${mine}`).set('Authorization', owner.auth).expect(200);
   });
 
+  it('the self-service routes need their capability; the catalog is for every session', async () => {
+    const view = (await portal({ capabilities: ['view'] })).auth;
+    const byDefault = (await portal()).auth; // view, manage_endpoints, recover
+    const secrets = (await portal({ capabilities: ['manage_secrets'] })).auth;
+    const limited = (await portal({ capabilities: ['manage_secrets'], subscription_ids: [mine] }))
+      .auth;
+    const refused = async (req: request.Test, auth: string) => {
+      const res = await req.set('Authorization', auth);
+      expect([res.status, res.body.error?.code]).toEqual([403, 'insufficient_scope']);
+    };
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const hook = `/api/v1/webhooks/${mine}`;
+    await refused(api().patch(hook).send({ description: 'x' }), view);
+    await refused(api().post(`${hook}/rotate-secret`).send({}), byDefault);
+    await refused(api().post(`${hook}/recover`).send({ since }), view);
+    await refused(api().post(`/api/v1/webhooks/${other}/rotate-secret`).send({}), limited);
+
+    await api()
+      .patch(hook)
+      .set('Authorization', byDefault)
+      .send({ description: 'CRM' })
+      .expect(200);
+    const rotated = await api()
+      .post(`${hook}/rotate-secret`)
+      .set('Authorization', secrets)
+      .send({ overlap_seconds: 60 })
+      .expect(200);
+    expect(rotated.body.signing_secret).toMatch(/^whsec_/);
+    const rec = await api().post(`${hook}/recover`).set('Authorization', byDefault).send({ since });
+    expect(rec.status).toBe(202);
+    await api()
+      .get(`${hook}/recoveries/${rec.body.id}`)
+      .set('Authorization', byDefault)
+      .expect(200);
+    await refused(api().get(`${hook}/recoveries/${rec.body.id}`), view);
+    for (const auth of [view, limited]) {
+      const catalog = await api().get('/api/v1/event-types').set('Authorization', auth).expect(200);
+      expect(catalog.body.data.length).toBeGreaterThan(0);
+    }
+  });
+
   it('limited to some subscriptions: lists only them, 403 on the others', async () => {
     const { auth } = await portal({ subscription_ids: [mine.toUpperCase()] });
     const list = await api().get('/api/v1/webhooks').set('Authorization', auth).expect(200);

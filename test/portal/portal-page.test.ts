@@ -44,6 +44,8 @@ let admin: string;
 let tenantId: string;
 let rcp: string;
 let foreignId: string;
+/** The receiver answers 500 while this is set: the self-service test breaks and fixes it. */
+let broken = false;
 const problems: string[] = [];
 
 /** The few fields of API answers this test reads. */
@@ -81,8 +83,14 @@ beforeAll(async () => {
   }
   mkdirSync(SHOTS, { recursive: true });
   const cert = generateCertificate('IP:127.0.0.1');
-  receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
-  ctx = await createTestContext({}, { webhookCa: cert.cert });
+  receiver = await startReceiver(cert, {
+    '/hooks': (_q, res) =>
+      broken
+        ? res.writeHead(500, { 'Content-Type': 'text/plain' }).end('down for maintenance')
+        : res.writeHead(204).end(),
+  });
+  // One attempt per round: a failure is final at once, so the log shows it without waiting.
+  ctx = await createTestContext({ WEBHOOK_MAX_ATTEMPTS: '1' }, { webhookCa: cert.cert });
   worker = await startTestWorker(ctx, { webhookCa: cert.cert });
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -203,6 +211,7 @@ it('a magic link opens the portal: add an endpoint, send a test, watch a call’
   );
   await page.getByTestId('health-summary').getByText('1 delivered').waitFor();
   await page.locator('li.delivery summary').first().click();
+  await page.getByRole('button', { name: 'Show payload and headers' }).first().click();
   await page.getByText(/Attempt 1 .*HTTP 204/).waitFor();
   await check(page, '04-endpoint-health-log');
 
@@ -235,6 +244,87 @@ it('a magic link opens the portal: add an endpoint, send a test, watch a call’
   await again.close();
 }, 120_000);
 
+it('self-service: pause and resume, rotate the secret, recover after an outage, the catalog', async () => {
+  const endpoint = await api('POST', '/webhooks', admin, {
+    url: `https://127.0.0.1:${receiver.port}/hooks`,
+  });
+  const id = endpoint.body.id;
+  const { url } = await link({
+    capabilities: ['view', 'manage_endpoints', 'manage_secrets', 'recover'],
+  });
+  const page = await tab();
+  await page.goto(url);
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  await page.goto(`${base}/portal#/endpoints/${id}`);
+
+  // Pause, then resume (the keyboard works: Enter on the focused button).
+  await page.getByRole('button', { name: 'Pause deliveries' }).press('Enter');
+  await page.getByText('Paused: new events wait').waitFor();
+  await check(page, '12-paused');
+  await page.getByRole('button', { name: 'Resume deliveries' }).click();
+  await page.getByRole('button', { name: 'Pause deliveries' }).waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({ is_active: true });
+  await page.getByRole('button', { name: 'Edit endpoint' }).click();
+  await page.getByLabel('Events (comma-separated; empty for every event)').fill('call.started');
+  await page.getByLabel('Description (optional)').fill('Front desk CRM');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('definition').getByText('Front desk CRM').waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({
+    events: ['call.started'],
+    description: 'Front desk CRM',
+  });
+
+  // Rotate: the new secret is shown once, with the end of the overlap.
+  await page.getByLabel('Keep the old secret signing for').selectOption('3600');
+  await page.getByRole('button', { name: 'Rotate secret' }).press('Enter');
+  await page.getByText(/previous secret keeps signing until/).waitFor();
+  const secret = page.getByRole('textbox', { name: 'Secret', exact: true });
+  expect(await secret.inputValue()).toMatch(/^whsec_/);
+  await check(page, '13-secret-rotated');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  expect(await secret.count()).toBe(0);
+
+  // Break the receiver: the call's delivery fails, and the filtered log shows it in full.
+  broken = true;
+  await emitCallStarted(ctx, tenantId, rcp);
+  await page.getByLabel('Status').selectOption('failed');
+  await page.getByLabel('Event').fill('call.started');
+  await waitFor(
+    'the failed delivery in the filtered log',
+    async () => {
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      return (await page.locator('li.delivery[data-status="failed"]').count()) > 0;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  await page.locator('li.delivery summary').first().click();
+  await page.getByRole('button', { name: 'Show payload and headers' }).first().click();
+  await page.getByText(/Attempt 1 .*HTTP 500/).waitFor();
+  await page.getByRole('heading', { name: 'Response headers' }).first().waitFor();
+  await page.getByText('content-type: text/plain').first().waitFor();
+  await check(page, '14-failed-delivery');
+
+  // Fix it and recover: the progress completes and the delivery succeeded.
+  broken = false;
+  await page.getByRole('button', { name: 'Recover' }).click();
+  await page.locator('[data-testid="recovery"][data-status="completed"]').waitFor();
+  await page.getByText(/1 found, 1 delivered, 0 failed/).waitFor();
+  await page.getByLabel('Status').selectOption('succeeded');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.locator('li.delivery[data-status="succeeded"]').first().waitFor();
+  await check(page, '15-recovered');
+  const failed = await api('GET', `/webhooks/${id}/deliveries?status=failed`, admin);
+  expect(failed.body.data).toEqual([]);
+
+  // The event catalog.
+  await page.getByRole('link', { name: 'Event catalog' }).click();
+  await page.getByRole('heading', { name: 'Event catalog' }).waitFor();
+  await page.locator('[data-event="call.started"]').waitFor();
+  await check(page, '16-event-catalog');
+  await page.close();
+  expect((await api('DELETE', `/webhooks/${id}`, admin)).status).toBe(204);
+}, 120_000);
+
 it('a view-only link shows no write control, and its token gets 403 on writes', async () => {
   const endpoint = await api('POST', '/webhooks', admin, {
     url: `https://127.0.0.1:${receiver.port}/hooks`,
@@ -247,7 +337,11 @@ it('a view-only link shows no write control, and its token gets 403 on writes', 
   await page.goto(`${base}/portal#/endpoints/${endpoint.body.id}`);
   await page.getByRole('heading', { name: 'Health' }).waitFor();
   await page.getByText('You can view endpoints.').waitFor();
-  expect(await page.getByRole('button', { name: /test|delete|retry|enable/i }).count()).toBe(0);
+  expect(
+    await page
+      .getByRole('button', { name: /test|delete|retry|enable|pause|resume|edit|rotate|recover/i })
+      .count(),
+  ).toBe(0);
   expect(await page.getByRole('link', { name: 'Add endpoint' }).count()).toBe(0);
   await check(page, '09-view-only');
   const status = await page.evaluate(async (id) => {

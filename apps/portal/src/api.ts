@@ -1,8 +1,13 @@
 import type {
   ApiErrorBody,
   CreatedWebhookSubscription,
+  EventTypeInfo,
+  EventTypeList,
   PortalToken,
   WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookRecovery,
+  WebhookRotatedSecret,
   WebhookStats,
   WebhookSubscription,
   WebhookTestResult,
@@ -10,12 +15,32 @@ import type {
 
 export type {
   CreatedWebhookSubscription,
+  EventTypeInfo,
   PortalToken,
   WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookRecovery,
+  WebhookRotatedSecret,
   WebhookStats,
   WebhookSubscription,
   WebhookTestResult,
 };
+
+/** The delivery log's server-side filters (docs/API.md, Webhooks). */
+export interface LogFilter {
+  status?: string;
+  event?: string;
+  since?: string;
+  until?: string;
+}
+
+/** The changeable fields of an endpoint (PATCH /webhooks/{id}). */
+export interface EndpointChange {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  is_active?: boolean;
+}
 
 /** An answer of the API that is not a success, with its documented error body. */
 export class ApiFailure extends Error {
@@ -83,12 +108,24 @@ export const api = (token: string) => ({
     call<WebhookSubscription>('POST', `/webhooks/${seg(id)}/enable`, token),
   testEndpoint: (id: string) => call<WebhookTestResult>('POST', `/webhooks/${seg(id)}/test`, token),
   stats: (id: string) => call<WebhookStats>('GET', `/webhooks/${seg(id)}/stats`, token),
-  deliveries: (id: string, cursor?: string | null) =>
-    call<Page<WebhookDelivery>>(
-      'GET',
-      `/webhooks/${seg(id)}/deliveries?limit=50${cursor ? `&cursor=${seg(cursor)}` : ''}`,
-      token,
-    ),
+  deliveries: (id: string, filter: LogFilter = {}) => {
+    const q = new URLSearchParams({ limit: '50' });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    return call<Page<WebhookDelivery>>('GET', `/webhooks/${seg(id)}/deliveries?${q}`, token);
+  },
+  delivery: (id: string, deliveryId: string) =>
+    call<WebhookDeliveryDetail>('GET', `/webhooks/${seg(id)}/deliveries/${seg(deliveryId)}`, token),
+  updateEndpoint: (id: string, body: EndpointChange) =>
+    call<WebhookSubscription>('PATCH', `/webhooks/${seg(id)}`, token, body),
+  rotateSecret: (id: string, overlapSeconds: number) =>
+    call<WebhookRotatedSecret>('POST', `/webhooks/${seg(id)}/rotate-secret`, token, {
+      overlap_seconds: overlapSeconds,
+    }),
+  recover: (id: string, since: string) =>
+    call<WebhookRecovery>('POST', `/webhooks/${seg(id)}/recover`, token, { since }),
+  recovery: (id: string, recoveryId: string) =>
+    call<WebhookRecovery>('GET', `/webhooks/${seg(id)}/recoveries/${seg(recoveryId)}`, token),
+  eventTypes: () => call<EventTypeList>('GET', '/event-types', token),
   retry: (id: string, deliveryId: string) =>
     call<WebhookDelivery>(
       'POST',

@@ -1,17 +1,20 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiFailure, clearSession, exchange, loadSession, saveSession } from './api';
 import type { PortalToken } from './api';
+import { CatalogPage } from './catalog';
 import { EndpointPage } from './endpoint';
 import { EndpointsPage, NewEndpointPage } from './endpoints';
 import { FatalPage, fatalOfCode, NotFound, type Fatal } from './states';
 
-/** Routes are in the fragment (`#/`, `#/new`, `#/endpoints/<id>`): the server sees only /portal. */
-type Route = { page: 'list' } | { page: 'new' } | { page: 'endpoint'; id: string } | null;
+/** Routes are in the fragment (`#/`, `#/new`, `#/events`, `#/endpoints/<id>`): the server sees only /portal. */
+type Route =
+  { page: 'list' } | { page: 'new' } | { page: 'events' } | { page: 'endpoint'; id: string } | null;
 
 const parse = (hash: string): Route => {
   const path = hash.replace(/^#/, '') || '/';
   if (path === '/') return { page: 'list' };
   if (path === '/new') return { page: 'new' };
+  if (path === '/events') return { page: 'events' };
   const m = /^\/endpoints\/([^/]+)$/.exec(path);
   return m?.[1] ? { page: 'endpoint', id: decodeURIComponent(m[1]) } : null;
 };
@@ -90,12 +93,13 @@ export function App() {
           <span class="sub">Webhooks portal</span>
         </p>
         <nav aria-label="Portal">
-          <a href="#/">Endpoints</a>
+          <a href="#/">Endpoints</a> <a href="#/events">Event catalog</a>
         </nav>
       </header>
       <main id="main">
         {route?.page === 'list' && <EndpointsPage {...props} />}
         {route?.page === 'new' && <NewEndpointPage {...props} />}
+        {route?.page === 'events' && <CatalogPage {...props} />}
         {route?.page === 'endpoint' && <EndpointPage key={route.id} id={route.id} {...props} />}
         {!route && <NotFound what="Page" />}
       </main>

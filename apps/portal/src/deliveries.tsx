@@ -1,12 +1,18 @@
 import { useState } from 'preact/hooks';
-import type { WebhookDelivery } from './api';
+import type { LogFilter, WebhookDelivery } from './api';
 import type { PageProps } from './app';
+import { DeliveryDetail } from './delivery-detail';
 import { plain, when } from './format';
+import { LogFilterForm } from './log-filter';
 import { ErrorNote } from './states';
 
-type Filter = 'all' | 'pending' | 'delivering' | 'succeeded' | 'failed' | 'cancelled';
+const outcome = (d: WebhookDelivery): string => {
+  const a = d.attempts[d.attempts.length - 1];
+  if (!a) return '—';
+  return a.status_code === null ? `no response (${a.error ?? 'error'})` : `HTTP ${a.status_code}`;
+};
 
-/** One delivery: every attempt's outcome, and a retry when the session may recover. */
+/** One delivery: its last outcome, the full detail on demand, and a retry when the session may recover. */
 function DeliveryRow(
   props: {
     d: WebhookDelivery;
@@ -43,19 +49,12 @@ function DeliveryRow(
         <p class="muted">
           Delivery {d.id}, event {d.event_id}, round {d.round}
         </p>
-        {d.attempts.length === 0 && <p>No attempt yet.</p>}
-        <ol class="attempts">
-          {d.attempts.map((a) => (
-            <li key={`${a.round}-${a.attempt}`}>
-              Attempt {a.attempt} (round {a.round}) at {when(a.attempted_at)}:{' '}
-              {a.status_code === null
-                ? `no response (${a.error ?? 'error'})`
-                : `HTTP ${a.status_code}`}
-              , {a.duration_ms} ms
-              {a.response_excerpt && <pre>{a.response_excerpt}</pre>}
-            </li>
-          ))}
-        </ol>
+        <p>
+          {d.attempts.length === 0
+            ? 'No attempt yet.'
+            : `${d.attempts.length} attempt(s); the last: ${outcome(d)}.`}
+        </p>
+        <DeliveryDetail {...props} deliveryId={d.id} />
         {can.recover && (
           <button type="button" onClick={retry} disabled={busy}>
             {busy ? 'Retrying…' : 'Retry this delivery'}
@@ -67,16 +66,16 @@ function DeliveryRow(
   );
 }
 
-/** The delivery log of one endpoint, newest first, filtered on the page shown. */
+/** The delivery log of one endpoint, newest first, filtered by the API. */
 export function DeliveryLog(
   props: PageProps & {
     endpointId: string;
     rows: WebhookDelivery[];
     onReload: () => void;
+    onFilter: (f: LogFilter) => void;
   },
 ) {
-  const [filter, setFilter] = useState<Filter>('all');
-  const shown = props.rows.filter((d) => filter === 'all' || d.status === filter);
+  const shown = props.rows;
   return (
     <section aria-labelledby="log-title">
       <div class="row">
@@ -85,18 +84,7 @@ export function DeliveryLog(
           Refresh
         </button>
       </div>
-      <label for="status-filter">Show</label>{' '}
-      <select
-        id="status-filter"
-        value={filter}
-        onChange={(e) => setFilter((e.currentTarget as HTMLSelectElement).value as Filter)}
-      >
-        <option value="all">all deliveries</option>
-        <option value="succeeded">succeeded</option>
-        <option value="failed">failed</option>
-        <option value="pending">pending</option>
-        <option value="cancelled">cancelled</option>
-      </select>
+      <LogFilterForm onApply={props.onFilter} />
       {shown.length === 0 ? (
         <p>No deliveries to show.</p>
       ) : (

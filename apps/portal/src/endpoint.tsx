@@ -1,9 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api';
-import type { WebhookDelivery, WebhookStats, WebhookSubscription, WebhookTestResult } from './api';
+import type {
+  LogFilter,
+  WebhookDelivery,
+  WebhookStats,
+  WebhookSubscription,
+  WebhookTestResult,
+} from './api';
 import type { PageProps } from './app';
 import { HealthCharts } from './chart';
 import { DeliveryLog } from './deliveries';
+import { EditEndpoint } from './edit';
+import { RecoverPanel } from './recover';
+import { RotateSecret } from './rotate';
 import { StatusBadge } from './endpoints';
 import { plain, when } from './format';
 import { ErrorNote, NotFound } from './states';
@@ -15,6 +24,7 @@ export function EndpointPage(props: PageProps & { id: string }) {
   const [missing, setMissing] = useState(false);
   const [stats, setStats] = useState<WebhookStats | null>(null);
   const [log, setLog] = useState<WebhookDelivery[]>([]);
+  const [filter, setFilter] = useState<LogFilter>({});
   const [error, setError] = useState<string | null>(null);
   const [test, setTest] = useState<WebhookTestResult | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -28,9 +38,9 @@ export function EndpointPage(props: PageProps & { id: string }) {
   const reload = () => {
     client.getEndpoint(id).then(setEndpoint, fail);
     client.stats(id).then(setStats, fail);
-    client.deliveries(id).then((p) => setLog(p.data), fail);
+    client.deliveries(id, filter).then((p) => setLog(p.data), fail);
   };
-  useEffect(reload, [id, client]);
+  useEffect(reload, [id, client, filter]);
 
   const act = async (name: string, work: () => Promise<void>) => {
     setBusy(name);
@@ -75,6 +85,12 @@ export function EndpointPage(props: PageProps & { id: string }) {
           <dd>{when(endpoint.last_failure_at)}</dd>
           <dt>Failures in a row</dt>
           <dd>{endpoint.consecutive_failures}</dd>
+          {endpoint.secret_overlap_ends_at && (
+            <>
+              <dt>Previous secret signs until</dt>
+              <dd>{when(endpoint.secret_overlap_ends_at)}</dd>
+            </>
+          )}
           {endpoint.description && (
             <>
               <dt>Description</dt>
@@ -92,7 +108,7 @@ export function EndpointPage(props: PageProps & { id: string }) {
             >
               {busy === 'test' ? 'Sending…' : 'Send test event'}
             </button>
-            {!endpoint.is_active && (
+            {!endpoint.is_active && endpoint.disabled_reason !== 'manual' && (
               <button
                 type="button"
                 disabled={busy !== null}
@@ -108,6 +124,7 @@ export function EndpointPage(props: PageProps & { id: string }) {
             </button>
           </div>
         )}
+        {can.manage && <EditEndpoint {...props} endpoint={endpoint} onChanged={setEndpoint} />}
         {test && (
           <p role="status" class={test.delivered ? 'okline' : 'error'} data-testid="test-result">
             {test.delivered
@@ -145,11 +162,19 @@ export function EndpointPage(props: PageProps & { id: string }) {
           </div>
         </dialog>
       </section>
+      {can.secrets && (
+        <RotateSecret
+          {...props}
+          endpointId={id}
+          onRotated={() => client.getEndpoint(id).then(setEndpoint, fail)}
+        />
+      )}
       <section aria-labelledby="health-title">
         <h2 id="health-title">Health</h2>
         {stats ? <HealthCharts stats={stats} /> : <p>Loading…</p>}
       </section>
-      <DeliveryLog {...props} endpointId={id} rows={log} onReload={reload} />
+      {can.recover && <RecoverPanel {...props} endpointId={id} onProgress={reload} />}
+      <DeliveryLog {...props} endpointId={id} rows={log} onReload={reload} onFilter={setFilter} />
     </>
   );
 }

@@ -297,7 +297,7 @@ export interface paths {
          * Change a subscription: url, events, description, pause/resume, rate limit
          * @description `url` gets every check of creation. `is_active: false` pauses (disabled_reason `manual`): events keep creating deliveries, which wait and go out on resume. `is_active: true` resumes (or enables an auto-disabled subscription) and zeroes the failure counter. A new url applies to every attempt made after the change.
          *
-         *     Requires an API key with the `admin` scope (or a wider one).
+         *     Requires an API key with the `admin` scope (or a wider one). A portal token with the `manage_endpoints` capability may call it too.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -357,7 +357,7 @@ export interface paths {
          * Replace the signing secret; the previous one keeps signing during an overlap
          * @description During the overlap (`overlap_seconds`, 0 to 604800, default 86400) every delivery carries two signatures, newest first. Rotating during an overlap drops the older secret at once: never more than two.
          *
-         *     Requires an API key with the `admin` scope (or a wider one).
+         *     Requires an API key with the `admin` scope (or a wider one). A portal token with the `manage_secrets` capability may call it too.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -459,7 +459,7 @@ export interface paths {
          * Send again what failed in a window, and what was missed while disabled
          * @description Resends once, with a fresh attempt budget and the same event id, every delivery of the subscription created in `[since, until)` that failed or was cancelled, and sends every event of the window that matched it but got no delivery while it was disabled.
          *
-         *     Requires an API key with the `admin` scope (or a wider one).
+         *     Requires an API key with the `admin` scope (or a wider one). A portal token with the `recover` capability may call it too.
          */
         post: operations["recoverWebhook"];
         delete?: never;
@@ -477,7 +477,7 @@ export interface paths {
         };
         /**
          * A recovery: status and counts
-         * @description Requires an API key with the `admin` scope (or a wider one).
+         * @description Requires an API key with the `admin` scope (or a wider one). A portal token with the `recover` capability may call it too.
          */
         get: operations["getWebhookRecovery"];
         put?: never;
@@ -497,7 +497,7 @@ export interface paths {
         };
         /**
          * Every event the service emits: description, schema of data, example envelope
-         * @description Requires an API key with the `read` scope (or a wider one).
+         * @description Requires an API key with the `read` scope (or a wider one). A portal token with the `view` capability may call it too.
          */
         get: operations["listEventTypes"];
         put?: never;
@@ -7070,7 +7070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7092,7 +7092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            /** @description `insufficient_scope`: the key lacks the `admin` scope, or a portal token lacks the `manage_endpoints` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7877,7 +7877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7899,7 +7899,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            /** @description `insufficient_scope`: the key lacks the `admin` scope, or a portal token lacks the `manage_secrets` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9206,7 +9206,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9228,7 +9228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            /** @description `insufficient_scope`: the key lacks the `admin` scope, or a portal token lacks the `recover` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9494,7 +9494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9516,7 +9516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            /** @description `insufficient_scope`: the key lacks the `admin` scope, or a portal token lacks the `recover` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9757,7 +9757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9779,7 +9779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            /** @description `insufficient_scope`: the key lacks the `read` scope, or a portal token lacks the `view` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

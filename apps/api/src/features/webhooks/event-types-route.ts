@@ -48,6 +48,8 @@ export function eventTypeRoutes(): RouteDef[] {
       summary: 'Every event the service emits: description, schema of data, example envelope',
       tag: 'Webhooks',
       scope: 'read',
+      // The catalog names no subscription: a limited session reads all of it too.
+      portal: { capability: 'view', subscriptions: 'filter' },
       query: eventTypesQuerySchema,
       responses: {
         200: {

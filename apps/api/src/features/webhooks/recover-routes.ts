@@ -134,6 +134,7 @@ export function webhookRecoverRoutes(deps: Deps): RouteDef[] {
         'every event of the window that matched it but got no delivery while it was disabled.',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'recover', subscriptions: 'path' },
       params: webhookIdParamSchema,
       body: recoverBodySchema,
       bodyExample: { since: '2026-11-21T08:00:00Z' },
@@ -202,6 +203,7 @@ export function webhookRecoverRoutes(deps: Deps): RouteDef[] {
       summary: 'A recovery: status and counts',
       tag: TAG,
       scope: 'admin',
+      portal: { capability: 'recover', subscriptions: 'path' },
       params: recoveryParamSchema,
       responses: {
         200: { description: 'The recovery', schema: recoverySchema, example: recoveryExample },
