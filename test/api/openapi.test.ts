@@ -151,6 +151,7 @@ describe('operations', () => {
       'post /campaigns': 'createCampaign',
       'get /campaigns': 'listCampaigns',
       'get /campaigns/{id}': 'getCampaign',
+      'get /campaigns/{id}/recipients': 'listCampaignRecipients',
       'post /campaigns/{id}/cancel': 'cancelCampaign',
       'post /mcp': 'callMcp',
       'post /webhooks': 'createWebhook',
