@@ -7,7 +7,8 @@ import { createTestContext, type TestContext } from '../support/context';
 
 // The SDK's `campaigns` group against the real API (createApp on an ephemeral port, real
 // Postgres and Redis, no worker): create with an idempotency key, list across pages, get,
-// cancel, typed errors. Every answer is checked against the served OpenAPI document.
+// cancel, recipients, typed errors. Every answer is checked against the served OpenAPI
+// document.
 let ctx: TestContext;
 let server: Server;
 let baseUrl: string;
@@ -20,6 +21,7 @@ const templateOf = (path: string): string =>
   path
     .replace(/^\/api\/v1/, '')
     .replace(/\/campaigns\/[^/]+\/cancel$/, '/campaigns/{id}/cancel')
+    .replace(/\/campaigns\/[^/]+\/recipients$/, '/campaigns/{id}/recipients')
     .replace(/\/campaigns\/[^/]+$/, '/campaigns/{id}');
 
 const recordingFetch: typeof fetch = async (input, init) => {
@@ -98,6 +100,14 @@ it('list() follows cursors newest first; get() and cancel(); a second cancel is 
     status: 409,
     code: 'invalid_state',
   });
+  // Its recipients, a page at a time, last in sending order first: canceled before their turn.
+  const recipients = await client().campaigns.listRecipients(last.id, { limit: 1 }).toArray();
+  expect(recipients.map((r) => [r.phone, r.outcome, r.sms_id])).toEqual([
+    ['+14155550124', 'canceled', null],
+    ['+14155550123', 'canceled', null],
+  ]);
+  const pending = await client().campaigns.listRecipients(last.id, { outcome: 'pending' });
+  expect(await pending.toArray()).toEqual([]);
   await expect(client().campaigns.get('cmp_doesnotexist')).rejects.toMatchObject({
     status: 404,
     code: 'resource_not_found',
