@@ -136,10 +136,15 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
         'SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn() AS pending',
       )
     ).rows[0]?.pending;
-  /** A durable commit flushes everything before it. */
+  /**
+   * A durable commit flushes everything before it. Other sessions of the server (other test
+   * files) may write WAL right after it, so wait until the flush position has caught up.
+   */
   const flush = async () => {
     await deps.knex('tenants').where({ id: tenantId }).update({ name: 'Flushed' });
-    expect(await walPending()).toBe(false);
+    await waitFor('the WAL to be flushed', async () => (await walPending()) === false, {
+      timeoutMs: 10_000,
+    });
   };
 
   const eventId = await emitCallStarted(ctx, tenantId, rcp.id);
