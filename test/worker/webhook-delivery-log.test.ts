@@ -28,7 +28,8 @@ beforeAll(async () => {
   cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
   receiver = await startReceiver(cert, {
     '/ok': (_req, res) => res.writeHead(200, { 'x-receiver': 'yes' }).end(BIG),
-    '/down': (_req, res) => res.writeHead(503).end('down'),
+    // An empty body: no excerpt, but the headers are still recorded.
+    '/down': (_req, res) => res.writeHead(503, { 'x-receiver': 'down' }).end(),
   });
   base = `https://127.0.0.1:${receiver.port}`;
   ctx = await createTestContext({
@@ -93,6 +94,12 @@ describe('the delivery log', () => {
     ]);
     const one = await get(auth, `/webhook-deliveries?subscription_id=${goodId}&status=succeeded`);
     expect(one.body.data).toHaveLength(1);
+    const down = await get(auth, `/webhooks/${badId}/deliveries/${failed.body.data[0].id}`);
+    expect(down.body.attempts[0]).toMatchObject({
+      status_code: 503,
+      response_excerpt: null,
+      response_headers: expect.objectContaining({ 'x-receiver': 'down' }),
+    });
 
     // One delivery in full.
     const id = ok.body.data[0].id as string;

@@ -52,22 +52,24 @@ export async function recordOutcome(
   outcome: AttemptOutcome,
 ): Promise<boolean> {
   const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 4096) : null;
-  const plainer: Array<[string, string | null, boolean]> = [
-    ['as it happened', excerpt, true],
-    ['without the response excerpt', null, true],
-    ['without an attempt row', excerpt, false],
+  // [how, excerpt, an attempt row, its headers]: each level keeps less of what came from outside.
+  const plainer: Array<[string, string | null, boolean, boolean]> = [
+    ['as it happened', excerpt, true, true],
+    ['without the response excerpt', null, true, false],
+    ['without an attempt row', excerpt, false, false],
   ];
   let last: unknown;
-  for (const [how, excerptOrNull, logAttempt] of plainer) {
+  for (const [how, excerptOrNull, logAttempt, withHeaders] of plainer) {
     const record: Omit<AttemptRecord, 'outcome'> = {
       delivery: d,
       statusCode: r.status_code,
       error: r.error,
       durationMs: Math.round(r.duration_ms),
       excerpt: excerptOrNull,
-      // Dropped with the excerpt: the plainer records keep only what cannot be refused.
-      requestHeaders: excerptOrNull === null ? null : (r.request_headers ?? null),
-      responseHeaders: excerptOrNull === null ? null : (r.response_headers ?? null),
+      // Dropped with the excerpt: the plainer records keep only what cannot be refused. (An
+      // empty body has no excerpt, yet its headers are kept: they are tied to the level.)
+      requestHeaders: withHeaders ? (r.request_headers ?? null) : null,
+      responseHeaders: withHeaders ? (r.response_headers ?? null) : null,
       logAttempt,
     };
     try {
