@@ -1,7 +1,7 @@
 import { DeliveryLifecycle, type ClaimedDelivery } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
-import { emitCallStarted, subscriber } from '../support/worker';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // The delivery lifecycle's batched statements (no worker running: called directly): a batch
 // behaves as its calls one by one would, duplicates included, and the failure streak is
@@ -157,4 +157,52 @@ it('counts exhausted deliveries exactly under concurrency, disabling at exactly 
     expect(e).toMatchObject({ receptionist_id: null, published_at: null });
     expect(validateEventData(e.type, e.data)).toBeNull();
   }
+});
+
+it('counts an attempt whose delivery is canceled while its record waits for the row', async () => {
+  const { open } = await deliveries(2);
+  const claimed = (await lifecycle.claim(
+    ctx.deps.knex,
+    open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 })),
+    LOCK_MS,
+  )) as ClaimedDelivery[];
+  const [retried, exhausted] = claimed.map((c) => c.delivery);
+  const base = { statusCode: 500, error: 'http_5xx', durationMs: 1, excerpt: null };
+  // A cancel (as a disable does) holds both rows, uncommitted, while the attempts are
+  // recorded: each record's statement waits for the row and then sees it canceled.
+  const cancel = await ctx.deps.knex.transaction();
+  await cancel('webhook_deliveries')
+    .whereIn('id', [retried!.id, exhausted!.id])
+    .update({ status: 'canceled', locked_until: null, completed_at: cancel.fn.now() });
+  const recording = lifecycle.record(ctx.deps.knex, [
+    {
+      ...base,
+      logAttempt: true,
+      delivery: retried!,
+      outcome: { kind: 'retry', nextAttemptAt: new Date(Date.now() + 60_000) },
+    },
+  ]);
+  const exhausting = lifecycle.exhaust(
+    ctx.deps.knex,
+    { ...base, logAttempt: true, delivery: exhausted! },
+    20,
+  );
+  await waitFor('both statements to wait for the cancel', async () => {
+    const { rows } = await ctx.deps.knex.raw(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+    );
+    return rows[0].n >= 2;
+  });
+  await cancel.commit();
+  expect(await recording).toEqual([false]);
+  expect((await exhausting).moved).toBe(false);
+  const rows = await ctx.deps
+    .knex('webhook_deliveries')
+    .whereIn('id', [retried!.id, exhausted!.id])
+    .select('status', 'attempts', 'last_status_code');
+  expect(rows).toEqual([
+    { status: 'canceled', attempts: 1, last_status_code: 500 },
+    { status: 'canceled', attempts: 1, last_status_code: 500 },
+  ]);
 });

@@ -122,7 +122,7 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
 
 /**
  * An attempt whose delivery was canceled while it was in flight (its subscription disabled
- * or its target gone) is still counted on the delivery (`late`): `attempts` always equals
+ * or its target gone) is still counted on the delivery (the `updated` statement): `attempts` always equals
  * the attempt rows of the round and the POSTs sent. The delivery stays canceled.
  *
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
@@ -142,25 +142,30 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT id, round, attempt, status_code, error, duration_ms, excerpt,
               request_headers::jsonb, response_headers::jsonb
          FROM input WHERE log_attempt
-     ), moved AS (
+     ), updated AS (
+       -- One UPDATE for both cases, never two: a cancel that commits while this statement
+       -- waits for the row is re-checked against the row's new version (status canceled
+       -- still matches), where two UPDATEs that each test one status would both miss it.
        UPDATE webhook_deliveries d
-          SET status = CASE WHEN i.success THEN 'succeeded' ELSE 'pending' END,
-              attempts = i.attempt, next_attempt_at = i.next_at, locked_until = NULL, claims = 0,
-              last_status_code = i.status_code, last_error = i.error, updated_at = now(),
-              completed_at = CASE WHEN i.success THEN now() ELSE NULL END,
-              first_success_at = CASE WHEN i.success THEN coalesce(d.first_success_at, now())
+          SET status = CASE WHEN d.status = 'canceled' THEN 'canceled'
+                            WHEN i.success THEN 'succeeded' ELSE 'pending' END,
+              attempts = i.attempt, last_status_code = i.status_code, last_error = i.error,
+              updated_at = now(),
+              next_attempt_at = CASE WHEN d.status = 'canceled' THEN d.next_attempt_at
+                                     ELSE i.next_at END,
+              locked_until = CASE WHEN d.status = 'canceled' THEN d.locked_until END,
+              claims = CASE WHEN d.status = 'canceled' THEN d.claims ELSE 0 END,
+              completed_at = CASE WHEN d.status = 'canceled' THEN d.completed_at
+                                  WHEN i.success THEN now() END,
+              first_success_at = CASE WHEN d.status <> 'canceled' AND i.success
+                                      THEN coalesce(d.first_success_at, now())
                                       ELSE d.first_success_at END
          FROM input i
         WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
-          AND d.status = 'delivering'
-    RETURNING d.id, i.subscription_id, i.success
-     ), late AS (
-       UPDATE webhook_deliveries d
-          SET attempts = i.attempt, last_status_code = i.status_code, last_error = i.error,
-              updated_at = now()
-         FROM input i
-        WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
-          AND d.status = 'canceled'
+          AND d.status IN ('delivering', 'canceled')
+    RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved
+     ), moved AS (
+       SELECT id, subscription_id, success FROM updated WHERE moved
      ), touched AS (
        SELECT subscription_id AS id, bool_or(success) AS any_success,
               bool_or(NOT success) AS any_failure
@@ -204,7 +209,7 @@ ${RECOVERED_INSERT_SQL}
  * with the row as it was before this statement, never with a timestamp (`disabled_at` is
  * stored to the millisecond, `now()` is not). A delivery canceled meanwhile (the exhaustion
  * before disabled the subscription) does not move and does not count in the streak, but its
- * attempt does count on the delivery (`late`, as in RECORD_SQL).
+ * attempt does count on the delivery (as in RECORD_SQL).
  */
 export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
        SELECT id, tenant_id, url, is_active, consecutive_failures, failing_level
@@ -214,18 +219,23 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
               (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt,
                request_headers, response_headers)
        SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7, $11::jsonb, $12::jsonb WHERE $9::bool
+     ), updated AS (
+       -- One UPDATE for both cases (see RECORD_SQL): 'delivering' fails, 'canceled' only
+       -- counts the attempt.
+       UPDATE webhook_deliveries
+          SET status = CASE WHEN status = 'canceled' THEN 'canceled' ELSE 'failed' END,
+              attempts = $3::int, last_status_code = $4::int, last_error = $5, updated_at = now(),
+              next_attempt_at = CASE WHEN status = 'canceled' THEN next_attempt_at END,
+              locked_until = CASE WHEN status = 'canceled' THEN locked_until END,
+              claims = CASE WHEN status = 'canceled' THEN claims ELSE 0 END,
+              completed_at = CASE WHEN status = 'canceled' THEN completed_at ELSE now() END
+        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1
+          AND (status = 'canceled'
+               OR (status = 'delivering'
+                   AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))))
+    RETURNING id, status <> 'canceled' AS moved
      ), moved AS (
-       UPDATE webhook_deliveries
-          SET status = 'failed', attempts = $3::int, next_attempt_at = NULL, locked_until = NULL,
-              claims = 0, last_status_code = $4::int, last_error = $5, updated_at = now(),
-              completed_at = now()
-        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'delivering'
-          AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))
-    RETURNING id
-     ), late AS (
-       UPDATE webhook_deliveries
-          SET attempts = $3::int, last_status_code = $4::int, last_error = $5, updated_at = now()
-        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1 AND status = 'canceled'
+       SELECT id FROM updated WHERE moved
      ), counted AS (
        UPDATE webhook_subscriptions s
           SET consecutive_failures = s.consecutive_failures + 1,
