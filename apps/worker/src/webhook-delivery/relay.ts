@@ -9,6 +9,16 @@ import type { Component } from '../component';
 const BATCH = 500;
 /** Fallback poll: a missed notification (e.g. during a reconnect) delays an event this much. */
 const POLL_MS = 1000;
+/**
+ * At most this many event jobs wait in the events queue (all relays together, give or take
+ * one batch each): the backlog stays in the outbox, where the relay takes tenants in turn.
+ * An event of a quiet tenant therefore waits behind at most this many jobs, whatever another
+ * tenant's burst: at a few hundred fan-outs a second, well under a second. Large enough
+ * that every event job slot of many workers finds work between two refills.
+ */
+export const EVENTS_WINDOW = 200;
+/** While the window is full and the outbox holds more, how often the relay looks again. */
+const REFILL_MS = 25;
 
 /**
  * The job of one event. An event written under a trace gets an `outbox.relay` span in that
@@ -28,30 +38,54 @@ function relayed(event: UnpublishedEvent): { data: EventJob } {
   };
 }
 
+export interface RelayOptions {
+  /** Event jobs allowed to wait in the queue at once (default EVENTS_WINDOW). */
+  window?: number;
+}
+
 /**
  * Publishes committed outbox events to the `events` queue. Woken by Postgres NOTIFY on every
  * commit, with a slow poll as a safety net. Rows are claimed with SKIP LOCKED, so several
  * workers relay in parallel without publishing one event twice in the common case; a
  * duplicate publish is harmless anyway (jobId = event id). The transaction commits
  * `published_at` only after the jobs are in Redis.
+ *
+ * Fair between tenants: the queue holds at most a window of event jobs, topped up as fan-out
+ * takes them, and each top-up takes every tenant with unpublished events in turn
+ * (EventsStore.claimUnpublished). A tenant's burst waits in the outbox, not in front of
+ * other tenants' events in the queue.
  */
-export function startRelay(deps: WorkerDeps): Component {
+export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component {
   const { knex, queues, logger, metrics, stores } = deps;
+  const window = opts.window ?? EVENTS_WINDOW;
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
+  /** The last tenant served, where the next batch starts (round-robin over many tenants). */
+  let cursor = '';
+  let refill: NodeJS.Timeout | undefined;
 
-  async function drainOnce(): Promise<number> {
+  /** Jobs published and not yet taken by a fan-out. */
+  async function queued(): Promise<number> {
+    const counts = await queues.events.getJobCounts('wait', 'prioritized', 'paused');
+    return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.paused ?? 0);
+  }
+
+  /** One batch: `full` when the window had no room, else the events published (and asked). */
+  async function drainOnce(): Promise<'full' | { published: number; asked: number }> {
+    const room = Math.min(BATCH, window - (await queued()));
+    if (room <= 0) return 'full';
     return knex.transaction(async (trx) => {
-      const events = await stores.events.claimUnpublished(trx, BATCH);
-      if (events.length === 0) return 0;
+      const events = await stores.events.claimUnpublished(trx, room, { after: cursor });
+      if (events.length === 0) return { published: 0, asked: room };
+      cursor = events[events.length - 1]?.tenantId ?? '';
       const ids = events.map((e) => e.id);
       // A published_at lost in a crash only publishes the events again (job id = event id).
       await commitAsynchronously(trx);
       await enqueue(queues, 'events', events.map(relayed));
       await stores.events.markPublished(trx, ids);
       metrics.eventsRelayed.inc(ids.length);
-      return ids.length;
+      return { published: ids.length, asked: room };
     });
   }
 
@@ -66,7 +100,18 @@ export function startRelay(deps: WorkerDeps): Component {
       do {
         again = false;
         try {
-          while (!stopped && (await drainOnce()) === BATCH);
+          for (;;) {
+            if (stopped) break;
+            const done = await drainOnce();
+            if (done === 'full') {
+              // The window is full: look again soon (fan-out frees room continuously).
+              clearTimeout(refill);
+              refill = setTimeout(wake, REFILL_MS);
+              refill.unref();
+              break;
+            }
+            if (done.published < done.asked) break;
+          }
         } catch (err) {
           logger.warn({ err }, 'relay: publish failed; will retry');
         }
@@ -107,6 +152,7 @@ export function startRelay(deps: WorkerDeps): Component {
     async close() {
       stopped = true;
       clearInterval(poll);
+      clearTimeout(refill);
       await listener?.end().catch(() => undefined);
       await running;
     },

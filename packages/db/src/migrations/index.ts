@@ -19,6 +19,7 @@ import * as m030 from './030_webhook_self_service';
 import * as m040 from './040_sms_receipts';
 import * as m050 from './050_event_traceparent';
 import * as m060 from './060_portal';
+import * as m070 from './070_fair_relay';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -52,6 +53,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['040_sms_receipts', m040],
   ['050_event_traceparent', m050],
   ['060_portal', m060],
+  ['070_fair_relay', m070],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

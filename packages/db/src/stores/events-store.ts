@@ -50,6 +50,7 @@ export interface NewEvent {
 /** An outbox event claimed for publishing, with the trace it belongs to. */
 export interface UnpublishedEvent {
   id: string;
+  tenantId: string;
   traceparent: string | null;
 }
 
@@ -119,34 +120,92 @@ export class EventsStore {
   }
 
   /**
-   * Claims up to `limit` unpublished events, oldest first, for the relay's transaction.
-   * SKIP LOCKED lets several relays work side by side without waiting on each other.
+   * Claims up to `limit` unpublished events for the relay's transaction, taking from every
+   * tenant with unpublished events in turn (docs/DECISIONS.md, Fairness between tenants):
+   * up to `maxTenants` tenants after `after` (wrapping round), each its oldest
+   * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
+   * (an import) thus gets its share of each batch and no more; another tenant's event is in
+   * the next batch. Both steps read `events_unpublished_tenant_idx` (migration 070), never a
+   * tenant's backlog. SKIP LOCKED lets several relays work side by side.
    */
-  async claimUnpublished(trx: Knex, limit: number): Promise<UnpublishedEvent[]> {
-    return (await trx(TABLE)
-      .select('id', 'traceparent')
-      .whereNull('published_at')
-      .orderBy('created_at')
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()) as UnpublishedEvent[];
+  async claimUnpublished(
+    trx: Knex,
+    limit: number,
+    opts: { after?: string; maxTenants?: number } = {},
+  ): Promise<UnpublishedEvent[]> {
+    const maxTenants = opts.maxTenants ?? 100;
+    const tenants = await this.tenantsWithUnpublished(trx, opts.after ?? '', maxTenants);
+    if (opts.after && tenants.length < maxTenants) {
+      for (const t of await this.tenantsWithUnpublished(trx, '', maxTenants - tenants.length)) {
+        if (!tenants.includes(t)) tenants.push(t);
+      }
+    }
+    if (tenants.length === 0) return [];
+    const share = Math.max(1, Math.ceil(limit / tenants.length));
+    const { rows } = (await trx.raw(
+      `SELECT x.id, x.traceparent, t.tenant_id AS "tenantId"
+         FROM unnest(?::text[]) WITH ORDINALITY AS t(tenant_id, ord)
+        CROSS JOIN LATERAL (
+          SELECT e.id, e.traceparent, e.created_at FROM events e
+           WHERE e.tenant_id = t.tenant_id AND e.published_at IS NULL
+           ORDER BY e.created_at LIMIT ?
+           FOR UPDATE OF e SKIP LOCKED) x
+        ORDER BY t.ord, x.created_at`,
+      [tenants, share],
+    )) as { rows: UnpublishedEvent[] };
+    // One of each tenant, then the second of each, ...: the batch's job order is fair too.
+    const byTenant = new Map<string, UnpublishedEvent[]>();
+    for (const r of rows) {
+      const list = byTenant.get(r.tenantId) ?? [];
+      list.push(r);
+      byTenant.set(r.tenantId, list);
+    }
+    const out: UnpublishedEvent[] = [];
+    for (let i = 0; out.length < Math.min(limit, rows.length); i++) {
+      for (const list of byTenant.values()) {
+        const e = list[i];
+        if (e && out.length < limit) out.push(e);
+      }
+    }
+    return out;
+  }
+
+  /** Up to `limit` tenants with unpublished events, in id order after `after` (skip scan). */
+  private async tenantsWithUnpublished(trx: Knex, after: string, limit: number): Promise<string[]> {
+    const { rows } = (await trx.raw(
+      `WITH RECURSIVE t(tenant_id) AS (
+         SELECT (SELECT min(tenant_id) FROM events
+                  WHERE published_at IS NULL AND tenant_id > ?)
+         UNION ALL
+         SELECT (SELECT min(e.tenant_id) FROM events e
+                  WHERE e.published_at IS NULL AND e.tenant_id > t.tenant_id)
+           FROM t WHERE t.tenant_id IS NOT NULL)
+       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT ?`,
+      [after, limit],
+    )) as { rows: Array<{ tenant_id: string }> };
+    return rows.map((r) => r.tenant_id);
   }
 
   async markPublished(trx: Knex, ids: string[]): Promise<void> {
     await trx(TABLE).whereIn('id', ids).update({ published_at: trx.fn.now() });
   }
 
-  /** Events still not fanned out `graceMs` after they were committed: the reconciler's list. */
+  /**
+   * Events published `graceMs` ago or more and still not fanned out: the reconciler's list
+   * (their job was lost). Unpublished events are the relay's, which takes tenants in turn;
+   * re-adding them here would let a tenant's backlog past everyone else's events.
+   */
   async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
     const rows = (await this.db(TABLE)
       .select('id')
       .whereNull('fanned_out_at')
+      .whereNotNull('published_at')
       .andWhere(
-        'created_at',
+        'published_at',
         '<',
         this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
       )
-      .orderBy('created_at')
+      .orderBy('published_at')
       .limit(limit)) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   }
