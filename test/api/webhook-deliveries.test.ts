@@ -282,7 +282,16 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     const job = await ctx.deps.queues.deliveries.getJob(
       catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 2, attempt: 1 }),
     );
-    expect(job?.data).toEqual({ v: 1, deliveryId: d.id, round: 2, attempt: 1 });
+    // It names its lanes and its tenant's turn in the queue (docs/DECISIONS.md, fairness).
+    expect(job?.data).toEqual({
+      v: 1,
+      deliveryId: d.id,
+      round: 2,
+      attempt: 1,
+      tenantId: owner.tenantId,
+      targetId: subId,
+    });
+    expect(job?.opts.priority).toBeGreaterThan(0);
 
     const again = await retry(d.id);
     expect(again.status).toBe(202);
@@ -290,7 +299,7 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     const next = await ctx.deps.queues.deliveries.getJob(
       catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 3, attempt: 1 }),
     );
-    expect(next?.data).toEqual({ v: 1, deliveryId: d.id, round: 3, attempt: 1 });
+    expect(next?.data).toMatchObject({ v: 1, deliveryId: d.id, round: 3, attempt: 1 });
   });
 
   it('works on succeeded and pending deliveries too', async () => {

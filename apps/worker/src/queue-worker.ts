@@ -1,7 +1,9 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import {
   catalog,
   closeRedis,
+  fairRequeued,
+  fairStarted,
   type Catalog,
   type CatalogKey,
   type JobData,
@@ -62,6 +64,25 @@ export function startQueueWorker<K extends CatalogKey>(
 ): Component {
   const def = catalog[key];
   const connection = deps.redis.duplicate();
+  const group = def.fairGroup as ((d: unknown) => string) | undefined;
+  /**
+   * On a queue whose jobs take turns by group (packages/queues/src/fair.ts), a job that
+   * starts leaves its group's count, and one that goes back to delayed (parked) joins it
+   * again. Not fatal: a count that is off only moves the group's next jobs a little.
+   */
+  const fairly = async (data: unknown, run: () => Promise<void>): Promise<void> => {
+    if (!group) return run();
+    const queue = deps.queues[key] as unknown as Queue;
+    const g = group(data);
+    const warn = (err: unknown) => deps.logger.warn({ err, queue: def.queue }, 'fair count');
+    await fairStarted(queue, g).catch(warn);
+    try {
+      await run();
+    } catch (err) {
+      if (err instanceof DelayedError) await fairRequeued(queue, g).catch(warn);
+      throw err;
+    }
+  };
   const worker = new Worker(
     def.queue,
     async (job: Job, token?: string) => {
@@ -71,7 +92,7 @@ export function startQueueWorker<K extends CatalogKey>(
         throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
       }
       // Every line the handler logs names the job and the rows it concerns.
-      const run = () => handler(data, job as Job<JobData<Catalog[K]>>, token);
+      const run = () => fairly(data, () => handler(data, job as Job<JobData<Catalog[K]>>, token));
       // A job made under a trace (its payload's traceparent) runs in a span of that trace.
       const { traceparent } = data as { traceparent?: string };
       await withLogContext(jobLogFields(def.queue, job.id, data), () =>

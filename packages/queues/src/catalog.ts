@@ -123,6 +123,9 @@ export const catalog = {
     // comes back through its claim instead (the reconciler re-adds it, under a new id, once
     // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+    // Tenants take turns (./fair.ts): one tenant's parked, re-woken or retried jobs never
+    // queue in front of another tenant's. A job made without its tenant has a group of its own.
+    fairGroup: (d) => d.tenantId ?? '',
   }),
   /** One job per queued outbound call: dial it (at most once, by the dialler's claim). */
   outboundCalls: defineJob<OutboundCallJob>({

@@ -1,6 +1,7 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from './connection';
 import { catalog, type Catalog, type CatalogKey } from './catalog';
+import { fairPriorities } from './fair';
 import type { JobData, JobSpec } from './job-definition';
 import { REQUEST_ENQUEUE_TIMEOUT_MS } from './jobs';
 import type { Queues } from './queues';
@@ -17,6 +18,22 @@ const specOf = <K extends CatalogKey>(key: K, job: JobToAdd<K>): JobSpec<unknown
   (catalog[key].spec as (d: unknown, o?: JobsOptions) => JobSpec<unknown>)(job.data, job.opts);
 const queueOf = (queues: Queues, key: CatalogKey): Queue => queues[key] as unknown as Queue;
 
+/** The specs of jobs to add, with their fair priority on a queue whose jobs have groups. */
+async function specsOf<K extends CatalogKey>(
+  queue: Queue,
+  key: K,
+  jobs: ReadonlyArray<JobToAdd<K>>,
+): Promise<Array<JobSpec<unknown>>> {
+  const specs = jobs.map((j) => specOf(key, j));
+  const group = catalog[key].fairGroup as ((d: unknown) => string) | undefined;
+  if (!group) return specs;
+  const priorities = await fairPriorities(
+    queue,
+    jobs.map((j) => group(j.data)),
+  );
+  return specs.map((s, i) => ({ ...s, opts: { ...s.opts, priority: priorities[i] } }));
+}
+
 /** Adds jobs of one catalog kind in one round trip (worker paths: waits out a Redis outage). */
 export async function enqueue<K extends CatalogKey>(
   queues: Queues,
@@ -24,7 +41,8 @@ export async function enqueue<K extends CatalogKey>(
   jobs: ReadonlyArray<JobToAdd<K>>,
 ): Promise<void> {
   if (jobs.length === 0) return;
-  await queueOf(queues, key).addBulk(jobs.map((j) => specOf(key, j)));
+  const queue = queueOf(queues, key);
+  await queue.addBulk(await specsOf(queue, key, jobs));
 }
 
 /**
@@ -41,8 +59,11 @@ export async function enqueueFromRequest<K extends CatalogKey>(
   job: JobToAdd<K>,
 ): Promise<void> {
   if (connection.status !== 'ready') throw new Error(`redis connection is ${connection.status}`);
-  const spec = specOf(key, job);
-  const adding = queueOf(queues, key).add(spec.name, spec.data, spec.opts);
+  const queue = queueOf(queues, key);
+  const adding = specsOf(queue, key, [job]).then(([spec]) => {
+    const s = spec as JobSpec<unknown>;
+    return queue.add(s.name, s.data, s.opts);
+  });
   adding.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -6,3 +6,4 @@ export * from './names';
 export * from './jobs';
 export * from './queues';
 export * from './enqueue';
+export * from './fair';

@@ -29,6 +29,11 @@ export interface JobDefinition<T> {
   spec(data: T, opts?: JobsOptions): JobSpec<T>;
   /** The queue's lock and stalled-check timings: chosen per queue, on purpose. */
   readonly timings: QueueTimings;
+  /**
+   * The group a job takes turns with other groups' jobs in (./fair.ts): jobs of a queue with
+   * groups are added with a fair priority. Absent: one FIFO.
+   */
+  readonly fairGroup?: (data: T) => string;
 }
 
 /**
@@ -57,12 +62,14 @@ export function defineJob<T>(def: {
   jobId: (data: T) => string;
   options?: JobsOptions;
   timings: QueueTimings;
+  fairGroup?: (data: T) => string;
 }): JobDefinition<T> {
   const validate = ajv.compile(def.schema as object);
   return {
     queue: def.queue,
     name: def.name,
     timings: def.timings,
+    ...(def.fairGroup ? { fairGroup: def.fairGroup } : {}),
     jobId: def.jobId,
     parse: (data) => (validate(data) ? (data as T) : null),
     spec: (data, opts = {}) => {

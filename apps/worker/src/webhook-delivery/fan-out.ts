@@ -64,7 +64,7 @@ export function fanOutProcessor(
         const targetId = d.subscriptionId ?? d.receptionistId;
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
         // Taken before the first await: the budget is never overshot.
-        if (!fresh || !targetId || !inline.take()) return void later.push(d);
+        if (!fresh || !targetId || !inline.take(d.tenantId)) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
         const holder = `inline:${d.id}#${randomUUID()}`;
         const verdict = await lanes.acquire(lane, holder).catch((err: unknown) => {
@@ -72,7 +72,7 @@ export function fanOutProcessor(
           return 'error' as const;
         });
         if (verdict === 'ok') return void now.push({ d, lane, holder });
-        inline.untake();
+        inline.untake(d.tenantId);
         later.push(d);
       }),
     );
@@ -81,11 +81,11 @@ export function fanOutProcessor(
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
       await Promise.all(now.map((n) => release(n.lane, n.holder)));
-      for (let i = 0; i < now.length; i++) inline.untake();
+      for (const n of now) inline.untake(n.lane.tenantId);
       throw err;
     }
     const started = now.map(({ d, lane, holder }) =>
-      inline.start(async () => {
+      inline.start(lane.tenantId, async () => {
         try {
           await lanes.hold(
             lane,

@@ -1,4 +1,4 @@
-import { catalog } from '@switchboard/queues';
+import { catalog, resetIfIdle } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
@@ -74,7 +74,11 @@ export async function startWebhookDelivery(
     }),
     // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
     // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
-    startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, () => lanes.wakeAll()),
+    // It also clears the deliveries queue's fair counts whenever the queue is empty.
+    startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, async () => {
+      await lanes.wakeAll();
+      await resetIfIdle(deps.queues.deliveries);
+    }),
     startRelay(deps),
     startReconciler(deps, batches.lifecycle, {
       intervalMs: opts.reconcileIntervalMs ?? 5_000,

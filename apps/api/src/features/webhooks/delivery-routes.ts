@@ -101,7 +101,16 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
   const enqueueFirstAttempt = async (d: Delivery, requestId: string): Promise<void> => {
     try {
       await enqueueFromRequest(deps.queues, deps.redis, 'deliveries', {
-        data: { v: 1, deliveryId: d.id, round: d.round, attempt: 1 },
+        // Its tenant and target: its lanes, and its tenant's turn in the queue.
+        data: {
+          v: 1,
+          deliveryId: d.id,
+          round: d.round,
+          attempt: 1,
+          ...((d.subscriptionId ?? d.receptionistId)
+            ? { tenantId: d.tenantId, targetId: (d.subscriptionId ?? d.receptionistId) as string }
+            : {}),
+        },
       });
     } catch (err) {
       deps.logger.warn(
