@@ -11,6 +11,9 @@ const eventJobSchema = {
   properties: {
     v: { const: 1 },
     eventId: { type: 'string', minLength: 1 },
+    // The event's tenant: its turn in the queue (./fair.ts). Absent in jobs made without it
+    // (the reconciler's), which take turns as a group of their own.
+    tenantId: { type: 'string', minLength: 1 },
     // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
     traceparent: { type: 'string', maxLength: 200 },
   },
@@ -109,6 +112,8 @@ export const catalog = {
     jobId: (d) => d.eventId,
     // Fan-out is idempotent and its first attempts do not hold the job: back within 15 s.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Tenants take turns: one tenant's burst in the relay's window does not run first.
+    fairGroup: (d) => d.tenantId ?? '',
   }),
   /**
    * One job per claim generation of a delivery attempt; the id names the round, the attempt

@@ -74,10 +74,11 @@ export async function startWebhookDelivery(
     }),
     // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
     // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
-    // It also clears the deliveries queue's fair counts whenever the queue is empty.
+    // It also clears the queues' fair counts whenever a queue is empty.
     startTicker('lane-waker', opts.laneWakeIntervalMs ?? 1_000, deps.logger, async () => {
       await lanes.wakeAll();
       await resetIfIdle(deps.queues.deliveries);
+      await resetIfIdle(deps.queues.events);
     }),
     startRelay(deps),
     startReconciler(deps, batches.lifecycle, {

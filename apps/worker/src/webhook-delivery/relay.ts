@@ -17,8 +17,12 @@ const POLL_MS = 1000;
  * that every event job slot of many workers finds work between two refills.
  */
 export const EVENTS_WINDOW = 200;
-/** While the window is full and the outbox holds more, how often the relay looks again. */
-const REFILL_MS = 25;
+/**
+ * While the window is full, how often the relay looks again: an event of a quiet tenant is
+ * admitted within this (then runs on its tenant's turn, ahead of a burst's jobs); each look
+ * is a Redis count and, with room, one claim (a few ms of Postgres).
+ */
+const REFILL_MS = 100;
 
 /**
  * The job of one event. An event written under a trace gets an `outbox.relay` span in that
@@ -26,16 +30,15 @@ const REFILL_MS = 25;
  * carries the span's context on to the fan-out. Without a trace nothing is added.
  */
 function relayed(event: UnpublishedEvent): { data: EventJob } {
-  if (!event.traceparent) return { data: { v: 1, eventId: event.id } };
+  const job = { v: 1 as const, eventId: event.id, tenantId: event.tenantId };
+  if (!event.traceparent) return { data: job };
   const { span, context } = startSpan('outbox.relay', {
     parent: contextFromTraceparent(event.traceparent),
     attributes: { 'switchboard.event_id': event.id },
   });
   span.end();
   const traceparent = currentTraceparent(context);
-  return {
-    data: traceparent ? { v: 1, eventId: event.id, traceparent } : { v: 1, eventId: event.id },
-  };
+  return { data: traceparent ? { ...job, traceparent } : job };
 }
 
 export interface RelayOptions {
@@ -53,7 +56,8 @@ export interface RelayOptions {
  * Fair between tenants: the queue holds at most a window of event jobs, topped up as fan-out
  * takes them, and each top-up takes every tenant with unpublished events in turn
  * (EventsStore.claimUnpublished). A tenant's burst waits in the outbox, not in front of
- * other tenants' events in the queue.
+ * other tenants' events in the queue; within the window, tenants take turns too (the job
+ * names its tenant: packages/queues/src/fair.ts).
  */
 export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component {
   const { knex, queues, logger, metrics, stores } = deps;

@@ -1,0 +1,274 @@
+/**
+ * Fairness between tenants (issue 22): `npm run bench:fairness`.
+ *
+ * One worker (the real runner, in this process, WORKER_CONCURRENCY 20 = the default) and one
+ * HTTPS receiver on 127.0.0.1 (also in this process: its receipt times share the clock of
+ * the emitter). Tenant A emits BENCH_FAIR_RATE events a second (one `emit()` transaction
+ * each) to a healthy subscription (answers 204 at once); ingest → receipt is the time from
+ * A's COMMIT to the receiver seeing the request. Each phase runs A for BENCH_FAIR_SECONDS:
+ *  (0) baseline: A alone;
+ *  (a) burst: tenant D's BENCH_FAIR_BURST events (emitMany, 5,000 a transaction, as an
+ *      import does), each to D's own healthy subscription, committed before A starts; D's
+ *      backlog is reported at the end of the phase (it is still draining: "throughout");
+ *  (b) hung: tenant C's BENCH_FAIR_HUNG_SUBS subscriptions never answer (WEBHOOK_TIMEOUT_MS,
+ *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries.
+ * Goals (docs/BENCHMARKS.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s.
+ *
+ * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),
+ * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_PHASES (0,a,b).
+ * Database switchboard_bench_fairness (dropped at the end); Redis keys under `{sbfair-<id>}`.
+ * Result: stdout table, bench/.results/fairness-<timestamp>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { loadConfig } from '@switchboard/config';
+import { createKnex, type Knex } from '@switchboard/db';
+import { emit, emitMany } from '@switchboard/events';
+import { createLogger } from '@switchboard/logger';
+import { createRedis } from '@switchboard/queues';
+import { createWorkerDeps } from '../apps/worker/src/deps';
+import { startRunner } from '../apps/worker/src/runner';
+import { generateCertificate, startReceiver } from '../packages/webhooks/src/testing/tls-receiver';
+import {
+  createTenant,
+  deleteRedisKeys,
+  dropDatabase,
+  recreateDatabase,
+  type BenchTenant,
+} from './delivery/setup';
+import { envInt } from './lib/env';
+import { machineInfo } from './lib/machine';
+import { log, sleep, step } from './lib/progress';
+import { saveResult } from './lib/results';
+import { summarize, table, type LatencySummary } from './lib/stats';
+
+// The bench database's name (read by ./delivery/setup when it is called).
+process.env.BENCH_DELIVERY_DATABASE_NAME ??= 'switchboard_bench_fairness';
+
+const BURST = envInt('BENCH_FAIR_BURST', 1_000_000);
+const RATE = envInt('BENCH_FAIR_RATE', 10);
+const SECONDS = envInt('BENCH_FAIR_SECONDS', 60);
+const HUNG_SUBS = envInt('BENCH_FAIR_HUNG_SUBS', 60);
+const HUNG_EVENTS = envInt('BENCH_FAIR_HUNG_EVENTS', 200);
+const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b').split(','));
+const EMIT_BATCH = 5_000;
+
+const callStarted = () => ({
+  call_id: `call_${randomBytes(8).toString('hex')}`,
+  direction: 'inbound' as const,
+  from: '+14155550100',
+  to: '+14155550199',
+  started_at: new Date().toISOString(),
+});
+
+interface PhaseResult {
+  phase: string;
+  a: LatencySummary;
+  aLost: number;
+  note: string;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const machine = machineInfo();
+  log(`load average at start: ${machine.loadavg.join(' ')}`);
+  const { benchUrl } = await step('database', () => recreateDatabase());
+  const prefix = `{sbfair-${randomBytes(4).toString('hex')}}`;
+  const key = randomBytes(32);
+  const config = loadConfig({
+    DATABASE_URL: benchUrl,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    INGEST_TOKEN: 'bench-ingest-token-0123456789',
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789',
+    SECRET_ENCRYPTION_KEY: key.toString('base64'),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+  });
+
+  const receivedAt = new Map<string, number>();
+  const hung: ServerResponse[] = [];
+  let dReceived = 0;
+  const cert = generateCertificate('IP:127.0.0.1');
+  const receiver = await startReceiver(cert, {
+    '/a': (req: IncomingMessage, res) => {
+      receivedAt.set(String(req.headers['x-service-event-id']), performance.now());
+      res.writeHead(204).end();
+    },
+    '/d': (_req, res) => {
+      dReceived++;
+      res.writeHead(204).end();
+    },
+    '/hung': (_req, res) => void hung.push(res),
+  });
+  // The receiver keeps every request it saw; a long run does not need them.
+  const trim = setInterval(() => receiver.requests.splice(0), 1000);
+  const base = `https://127.0.0.1:${receiver.port}`;
+
+  const knex: Knex = createKnex(benchUrl, { poolMax: 8 });
+  const deps = createWorkerDeps(config, {
+    logger: createLogger('worker', 'silent'),
+    webhookCa: cert.cert,
+  });
+  const runner = await startRunner(deps, { metricsPort: null });
+  const results: PhaseResult[] = [];
+  const backlog = async (tenantId: string) => {
+    const { rows } = (await knex.raw(
+      `SELECT count(*) FILTER (WHERE fanned_out_at IS NULL)::int AS events,
+              (SELECT count(*)::int FROM webhook_deliveries
+                WHERE tenant_id = ? AND status IN ('pending', 'delivering')) AS deliveries
+         FROM events WHERE tenant_id = ?`,
+      [tenantId, tenantId],
+    )) as { rows: Array<{ events: number; deliveries: number }> };
+    return rows[0] as { events: number; deliveries: number };
+  };
+
+  /** A emits RATE events a second for SECONDS; its latencies, once each has arrived. */
+  async function runA(a: BenchTenant, phase: string, note: () => Promise<string>) {
+    const committedAt = new Map<string, number>();
+    const interval = 1000 / RATE;
+    const t0 = performance.now();
+    for (let i = 0; i < RATE * SECONDS; i++) {
+      const due = t0 + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const id = await knex.transaction((trx) =>
+        emit(trx, {
+          tenantId: a.tenantId,
+          receptionistId: a.receptionistId,
+          type: 'call.started',
+          data: callStarted(),
+        }),
+      );
+      committedAt.set(id, performance.now());
+    }
+    const n = await note();
+    const deadline = Date.now() + 60_000;
+    while ([...committedAt.keys()].some((id) => !receivedAt.has(id)) && Date.now() < deadline) {
+      await sleep(100);
+    }
+    const latencies = [...committedAt]
+      .filter(([id]) => receivedAt.has(id))
+      .map(([id, at]) => (receivedAt.get(id) as number) - at);
+    const result = {
+      phase,
+      a: summarize(latencies),
+      aLost: committedAt.size - latencies.length,
+      note: n,
+    };
+    results.push(result);
+    log(`${phase}: A p50 ${result.a.p50} ms, p99 ${result.a.p99} ms, max ${result.a.max} ms; ${n}`);
+  }
+
+  try {
+    if (PHASES.has('0')) {
+      const a = await createTenant(knex, key, 'A0', 1, () => `${base}/a`);
+      await step('(0) baseline: A alone', () => runA(a, '0 baseline', async () => 'A alone'));
+    }
+    if (PHASES.has('a')) {
+      const a = await createTenant(knex, key, 'Aa', 1, () => `${base}/a`);
+      const d = await createTenant(knex, key, 'D', 1, () => `${base}/d`);
+      await step(`(a) D commits ${BURST} events`, async () => {
+        for (let done = 0; done < BURST; done += EMIT_BATCH) {
+          const n = Math.min(EMIT_BATCH, BURST - done);
+          await knex.transaction((trx) =>
+            emitMany(
+              trx,
+              Array.from({ length: n }, () => ({
+                tenantId: d.tenantId,
+                receptionistId: d.receptionistId,
+                type: 'call.started' as const,
+                data: callStarted(),
+              })),
+            ),
+          );
+        }
+      });
+      await step('(a) A during D’s burst', () =>
+        runA(a, 'a burst', async () => {
+          const b = await backlog(d.tenantId);
+          return `D at the end: ${dReceived} received, ${b.events} events not fanned out, ${b.deliveries} deliveries open`;
+        }),
+      );
+      // D's backlog is not drained: the phase is over, its rows go with the database.
+      await knex('events').where({ tenant_id: d.tenantId }).whereNull('published_at').update({
+        published_at: knex.fn.now(),
+        fanned_out_at: knex.fn.now(),
+      });
+    }
+    if (PHASES.has('b')) {
+      const a = await createTenant(knex, key, 'Ab', 1, () => `${base}/a`);
+      const c = await createTenant(knex, key, 'C', HUNG_SUBS, () => `${base}/hung`);
+      await knex.transaction((trx) =>
+        emitMany(
+          trx,
+          Array.from({ length: HUNG_EVENTS }, () => ({
+            tenantId: c.tenantId,
+            receptionistId: c.receptionistId,
+            type: 'call.started' as const,
+            data: callStarted(),
+          })),
+        ),
+      );
+      await sleep(2000); // C's fan-out under way, its lanes full, its jobs queued
+      await step(`(b) A beside C's ${HUNG_SUBS} hung subscriptions`, () =>
+        runA(a, 'b hung', async () => {
+          const counts = await deps.queues.deliveries.getJobCounts(
+            'wait',
+            'prioritized',
+            'delayed',
+          );
+          return `C: ${hung.length} requests hung so far; deliveries queue ${JSON.stringify(counts)}`;
+        }),
+      );
+    }
+  } finally {
+    clearInterval(trim);
+    for (const res of hung) res.destroy();
+    await runner.close(5000).catch(() => undefined);
+    await deps.close();
+    await receiver.close();
+    await knex.destroy();
+    const redis = createRedis(config.redis, 'worker');
+    await deleteRedisKeys(redis, `${prefix}*`);
+    redis.disconnect();
+    if (!process.env.BENCH_KEEP_DB) await dropDatabase();
+  }
+
+  const finishedLoad = machineInfo().loadavg;
+  log(
+    `\n${table([
+      ['phase', 'A events', 'lost', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'note'],
+      ...results.map((r) => [
+        r.phase,
+        String(r.a.samples),
+        String(r.aLost),
+        String(r.a.p50),
+        String(r.a.p90),
+        String(r.a.p99),
+        String(r.a.max),
+        r.note,
+      ]),
+    ])}`,
+  );
+  log(`load average at end: ${finishedLoad.join(' ')}`);
+  saveResult(
+    'fairness',
+    startedAt,
+    {
+      machine,
+      finishedLoad,
+      knobs: { BURST, RATE, SECONDS, HUNG_SUBS, HUNG_EVENTS },
+      results,
+    },
+    log,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
