@@ -11,11 +11,14 @@
  *      import does), each to D's own healthy subscription, committed before A starts; D's
  *      backlog is reported at the end of the phase (it is still draining: "throughout");
  *  (b) hung: tenant C's BENCH_FAIR_HUNG_SUBS subscriptions never answer (WEBHOOK_TIMEOUT_MS,
- *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries.
- * Goals (docs/BENCHMARKS.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s.
+ *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries;
+ *  (c) a bogus-key flood against the real API (a child process): ./fairness/flood.ts.
+ * Goals (docs/BENCHMARKS.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) A's p95 during the
+ * flood within 2× its p95 alone.
  *
  * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),
- * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_PHASES (0,a,b).
+ * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_FLOOD_SAMPLES (300),
+ * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_PHASES (0,a,b,c).
  * Database switchboard_bench_fairness (dropped at the end); Redis keys under `{sbfair-<id>}`.
  * Result: stdout table, bench/.results/fairness-<timestamp>.json.
  */
@@ -36,6 +39,8 @@ import {
   recreateDatabase,
   type BenchTenant,
 } from './delivery/setup';
+import { runFlood, type FloodResult } from './fairness/flood';
+import { installChildCleanup, stopAllChildren } from './lib/children';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { log, sleep, step } from './lib/progress';
@@ -50,7 +55,9 @@ const RATE = envInt('BENCH_FAIR_RATE', 10);
 const SECONDS = envInt('BENCH_FAIR_SECONDS', 60);
 const HUNG_SUBS = envInt('BENCH_FAIR_HUNG_SUBS', 60);
 const HUNG_EVENTS = envInt('BENCH_FAIR_HUNG_EVENTS', 200);
-const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b').split(','));
+const FLOOD_SAMPLES = envInt('BENCH_FAIR_FLOOD_SAMPLES', 300);
+const FLOOD_CONNECTIONS = envInt('BENCH_FAIR_FLOOD_CONNECTIONS', 50);
+const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b,c').split(','));
 const EMIT_BATCH = 5_000;
 
 const callStarted = () => ({
@@ -69,6 +76,7 @@ interface PhaseResult {
 }
 
 async function main(): Promise<void> {
+  installChildCleanup();
   const startedAt = new Date();
   const machine = machineInfo();
   log(`load average at start: ${machine.loadavg.join(' ')}`);
@@ -112,6 +120,7 @@ async function main(): Promise<void> {
   });
   const runner = await startRunner(deps, { metricsPort: null });
   const results: PhaseResult[] = [];
+  let flood: FloodResult | undefined;
   const backlog = async (tenantId: string) => {
     const { rows } = (await knex.raw(
       `SELECT count(*) FILTER (WHERE fanned_out_at IS NULL)::int AS events,
@@ -222,7 +231,20 @@ async function main(): Promise<void> {
         }),
       );
     }
+    if (PHASES.has('c')) {
+      flood = await step(`(c) A's GET /usage beside a bogus-key flood`, () =>
+        runFlood(
+          knex,
+          { benchUrl, prefix, encryptionKey: key.toString('base64') },
+          { samples: FLOOD_SAMPLES, connections: FLOOD_CONNECTIONS },
+        ),
+      );
+      log(
+        `c flood: A's p50/p95 alone ${flood.baseline.p50}/${flood.p95.alone} ms, during the flood ${flood.duringFlood.p50}/${flood.p95.duringFlood} ms (p95 ratio ${flood.ratioP95}); flood ${JSON.stringify(flood.flood)}`,
+      );
+    }
   } finally {
+    await stopAllChildren();
     clearInterval(trim);
     for (const res of hung) res.destroy();
     await runner.close(5000).catch(() => undefined);
@@ -258,8 +280,9 @@ async function main(): Promise<void> {
     {
       machine,
       finishedLoad,
-      knobs: { BURST, RATE, SECONDS, HUNG_SUBS, HUNG_EVENTS },
+      knobs: { BURST, RATE, SECONDS, HUNG_SUBS, HUNG_EVENTS, FLOOD_SAMPLES, FLOOD_CONNECTIONS },
       results,
+      flood,
     },
     log,
   );

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { runPrepared } from '../prepared';
 
 const TABLE = 'events';
 
@@ -134,9 +135,9 @@ export class EventsStore {
     opts: { after?: string; maxTenants?: number } = {},
   ): Promise<UnpublishedEvent[]> {
     const maxTenants = opts.maxTenants ?? 100;
-    const tenants = await this.tenantsWithUnpublished(trx, opts.after ?? '', maxTenants);
+    const tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
     if (opts.after && tenants.length < maxTenants) {
-      for (const t of await this.tenantsWithUnpublished(trx, '', maxTenants - tenants.length)) {
+      for (const t of await this.tenantsWithUnpublished('', maxTenants - tenants.length)) {
         if (!tenants.includes(t)) tenants.push(t);
       }
     }
@@ -170,19 +171,26 @@ export class EventsStore {
     return out;
   }
 
-  /** Up to `limit` tenants with unpublished events, in id order after `after` (skip scan). */
-  private async tenantsWithUnpublished(trx: Knex, after: string, limit: number): Promise<string[]> {
-    const { rows } = (await trx.raw(
+  /**
+   * Up to `limit` tenants with unpublished events, in id order after `after` (a skip scan).
+   * Read outside the claim's transaction (it locks nothing), as a prepared statement: its
+   * plan over every partition of `events` costs more than running it, and the relay asks
+   * several times a second while a backlog drains.
+   */
+  private async tenantsWithUnpublished(after: string, limit: number): Promise<string[]> {
+    const rows = await runPrepared<{ tenant_id: string }>(
+      this.db,
+      'events_tenants_with_unpublished',
       `WITH RECURSIVE t(tenant_id) AS (
          SELECT (SELECT min(tenant_id) FROM events
-                  WHERE published_at IS NULL AND tenant_id > ?)
+                  WHERE published_at IS NULL AND tenant_id > $1)
          UNION ALL
          SELECT (SELECT min(e.tenant_id) FROM events e
                   WHERE e.published_at IS NULL AND e.tenant_id > t.tenant_id)
            FROM t WHERE t.tenant_id IS NOT NULL)
-       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT ?`,
+       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2`,
       [after, limit],
-    )) as { rows: Array<{ tenant_id: string }> };
+    );
     return rows.map((r) => r.tenant_id);
   }
 
