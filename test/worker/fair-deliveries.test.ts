@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { emitMany } from '@switchboard/events';
+import { newId } from '@switchboard/db';
+import { enqueueDeliveries } from '../../apps/worker/src/webhook-delivery/enqueue-deliveries';
 import {
   generateCertificate,
   startReceiver,
@@ -10,14 +11,15 @@ import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
 import request from 'supertest';
 
-// Issue 22, item 2, scaled down: tenant C's 40 subscriptions hang and its burst of events
-// leaves thousands of delivery jobs queued (refused by C's full lanes, parked, re-woken).
-// Tenant A's delivery job (the retry of an attempt its receiver refused) is added behind
-// them. Judged by order, not by a clock: how many of C's jobs the workers take (and park)
-// between A's job being added and A's job running. In one FIFO that is every C job queued
-// ahead of it; when tenants take turns, a handful.
+// Issue 22, item 2, scaled down: tenant C's 40 subscriptions hang, and thousands of C's
+// delivery jobs are queued at once (as a recovery, a resume or a wave of retries adds them;
+// here added directly for C's fanned-out deliveries), to be refused by C's full lanes and
+// parked. Tenant A's delivery job (the retry of an attempt its receiver refused) is added
+// behind them. Judged by order, not by a clock: how many of C's jobs the workers take (and
+// park) between A's first attempt and A's retry running. In one FIFO that is every C job
+// queued ahead of it; when tenants take turns, a handful.
 const HUNG_SUBSCRIPTIONS = 40;
-const EVENTS = 150;
+const EVENTS = 75;
 let ctx: TestContext;
 let worker: TestWorker;
 let receiver: TestReceiver;
@@ -82,28 +84,33 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
   const c = await tenantWith(Array.from({ length: HUNG_SUBSCRIPTIONS }, () => `${base}/hung`));
   const a = await tenantWith([`${base}/a`]);
 
-  await ctx.deps.knex.transaction((trx) =>
-    emitMany(
+  // C's events, stored published (the relay leaves them) and fanned out here: the rows of
+  // C's deliveries, then all their jobs in one add.
+  const ids = Array.from({ length: EVENTS }, () => newId('evt'));
+  await ctx.deps.knex.transaction(async (trx) => {
+    await ctx.deps.stores.events.insertMany(
       trx,
-      Array.from({ length: EVENTS }, () => ({
+      ids.map((id) => ({
+        id,
         tenantId: c.tenantId,
         receptionistId: c.receptionistId,
-        type: 'call.started' as const,
+        type: 'call.started',
         data: {
           call_id: `call_${randomBytes(8).toString('hex')}`,
-          direction: 'inbound' as const,
+          direction: 'inbound',
           from: '+14155550100',
           to: '+14155550199',
           started_at: new Date().toISOString(),
         },
+        createdAt: new Date(),
       })),
-    ),
-  );
-  // A emits once C's jobs are queued in numbers.
-  await waitFor('C to have delivery jobs queued', async () => (await queued()) >= 1000, {
-    timeoutMs: 120_000,
-    intervalMs: 10,
+    );
+    await trx('events').whereIn('id', ids).update({ published_at: trx.fn.now() });
   });
+  const open = await ctx.deps.stores.deliveryLifecycle.fanOut(ctx.deps.knex, ids);
+  expect(open).toHaveLength(EVENTS * HUNG_SUBSCRIPTIONS);
+  await enqueueDeliveries(worker.deps, open);
+  expect(await queued()).toBeGreaterThanOrEqual(1000);
   await emitCallStarted(ctx, a.tenantId, a.receptionistId);
   await waitFor('A to receive its retry', () => aAttempts.length >= 2, { timeoutMs: 120_000 });
 

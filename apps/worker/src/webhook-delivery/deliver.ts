@@ -34,7 +34,7 @@ const MAX_CLAIMS_PER_ATTEMPT = 3;
  */
 const PAUSED_RECHECK_MS = 10 * 60_000;
 /** A parked job wakes by itself after this long if no wake-up reached it. */
-const PARKED_DELAY_MS = 30_000;
+export const PARKED_DELAY_MS = 30_000;
 
 /** The result of an attempt that was given up unsent: its earlier claims recorded nothing. */
 const OUTCOME_UNKNOWN: AttemptResult = {

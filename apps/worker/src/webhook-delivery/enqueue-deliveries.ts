@@ -10,6 +10,8 @@ import type { WorkerDeps } from '../deps';
 export async function enqueueDeliveries(
   deps: WorkerDeps,
   deliveries: readonly OpenDelivery[],
+  /** A delay for every job instead of each delivery's due time (jobs added parked). */
+  delayMs?: number,
 ): Promise<void> {
   if (deliveries.length === 0) return;
   await enqueue(
@@ -17,7 +19,9 @@ export async function enqueueDeliveries(
     'deliveries',
     deliveries.map((d) => ({
       data: deliveryJob(d),
-      opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
+      opts: {
+        delay: delayMs ?? Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0),
+      },
     })),
   );
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { OpenDelivery } from '@switchboard/db';
-import type { EventJob } from '@switchboard/queues';
+import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
-import type { Attempt } from './deliver';
+import { PARKED_DELAY_MS, type Attempt } from './deliver';
 import type { DeliveryBatches } from './delivery-batches';
-import { enqueueDeliveries } from './enqueue-deliveries';
-import type { InFlightLanes, Lane } from './in-flight';
+import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
+import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
 
 /**
@@ -15,9 +15,9 @@ import type { InlineAttempts } from './inline-attempts';
  * a delivery per matching active subscription and one for the legacy webhook_url, and marks
  * the event fanned out. Then each new delivery whose lanes have a free slot, while the
  * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
- * process at once; every other open delivery (lane full, budget spent, or a re-run finding a
- * delivery past its first attempt) gets a delivery job, added before any inline attempt
- * starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long
+ * process at once; one whose lane is full is added parked (`addParked`); every other open
+ * delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
+ * delivery job. All are added before any inline attempt starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long
  * enough for a healthy receiver, so event jobs are paced by their receivers and a busy
  * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
  * receiver that never answers must not hold event job slots that every other subscription's
@@ -34,6 +34,13 @@ import type { InlineAttempts } from './inline-attempts';
  * docs/BENCHMARKS.md).
  */
 export const INLINE_WAIT_MS = 250;
+
+/** A new delivery whose lane was full when its event fanned out. */
+interface Refused {
+  d: OpenDelivery;
+  lane: Lane;
+  verdict: Exclude<Verdict, 'ok'>;
+}
 
 export function fanOutProcessor(
   deps: WorkerDeps,
@@ -58,14 +65,20 @@ export function fanOutProcessor(
   async function fanOut(data: EventJob): Promise<void> {
     const open = await batches.fanOut(data.eventId);
     const later: OpenDelivery[] = [];
+    const full: Refused[] = [];
     const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
     await Promise.all(
       open.map(async (d) => {
         const targetId = d.subscriptionId ?? d.receptionistId;
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
-        // Taken before the first await: the budget is never overshot.
-        if (!fresh || !targetId || !inline.take(d.tenantId)) return void later.push(d);
+        if (!fresh || !targetId) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
+        // Taken before the first await: the budget is never overshot.
+        if (!inline.take(d.tenantId)) {
+          // No budget: a delivery job, or one added parked if its lane is full now.
+          const verdict = await lanes.peek(lane).catch(() => 'ok' as const);
+          return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
+        }
         const holder = `inline:${d.id}#${randomUUID()}`;
         const verdict = await lanes.acquire(lane, holder).catch((err: unknown) => {
           deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
@@ -73,11 +86,13 @@ export function fanOutProcessor(
         });
         if (verdict === 'ok') return void now.push({ d, lane, holder });
         inline.untake(d.tenantId);
-        later.push(d);
+        if (verdict === 'error') later.push(d);
+        else full.push({ d, lane, verdict });
       }),
     );
     try {
       await enqueueDeliveries(deps, later);
+      await addParked(full);
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
       await Promise.all(now.map((n) => release(n.lane, n.holder)));
@@ -102,6 +117,24 @@ export function fanOutProcessor(
       }),
     );
     await settledWithin(started, INLINE_WAIT_MS);
+  }
+
+  /**
+   * Deliveries whose lane is full are added parked: delayed and listed under that lane, as a
+   * delivery job refused a slot would be (./deliver.ts), without first waiting in the queue
+   * and taking a worker slot only to be refused. A slot freed meanwhile wakes them at once.
+   */
+  async function addParked(refused: readonly Refused[]): Promise<void> {
+    if (refused.length === 0) return;
+    await enqueueDeliveries(
+      deps,
+      refused.map((r) => r.d),
+      PARKED_DELAY_MS,
+    );
+    await Promise.all(
+      refused.map((r) => lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)))),
+    );
+    for (const r of refused) deps.metrics.deliveryWaits.inc({ lane: r.verdict });
   }
 
   async function release(lane: Lane, holder: string): Promise<void> {

@@ -62,6 +62,15 @@ for i = 1, 2 do
 end
 return 'ok'`;
 
+/** KEYS: target held, tenant held. ARGV: target cap, tenant cap. ACQUIRE's verdict, taking nothing. */
+const PEEK = `${LUA_FUNCTIONS}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 'target' end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'tenant' end
+return 'ok'`;
+
 /**
  * KEYS: target held, tenant held. ARGV: holder, ttl ms. Moves the holder's expiry in both
  * lanes to ttl from now, where it still holds a slot. Returns how many lanes it holds.
@@ -130,6 +139,7 @@ export class InFlightLanes {
   private readonly releaseScript: Script;
   private readonly parkScript: Script;
   private readonly renewScript: Script;
+  private readonly peekScript: Script;
 
   constructor(
     private readonly redis: Redis,
@@ -142,6 +152,7 @@ export class InFlightLanes {
     this.releaseScript = defineScript(redis, 'sbLaneRelease', 5, RELEASE);
     this.parkScript = defineScript(redis, 'sbLanePark', 3, PARK_AND_SETTLE);
     this.renewScript = defineScript(redis, 'sbLaneRenew', 2, RENEW);
+    this.peekScript = defineScript(redis, 'sbLanePeek', 2, PEEK);
   }
 
   private key(kind: 'held' | 'parked', lane: string): string {
@@ -165,6 +176,20 @@ export class InFlightLanes {
       this.key('held', n.tenant),
       holder,
       this.caps.slotTtlMs,
+      this.caps.perTarget,
+      this.caps.perTenant,
+    )) as Verdict;
+  }
+
+  /**
+   * Whether `acquire` would take a slot now, taking none: a delivery whose lane is full is
+   * added parked (./fan-out.ts) instead of queued only to be refused.
+   */
+  async peek(lane: Lane): Promise<Verdict> {
+    const n = this.names(lane);
+    return (await this.peekScript(
+      this.key('held', n.target),
+      this.key('held', n.tenant),
       this.caps.perTarget,
       this.caps.perTenant,
     )) as Verdict;
