@@ -18,7 +18,8 @@
  *
  * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),
  * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_FLOOD_SAMPLES (300),
- * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_PHASES (0,a,b,c).
+ * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_FLOOD_RATE (0 = unpaced; requests a second in
+ * all), BENCH_FAIR_PHASES (0,a,b,c).
  * Database switchboard_bench_fairness (dropped at the end); Redis keys under `{sbfair-<id>}`.
  * Result: stdout table, bench/.results/fairness-<timestamp>.json.
  */
@@ -57,6 +58,8 @@ const HUNG_SUBS = envInt('BENCH_FAIR_HUNG_SUBS', 60);
 const HUNG_EVENTS = envInt('BENCH_FAIR_HUNG_EVENTS', 200);
 const FLOOD_SAMPLES = envInt('BENCH_FAIR_FLOOD_SAMPLES', 300);
 const FLOOD_CONNECTIONS = envInt('BENCH_FAIR_FLOOD_CONNECTIONS', 50);
+/** 0: unpaced (each client sends as fast as it is answered). */
+const FLOOD_RATE = Number(process.env.BENCH_FAIR_FLOOD_RATE ?? 0);
 const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b,c').split(','));
 const EMIT_BATCH = 5_000;
 
@@ -236,7 +239,7 @@ async function main(): Promise<void> {
         runFlood(
           knex,
           { benchUrl, prefix, encryptionKey: key.toString('base64') },
-          { samples: FLOOD_SAMPLES, connections: FLOOD_CONNECTIONS },
+          { samples: FLOOD_SAMPLES, connections: FLOOD_CONNECTIONS, rate: FLOOD_RATE },
         ),
       );
       log(
@@ -280,7 +283,16 @@ async function main(): Promise<void> {
     {
       machine,
       finishedLoad,
-      knobs: { BURST, RATE, SECONDS, HUNG_SUBS, HUNG_EVENTS, FLOOD_SAMPLES, FLOOD_CONNECTIONS },
+      knobs: {
+        BURST,
+        RATE,
+        SECONDS,
+        HUNG_SUBS,
+        HUNG_EVENTS,
+        FLOOD_SAMPLES,
+        FLOOD_CONNECTIONS,
+        FLOOD_RATE,
+      },
       results,
       flood,
     },

@@ -70,6 +70,12 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       'history at scale: 5M deliveries + 1M calls by COPY (--scale), the online partitioning migration, one worker vs an empty database, pages at depth, dropping a day, sizes before/after retention (issue 28)',
   },
+  {
+    name: 'fairness',
+    file: 'bench/fairness.ts',
+    description:
+      "tenant A's ingest → receipt beside tenant D's burst of events and tenant C's 60 hung subscriptions; A's GET /usage beside a bogus-key flood (issue 22)",
+  },
 ];
 
 const ROOT = resolve(__dirname, '..');

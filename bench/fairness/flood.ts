@@ -24,7 +24,7 @@ export interface FloodResult {
 export async function runFlood(
   knex: Knex,
   env: { benchUrl: string; prefix: string; encryptionKey: string },
-  opts: { samples: number; connections: number },
+  opts: { samples: number; connections: number; rate?: number },
 ): Promise<FloodResult> {
   const tenant = await new TenantsStore(knex).create({ name: 'A (flood)' });
   const { key } = await new ApiKeysStore(knex).create({ tenantId: tenant.id, scopes: ['read'] });
@@ -86,8 +86,16 @@ export async function runFlood(
         req.end();
       });
     const floodStart = performance.now();
-    const loops = Array.from({ length: opts.connections }, async () => {
+    // Each client sends as fast as it is answered, or paced to its share of `rate`.
+    const interval = opts.rate ? (opts.connections * 1000) / opts.rate : 0;
+    const loops = Array.from({ length: opts.connections }, async (_, i) => {
+      let due = performance.now() + (interval * i) / opts.connections;
       while (!stop) {
+        if (interval) {
+          const wait = due - performance.now();
+          if (wait > 0) await sleep(wait);
+          due += interval;
+        }
         sent++;
         await bogus();
       }
