@@ -47,7 +47,7 @@ export async function timeImport(url: string, csv: Buffer, count: number): Promi
     });
     const seconds = (performance.now() - t1) / 1000;
     bar.stop();
-    const done = await imports.findById(staged.importId);
+    const done = await imports.findById(knex, staged.importId);
     if (outcome !== 'completed' || done?.created !== count) {
       throw new Error(`import ${outcome}: ${JSON.stringify(done)}`);
     }

@@ -160,7 +160,7 @@ describe('CSV import', () => {
     const staged = await stageFile(imports, tenantId, Readable.from([SAMPLE]), 'cli');
     await imports.finalize(staged.importId, staged, null);
     expect(await runImport(ctx.deps.knex, staged.importId, { batchSize: 1000 })).toBe('completed');
-    const done = await imports.findById(staged.importId);
+    const done = await imports.findById(ctx.deps.knex, staged.importId);
     expect(done).toMatchObject({ created: 5, updated: 0, skipped: 5, duplicates: 2 });
     expect(await leadsOf(tenantId)).toEqual([...SAMPLE_LEADS].sort(byName));
     // Within one batch the duplicates fold into one write: five lead.created, nothing else.

@@ -61,6 +61,6 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
   } finally {
     bar.stop();
   }
-  const imp = (await imports.findById(staged.importId)) as LeadImport;
+  const imp = (await imports.findById(ctx.knex, staged.importId)) as LeadImport;
   return { ...renderLeadImport(imp), tenant_id: tenantId };
 }

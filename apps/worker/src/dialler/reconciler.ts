@@ -38,7 +38,7 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
       BATCH,
     );
     for (const id of stale) {
-      const call = await stores.calls.findById(id);
+      const call = await stores.calls.findById(deps.knex, id);
       if (!call?.providerCallId) continue;
       const message = notConnectedMessage(
         requestOf(call, call.providerCallId),

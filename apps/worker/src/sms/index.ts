@@ -10,7 +10,6 @@ import { SimulatorSmsProvider } from './simulator';
 export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 export type { SmsOutcomeHook } from './outcome-hooks';
 export { SimulatorSmsProvider, simulatorHandoffs } from './simulator';
-export { durably } from './send';
 
 export interface SmsSenderOptions extends QueueTimings {
   reconcileIntervalMs?: number;

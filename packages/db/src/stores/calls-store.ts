@@ -28,7 +28,7 @@ export class CallsStore {
   constructor(private readonly db: Knex) {}
 
   /** Calls with the receptionist's name joined in (a primary-key lookup per row). */
-  private select(db: Knex = this.db): Knex.QueryBuilder {
+  private select(db: Knex): Knex.QueryBuilder {
     return db(`${TABLE} as c`)
       .join('receptionists as r', 'r.id', 'c.receptionist_id')
       .select('c.*', 'r.name as receptionist_name');
@@ -70,7 +70,7 @@ export class CallsStore {
   }
 
   /** The tenant's call, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string, db: Knex = this.db): Promise<Call | undefined> {
+  async get(db: Knex, tenantId: string, id: string): Promise<Call | undefined> {
     const row = (await this.select(db).where({ 'c.tenant_id': tenantId, 'c.id': id }).first()) as
       CallRow | undefined;
     return row && toCall(row);
@@ -162,7 +162,7 @@ export class CallsStore {
   }
 
   /** Any tenant's call by id: for the worker, which acts on ids from its own jobs. */
-  async findById(id: string, db: Knex = this.db): Promise<Call | undefined> {
+  async findById(db: Knex, id: string): Promise<Call | undefined> {
     const row = (await this.select(db).where('c.id', id).first()) as CallRow | undefined;
     return row && toCall(row);
   }

@@ -34,16 +34,20 @@ export class SmsStore {
     return existing ? { sms: existing, created: false } : undefined;
   }
 
-  /** Why `createOutbound` stored nothing; null when nothing stands in the way (any more). */
+  /**
+   * Why `createOutbound` stored nothing; null when nothing stands in the way (any more). On
+   * `db`: the pool, or the caller's open transaction (never the pool from inside one).
+   */
   async whyNotSendable(
+    db: Knex,
     tenantId: string,
     receptionistId: string,
     to: string,
   ): Promise<SendRefusal | null> {
-    const row = (await this.db('receptionists as r')
+    const row = (await db('receptionists as r')
       .select('r.status', 'r.phone_number')
       .select(
-        this.db.raw(
+        db.raw(
           'EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.tenant_id = r.tenant_id AND o.phone = ? AND o.opted_out) AS opted_out',
           [to],
         ),
@@ -74,7 +78,7 @@ export class SmsStore {
   }
 
   /** Any tenant's message by id: for the worker, which acts on ids from its own jobs. */
-  async findById(id: string, db: Knex = this.db): Promise<Sms | undefined> {
+  async findById(db: Knex, id: string): Promise<Sms | undefined> {
     const row = (await db(TABLE).select(SMS_COLUMNS).where({ id }).first()) as SmsRow | undefined;
     return row && toSms(row);
   }
