@@ -16,7 +16,7 @@ export async function createReadyReceptionist(
 ): Promise<Receptionist> {
   return ctx.knex.transaction(async (trx) => {
     const now = new Date();
-    const receptionist = await ctx.receptionists.insert(trx, {
+    const receptionist = await ctx.stores.receptionists.insert(trx, {
       tenantId,
       name,
       status: 'ready',

@@ -42,12 +42,7 @@ export interface SmsSender extends Component {
 export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): SmsSender {
   const provider =
     opts.provider ??
-    new SimulatorSmsProvider(
-      deps.config.simulatorSpeed,
-      deps.redis,
-      deps.config.queuePrefix,
-      deps.knex,
-    );
+    new SimulatorSmsProvider(deps.config.simulatorSpeed, deps.redis, deps.config.queuePrefix, deps);
   const staleSendingMs = opts.staleSendingMs ?? 120_000;
   const hooks = new SmsOutcomeHooks();
   const send = sendProcessor(deps, provider, hooks, { staleSendingMs });

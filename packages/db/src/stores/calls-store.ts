@@ -50,6 +50,34 @@ export class CallsStore {
     return callId;
   }
 
+  /**
+   * Inserts a call first reported by the telephony side, unless the receptionist has one with
+   * that provider call id already: the uniqueness trigger on (receptionist_id,
+   * provider_call_id) makes two first messages racing each other converge on one row (the
+   * second insert is skipped). Read it back with `findByProviderForUpdate`.
+   */
+  async insertReported(
+    trx: Knex,
+    input: Pick<Call, 'tenantId' | 'receptionistId' | 'direction' | 'from' | 'to' | 'startedAt'> & {
+      providerCallId: string;
+    },
+  ): Promise<void> {
+    await trx(TABLE)
+      .insert({
+        id: newId('call'),
+        tenant_id: input.tenantId,
+        receptionist_id: input.receptionistId,
+        provider_call_id: input.providerCallId,
+        direction: input.direction,
+        status: 'ringing',
+        from_number: input.from,
+        to_number: input.to,
+        started_at: input.startedAt,
+      })
+      .onConflict()
+      .ignore();
+  }
+
   async update(trx: Knex, id: string, fields: CallFields): Promise<void> {
     await trx(TABLE)
       .where({ id })

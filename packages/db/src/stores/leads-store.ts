@@ -162,10 +162,9 @@ export class LeadsStore {
     return row && toLead(row);
   }
 
-  async findByIdempotencyKey(tenantId: string, key: string): Promise<Lead | undefined> {
-    const row = (await this.db(TABLE)
-      .where({ tenant_id: tenantId, idempotency_key: key })
-      .first()) as LeadRow | undefined;
+  async findByIdempotencyKey(db: Knex, tenantId: string, key: string): Promise<Lead | undefined> {
+    const row = (await db(TABLE).where({ tenant_id: tenantId, idempotency_key: key }).first()) as
+      LeadRow | undefined;
     return row && toLead(row);
   }
 

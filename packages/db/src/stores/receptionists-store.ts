@@ -56,6 +56,16 @@ export class ReceptionistsStore {
   }
 
   /** The tenant's receptionist, or undefined (another tenant's id is simply not found). */
+  /** Any tenant's receptionist a telephony message names, as ingestion needs it. */
+  async reportTarget(
+    trx: Knex,
+    id: string,
+  ): Promise<{ id: string; tenantId: string; phoneNumber: string | null } | undefined> {
+    const row = (await trx(TABLE).where({ id }).first('id', 'tenant_id', 'phone_number')) as
+      { id: string; tenant_id: string; phone_number: string | null } | undefined;
+    return row && { id: row.id, tenantId: row.tenant_id, phoneNumber: row.phone_number };
+  }
+
   async get(db: Knex, tenantId: string, id: string): Promise<Receptionist | undefined> {
     const row = (await db(TABLE)
       .select(RECEPTIONIST_COLUMNS)

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
-import { SmsLifecycle } from './sms-lifecycle';
+import type { SmsLifecycle } from './sms-lifecycle';
 import { SMS_COLUMNS, toSms, type SmsRow } from './sms-rows';
 import type { NewOutboundSms, SendRefusal, Sms, SmsFilters } from './sms-types';
 
@@ -14,9 +14,10 @@ const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)',
  * statement of the SMS lifecycle (sms-lifecycle.ts).
  */
 export class SmsStore {
-  private readonly lifecycle = new SmsLifecycle();
-
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly lifecycle: SmsLifecycle,
+  ) {}
 
   /**
    * Stores a queued outbound message from the tenant's ready receptionist (its number becomes
