@@ -164,7 +164,12 @@ it('is retried later when Postgres is away, and runs on one worker at a time', a
   await away.destroy();
   const redis = new IORedis(REDIS_URL);
   try {
-    const deps = { knex, redis, config: { deliveryRetentionDays: 30 } } as unknown as WorkerDeps;
+    const deps = {
+      knex,
+      stores: createStores(knex),
+      redis,
+      config: { deliveryRetentionDays: 30 },
+    } as unknown as WorkerDeps;
     const key = `sbt-maintenance-${process.pid}`;
     const runs = await Promise.all([runLocked(deps, key), runLocked(deps, key)]);
     expect(runs.filter((r) => r !== undefined)).toHaveLength(1);
