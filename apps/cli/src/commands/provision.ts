@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { emit } from '@switchboard/events';
-import { fictionalPhoneNumber } from '@switchboard/telephony';
+import { fictionalPhoneNumber } from '@switchboard/simulation';
 import type { Receptionist } from '@switchboard/db';
 import type { CliContext } from '../context';
 

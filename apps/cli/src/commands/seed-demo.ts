@@ -1,11 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { billingPeriodOf, type Receptionist, type Tenant } from '@switchboard/db';
-import {
-  answeredCall,
-  applyTelephonyMessage,
-  fictionalPhoneNumber,
-  missedCall,
-} from '@switchboard/telephony';
+import { answeredCall, fictionalPhoneNumber, missedCall } from '@switchboard/simulation';
+import { applyTelephonyMessage } from '@switchboard/telephony';
 import { UsageError } from '../args';
 import type { CliContext } from '../context';
 import { renderReceptionist, renderTenant } from '../render';
