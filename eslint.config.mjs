@@ -8,6 +8,7 @@ const NO_KNEX_DEFAULT =
  * The forms the one transaction idiom replaced: a store built over a transaction
  * (`new LeadsStore(trx)`; stores come from createStores), and a Knex parameter that defaults
  * to the pool (`db: Knex = this.db`), which hides a pool read inside an open transaction.
+ * (`IdempotencyStore` is the API's Redis store, not a table's: it is not one of them.)
  */
 const TRANSACTION_IDIOM = [
   {
