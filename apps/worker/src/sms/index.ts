@@ -14,7 +14,6 @@ import {
 export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 export type { SmsOutcomeHook } from './outcome-hooks';
 export { SimulatorSmsProvider, simulatorHandoffs, type SimulatorSmsOptions } from './simulator';
-export { durably } from './send';
 
 export interface SmsSenderOptions extends QueueTimings {
   reconcileIntervalMs?: number;
@@ -71,7 +70,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
   // next after a restart). Started whenever the simulator is the provider.
   const receipts =
     provider instanceof SimulatorSmsProvider
-      ? startQueueWorker(deps, 'smsSimulatorReceipts', simulatorReceiptProcessor(deps.knex), {
+      ? startQueueWorker(deps, 'smsSimulatorReceipts', simulatorReceiptProcessor(deps), {
           ...opts,
           concurrency: deps.config.workerConcurrency,
         })

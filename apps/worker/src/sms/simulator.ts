@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Knex } from '@switchboard/db';
+import type { Db } from '@switchboard/db';
 import { enqueue, type Queues, type Redis } from '@switchboard/queues';
 import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { JobHandler } from '../queue-worker';
@@ -104,10 +104,10 @@ const simulatorMessageId = (smsId: string): string => `simsms_${smsId}`;
  * ingestion. Its ingestion id is fixed per message, so a job run twice (stalled, retried
  * after a Postgres error) applies it once.
  */
-export function simulatorReceiptProcessor(knex: Knex): JobHandler<'smsSimulatorReceipts'> {
+export function simulatorReceiptProcessor(db: Db): JobHandler<'smsSimulatorReceipts'> {
   return async (job) => {
     const undelivered = job.status === 'undelivered';
-    await applyTelephonyMessage(knex, {
+    await applyTelephonyMessage(db, {
       id: `simrcpt_${job.smsId}`,
       type: 'sms.status',
       receptionist_id: job.receptionistId,
