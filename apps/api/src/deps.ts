@@ -24,6 +24,7 @@ import {
   WebhookStatsStore,
   WebhookSubscriptionsStore,
   WebhookRecoveriesStore,
+  watchApiKeyChanges,
   type Knex,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
@@ -124,6 +125,14 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
+  // Caches active keys while it hears of revocations and limit changes (ACTIVE_KEY_TTL_MS).
+  const apiKeys = new ApiKeysStore(knex, { cacheActiveKeys: true });
+  const keyChanges = watchApiKeyChanges(config.databaseUrl, apiKeys, (err) =>
+    logger.warn(
+      { err },
+      'api key changes: LISTEN connection lost; keys are looked up on every request meanwhile',
+    ),
+  );
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
@@ -158,7 +167,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     lifecycle: new Lifecycle(),
     stores: {
       tenants: new TenantsStore(knex),
-      apiKeys: new ApiKeysStore(knex),
+      apiKeys,
       receptionists: new ReceptionistsStore(knex),
       provisioning: new ReceptionistProvisioning(),
       usage: new UsageStore(knex),
@@ -182,6 +191,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     },
     async close() {
       webhookSender.close();
+      await keyChanges.close();
       await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },
   };

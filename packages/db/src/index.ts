@@ -8,6 +8,7 @@ export { newId, type IdPrefix } from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
+export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
 export * from './stores/receptionist-provisioning';
 export * from './stores/usage-store';
