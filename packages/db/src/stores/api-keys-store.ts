@@ -119,6 +119,10 @@ export class ApiKeysStore {
    * Whether this process hears of revocations and limit changes now (its LISTEN connection
    * is up). Active keys are cached only meanwhile; a change of state drops them all.
    */
+  get watchingChanges(): boolean {
+    return this.watching;
+  }
+
   set watchingChanges(watching: boolean) {
     this.watching = watching;
     this.forgetActiveKeys();
