@@ -11,9 +11,7 @@ import {
 } from '@switchboard/db';
 import { CallRowGenerator, COPY_COLUMNS } from '../calls/rows';
 import { localDatabase, withClient } from '../lib/database';
-
-/** Far above any load of the comparison: the key's limit is counted, never reached. */
-export const LIFTED_LIMIT = { perSecond: 1_000_000, burst: 1_000_000 };
+import { LIFTED_KEY_LIMIT } from '../lib/env';
 
 export interface CompareSetup {
   benchUrl: string;
@@ -46,7 +44,7 @@ export async function setupCompareDatabase(calls: number): Promise<CompareSetup>
     await migrateLatest(knex);
     const tenants = new TenantsStore(knex);
     const tenant = await tenants.create({ name: 'Compare Bench' });
-    await tenants.setRateLimit(tenant.id, LIFTED_LIMIT);
+    await tenants.setRateLimit(tenant.id, LIFTED_KEY_LIMIT);
     const { key } = await new ApiKeysStore(knex).create({
       tenantId: tenant.id,
       scopes: ['write'],
