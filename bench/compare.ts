@@ -11,7 +11,9 @@
  *  P4  one worker's deliveries/s ÷ a raw keep-alive axios POST loop to the same receiver,
  *      with 1 and 10 subscriptions: bench/delivery.ts (phases a and b) run as a child with
  *      small counts, its result file read back; rows inserted + updated per delivery too;
- *  P5  (BENCH_COMPARE_P5=1) ingest → receipt at 200 events/s: bench/delivery.ts phase d.
+ *  P5  (BENCH_COMPARE_P5=1) ingest → receipt at 200 events/s: bench/delivery.ts phase d;
+ *  A   the key lookup and rate limit's CPU per request ÷ the page work's, in-process
+ *      (bench/compare/auth-share.ts; the issue's "at most a tenth of a page").
  * and prints each ratio with the CPU milliseconds per unit (request or delivery) of every
  * process: API or bare server, worker, Postgres (backends of the bench database), Redis (all
  * of it: other users of this Redis count too), read from /proc/<pid>/stat utime + stime
@@ -20,7 +22,8 @@
  * Knobs (env): BENCH_DURATION (4 s per measurement, after BENCH_WARMUP 1 s), BENCH_ROUNDS
  * (2, alternating product and reference; medians), BENCH_CONNECTIONS (10), BENCH_COMPARE_CALLS
  * (10,000 calls seeded), BENCH_COMPARE_EVENTS (3,000 events with 1 subscription, a tenth of
- * that with 10), BENCH_COMPARE_SKIP (comma list of P1,P3,P4), BENCH_COMPARE_P5=1 (adds about
+ * that with 10), BENCH_AUTH_OPS (3,000 operations per side of A), BENCH_COMPARE_SKIP (comma
+ * list of A,P1,P3,P4), BENCH_COMPARE_P5=1 (adds about
  * 90 s), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
  */
 import { randomBytes } from 'node:crypto';
@@ -46,6 +49,7 @@ import { cpuSnapshot } from './lib/proc';
 import { log, progressBar, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
+import { measureAuthShare, type AuthShare } from './compare/auth-share';
 import { setupCompareDatabase, type CompareSetup } from './compare/setup';
 import { deleteRedisPrefix } from './outbound/setup';
 
@@ -55,6 +59,7 @@ const ROUNDS = envInt('BENCH_ROUNDS', 2);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 10);
 const CALLS = envInt('BENCH_COMPARE_CALLS', 10_000);
 const EVENTS = envInt('BENCH_COMPARE_EVENTS', 3_000);
+const AUTH_OPS = envInt('BENCH_AUTH_OPS', 3_000);
 const SKIP = new Set((process.env.BENCH_COMPARE_SKIP ?? '').split(',').map((s) => s.trim()));
 const P5 = process.env.BENCH_COMPARE_P5 === '1';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -396,14 +401,20 @@ async function main(): Promise<number> {
   const comparisons: Comparison[] = [];
   let rows: { phase: string; perDelivery: number }[] = [];
   let p5: { p50: number; p99: number; rate: number } | null = null;
-  if (!SKIP.has('P1') || !SKIP.has('P3')) {
+  let authShare: AuthShare | null = null;
+  if (!SKIP.has('P1') || !SKIP.has('P3') || !SKIP.has('A')) {
     const redis = createRedis(REDIS_URL, 'worker');
     try {
       await deleteRedisPrefix(redis, PREFIX);
       const setup = await step(`recreating the bench database (${CALLS} calls)`, () =>
         setupCompareDatabase(CALLS),
       );
-      comparisons.push(...(await httpComparisons(setup)));
+      if (!SKIP.has('A')) {
+        authShare = await step('the key lookup and rate limit against the page work (A)', () =>
+          measureAuthShare(setup, REDIS_URL, PREFIX, AUTH_OPS, CONNECTIONS),
+        );
+      }
+      if (!SKIP.has('P1') || !SKIP.has('P3')) comparisons.push(...(await httpComparisons(setup)));
     } finally {
       await deleteRedisPrefix(redis, PREFIX).catch(() => undefined);
       await closeRedis(redis);
@@ -449,7 +460,7 @@ async function main(): Promise<number> {
   const report = [
     '',
     `bench:compare (issue 29): ${machine.nproc} cores (${machine.cpuModel}), node ${machine.node}; load ${machine.loadavg.join(' ')} before, ${loadAfter.join(' ')} after`,
-    `P1, P3: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warmup, ${ROUNDS} alternating rounds, medians; P4: bench/delivery.ts phases a, b (${EVENTS} events with 1 subscription, ${Math.round(EVENTS / 10)} with 10)`,
+    `P1, P3: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s after ${WARMUP_S} s warmup, ${ROUNDS} alternating rounds, medians${SKIP.has('P4') ? '' : `; P4: bench/delivery.ts phases a, b (${EVENTS} events with 1 subscription, ${Math.round(EVENTS / 10)} with 10)`}${SKIP.size > 1 || [...SKIP][0] ? `; skipped: ${[...SKIP].filter(Boolean).join(', ')}` : ''}`,
     '',
     table([
       [
@@ -484,6 +495,17 @@ async function main(): Promise<number> {
     '',
     'CPU ms per unit: per request (P1, P3) or per delivery (P4). "server": the API or the bare server; "worker": the worker, or for the raw loop the process running it; "postgres": the backends of the bench database; "redis": every redis-server process (others using this Redis count too).',
   ];
+  if (authShare) {
+    const a = authShare;
+    const side = (x: typeof a.auth) =>
+      `${fmt(x.cpu.bench, 3)} here + ${fmt(x.cpu.postgres, 3)} postgres (+ ${fmt(x.cpu.redis, 3)} redis) ms, ${fmt(x.perSecond, 0)}/s`;
+    report.push(
+      '',
+      `A  key lookup + rate limit ÷ page work, CPU per request (in-process, ${AUTH_OPS} × 2 each, ${CONNECTIONS} at a time; goal ≤ 0.10): ${fmt(a.share)} (${fmt(a.shareWithRedis)} counting Redis)`,
+      `   key lookup + rate limit: ${side(a.auth)}`,
+      `   page work (list of 20 + render): ${side(a.page)}`,
+    );
+  }
   if (rows.length) {
     report.push(
       `rows inserted + updated per delivery (pg_stat_database; goal ≤ 2): ${rows.map((r) => `${r.phase} ${fmt(r.perDelivery)}`).join(', ')}`,
@@ -518,6 +540,7 @@ async function main(): Promise<number> {
       comparisons,
       rowsPerDelivery: rows,
       p5,
+      authShare,
     },
     log,
   );
