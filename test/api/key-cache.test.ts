@@ -130,3 +130,22 @@ it('revoke and setRateLimit notify every listener on commit, and only on a chang
   }
   expect(target.watchingChanges).toBe(false);
 });
+
+it('a LISTEN connection cut by Postgres stops the cache until it is back', async () => {
+  const keys = ctx.deps.stores.apiKeys;
+  expect(keys.watchingChanges).toBe(true);
+  const { rows } = (await ctx.deps.knex.raw(
+    `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+      WHERE datname = current_database() AND query = ?`,
+    ['LISTEN switchboard_api_key_changes'],
+  )) as { rows: { cut: boolean }[] };
+  expect(rows).toEqual([{ cut: true }]);
+  await waitFor('the cache to stop', () => !keys.watchingChanges);
+  // Meanwhile every request reads its key: a silent revocation is refused at once.
+  const { tenantId } = await ctx.tenant();
+  const key = await ctx.keyFor(tenantId, ['read']);
+  expect((await list(key.auth)).status).toBe(200);
+  await revokeSilently(key.id);
+  if (!keys.watchingChanges) expect((await list(key.auth)).status).toBe(401);
+  await waitFor('the LISTEN connection to be back', () => keys.watchingChanges);
+});

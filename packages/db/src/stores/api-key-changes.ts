@@ -21,9 +21,10 @@ export interface ApiKeyChangeTarget {
 const RETRY_MS = 1_000;
 
 /**
- * Keeps one LISTEN connection on API_KEY_CHANGES_CHANNEL, reconnecting after any loss:
- * `target` caches active keys only while it is up, and drops them on every notification.
- * `onLoss` hears each lost or failed connection (to log it).
+ * Keeps one LISTEN connection on API_KEY_CHANGES_CHANNEL, reconnecting every second after any
+ * loss: `target` caches active keys only while it is up, and drops them on every
+ * notification. `onLoss` hears the first loss or failure after each time it was up (to log
+ * it once, not once a second while Postgres is away).
  */
 export function watchApiKeyChanges(
   databaseUrl: string,
@@ -33,6 +34,7 @@ export function watchApiKeyChanges(
   let stopped = false;
   let current: Client | null = null;
   let timer: NodeJS.Timeout | undefined;
+  let told = false;
   const connect = (): void => {
     if (stopped) return;
     const client = new Client({ connectionString: databaseUrl, keepAlive: true });
@@ -44,7 +46,8 @@ export function watchApiKeyChanges(
       target.watchingChanges = false;
       client.end().catch(() => undefined);
       if (stopped) return;
-      onLoss(err);
+      if (!told) onLoss(err);
+      told = true;
       timer = setTimeout(connect, RETRY_MS);
       timer.unref();
     };
@@ -55,7 +58,9 @@ export function watchApiKeyChanges(
       .connect()
       .then(() => client.query(`LISTEN ${API_KEY_CHANGES_CHANNEL}`))
       .then(() => {
-        if (!lost && !stopped) target.watchingChanges = true;
+        if (lost || stopped) return;
+        target.watchingChanges = true;
+        told = false;
       })
       .catch(retry);
   };
