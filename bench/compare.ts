@@ -23,17 +23,19 @@
  * (2, alternating product and reference; medians), BENCH_CONNECTIONS (10), BENCH_COMPARE_CALLS
  * (10,000 calls seeded), BENCH_COMPARE_EVENTS (3,000 events with 1 subscription, a tenth of
  * that with 10), BENCH_AUTH_OPS (3,000 operations per side of A), BENCH_COMPARE_SKIP (comma
- * list of A,P1,P3,P4), BENCH_COMPARE_P5=1 (adds about
+ * list of A,P1,P3,P4), BENCH_COMPARE_PROFILE=1 (the API under --cpu-prof during P1 and
+ * P3, its self time summarised by area and function), BENCH_COMPARE_P5=1 (adds about
  * 90 s), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createKnex, type Knex } from '@switchboard/db';
 import { closeRedis, createRedis } from '@switchboard/queues';
 import { cpuDelta, cpuTable } from './delivery/cpu';
+import { formatProfile, summarizeCpuProfile } from './delivery/cpuprofile';
 import {
   type Child,
   installChildCleanup,
@@ -62,6 +64,7 @@ const EVENTS = envInt('BENCH_COMPARE_EVENTS', 3_000);
 const AUTH_OPS = envInt('BENCH_AUTH_OPS', 3_000);
 const SKIP = new Set((process.env.BENCH_COMPARE_SKIP ?? '').split(',').map((s) => s.trim()));
 const P5 = process.env.BENCH_COMPARE_P5 === '1';
+const PROFILE = process.env.BENCH_COMPARE_PROFILE === '1';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = '{sbbc}';
 
@@ -171,9 +174,13 @@ const medianOf = (runs: Measurement[], pick: (m: Measurement) => number | null):
   return xs.length ? median(xs) : null;
 };
 
+/** The API's profile (BENCH_COMPARE_PROFILE=1), summarised once it has exited. */
+let apiProfile: string | null = null;
+
 /** P1 and P3: the API and the bare server, alternating, `ROUNDS` times each. */
 async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
   const [apiPort, barePort] = [await freePort(), await freePort()];
+  const profDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sb-compare-prof-')) : null;
   const api = startTsChild('api', 'apps/api/src/server.ts', {
     ...process.env,
     NODE_ENV: 'production',
@@ -188,6 +195,11 @@ async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     // The tenant's own limit is lifted too (setupCompareDatabase): either would do.
     ...UNLIMITED_API_RATE,
+    ...(profDir
+      ? {
+          NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profDir}`,
+        }
+      : {}),
   });
   const bare = startTsChild('bare-server', 'bench/compare/bare-server.ts', {
     ...process.env,
@@ -280,6 +292,15 @@ async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
   } finally {
     await knex.destroy();
     await Promise.all([api.stop(), bare.stop()]);
+    if (profDir) {
+      // tsx's own process writes a small profile too: the API's is the largest.
+      const files = readdirSync(profDir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => join(profDir, f))
+        .sort((a, b) => statSync(b).size - statSync(a).size);
+      if (files[0]) apiProfile = formatProfile(summarizeCpuProfile(files[0], 25));
+      rmSync(profDir, { recursive: true, force: true });
+    }
   }
   return out;
 }
@@ -504,6 +525,13 @@ async function main(): Promise<number> {
       `A  key lookup + rate limit ÷ page work, CPU per request (in-process, ${AUTH_OPS} × 2 each, ${CONNECTIONS} at a time; goal ≤ 0.10): ${fmt(a.share)} (${fmt(a.shareWithRedis)} counting Redis)`,
       `   key lookup + rate limit: ${side(a.auth)}`,
       `   page work (list of 20 + render): ${side(a.page)}`,
+    );
+  }
+  if (apiProfile) {
+    report.push(
+      '',
+      'The API under --cpu-prof during P1/P3 (BENCH_COMPARE_PROFILE=1: the profiler slows it, the ratios of such a run do not count):',
+      apiProfile.replace(/^\S+: /, ''),
     );
   }
   if (rows.length) {
