@@ -47,8 +47,8 @@ interface Lease {
 
 /**
  * The per-key rate limit of every authenticated request (docs/API.md, Rate limits): a token
- * bucket per API key in Redis, sized by the key's tenant (or the deployment's defaults).
- * While Redis does not answer, each API process limits in its own memory (see
+ * bucket per API key in Redis, sized by the key's tenant (or the deployment's defaults),
+ * spent by each process from leases of a few tokens (LEASE_MAX). While Redis does not answer, each API process limits in its own memory (see
  * docs/DECISIONS.md, Rate limits): reads and writes that need no Redis keep working.
  */
 export class KeyRateLimits {
