@@ -3,16 +3,21 @@ import { ACTIVE_KEY_TTL_MS, ApiKeysStore, TenantsStore, watchApiKeyChanges } fro
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
 
-// The API caches active keys for ACTIVE_KEY_TTL_MS while it LISTENs for revocations and
-// limit changes (docs/DECISIONS.md, Rate limits): a revocation by another process (the
-// operator CLI) is refused from the next request in practice, within the TTL at worst; this
-// process's own revocation drops the cache before it returns.
+// With API_KEY_CACHE_ENABLED, the API caches active keys for ACTIVE_KEY_TTL_MS while it
+// LISTENs for revocations and limit changes (docs/DECISIONS.md, Rate limits): a revocation by
+// another process (the operator CLI) is refused from the next request in practice, within
+// the TTL at worst; this process's own revocation drops the cache before it returns. Off (the
+// default), a revoked key is refused from the very next request.
 let ctx: TestContext;
+let uncached: TestContext;
 beforeAll(async () => {
-  ctx = await createTestContext();
+  ctx = await createTestContext({ API_KEY_CACHE_ENABLED: 'true' });
+  uncached = await createTestContext();
   await waitFor('the API to LISTEN for key changes', () => ctx.deps.stores.apiKeys.watchingChanges);
 });
-afterAll(() => ctx.close());
+afterAll(async () => {
+  await Promise.all([ctx?.close(), uncached?.close()]);
+});
 
 const list = (auth: string) =>
   request(ctx.app).get('/api/v1/receptionists').set('Authorization', auth);
@@ -148,4 +153,15 @@ it('a LISTEN connection cut by Postgres stops the cache until it is back', async
   await revokeSilently(key.id);
   if (!keys.watchingChanges) expect((await list(key.auth)).status).toBe(401);
   await waitFor('the LISTEN connection to be back', () => keys.watchingChanges);
+});
+
+it('by default no key is cached: a silent revocation is refused from the very next request', async () => {
+  expect(uncached.deps.stores.apiKeys.watchingChanges).toBe(false);
+  const { tenantId } = await uncached.tenant();
+  const key = await uncached.keyFor(tenantId, ['read']);
+  const get = () =>
+    request(uncached.app).get('/api/v1/receptionists').set('Authorization', key.auth);
+  expect((await get()).status).toBe(200);
+  await uncached.deps.knex('api_keys').where({ id: key.id }).update({ revoked_at: new Date() });
+  expect((await get()).status).toBe(401);
 });

@@ -74,15 +74,17 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
-  // The API's key store caches active keys while it hears of revocations and limit changes
-  // (ACTIVE_KEY_TTL_MS).
-  const stores = createStores(knex, { cacheActiveKeys: true });
-  const keyChanges = watchApiKeyChanges(config.databaseUrl, stores.apiKeys, (err) =>
-    logger.warn(
-      { err },
-      'api key changes: LISTEN connection lost; keys are looked up on every request meanwhile',
-    ),
-  );
+  // With API_KEY_CACHE_ENABLED the key store caches active keys while it hears of
+  // revocations and limit changes (ACTIVE_KEY_TTL_MS); off, every request looks its key up.
+  const stores = createStores(knex, { cacheActiveKeys: config.apiKeyCache });
+  const keyChanges = config.apiKeyCache
+    ? watchApiKeyChanges(config.databaseUrl, stores.apiKeys, (err) =>
+        logger.warn(
+          { err },
+          'api key changes: LISTEN connection lost; keys are looked up on every request meanwhile',
+        ),
+      )
+    : { close: async () => undefined };
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
