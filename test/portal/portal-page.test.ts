@@ -13,6 +13,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // The tenant portal in a real browser (Debian's headless Chromium through playwright-core):
 // a magic link opens it, an endpoint is added to an HTTPS receiver on 127.0.0.1, a test is
@@ -97,14 +98,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   ({ tenantId, auth: admin } = await ctx.tenant(['admin']));
   await ctx.deps.knex('tenants').where({ id: tenantId }).update({ name: 'Acme Dental' });
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155557001',
-    })
-  ).id;
+  rcp = await addReceptionist(ctx, tenantId, { phoneNumber: '+14155557001' });
   const stranger = await ctx.tenant(['admin']);
   const foreign = await api('POST', '/webhooks', stranger.auth, {
     url: `https://127.0.0.1:${receiver.port}/hooks`,

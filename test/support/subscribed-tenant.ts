@@ -6,6 +6,7 @@ import {
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from './context';
+import { receptionistTenant } from './receptionist';
 
 /**
  * The world of the worker's end-to-end tests: a test context, a tenant with an admin key, a
@@ -32,13 +33,7 @@ export async function subscribedTenant(opts: {
   const cert = generateCertificate('IP:127.0.0.1');
   const receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
   const ctx = await createTestContext(opts.env);
-  const { auth, tenantId } = await ctx.tenant(['admin']);
-  const { id: rcp } = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: opts.phoneNumber,
-  });
+  const { auth, tenantId, rcp } = await receptionistTenant(ctx, { phoneNumber: opts.phoneNumber });
   const sub = await request(ctx.app)
     .post('/api/v1/webhooks')
     .set('Authorization', auth)

@@ -8,6 +8,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Delivery policies that need their own configuration: one attempt per delivery and a high
 // disable threshold (counting under concurrency), the real 1 s / 5 s schedule, and the
@@ -31,14 +32,7 @@ afterAll(() => receiver?.close());
 async function world(env: Record<string, string>) {
   const ctx = await createTestContext(env);
   const worker = await startTestWorker(ctx, { webhookCa: cert.cert });
-  const t = await ctx.tenant(['admin']);
-  const rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: t.tenantId,
-      name: 'Desk',
-      status: 'ready',
-    })
-  ).id;
+  const { rcp, ...t } = await receptionistTenant(ctx);
   const subscribe = async (p: string) =>
     (
       await request(ctx.app)

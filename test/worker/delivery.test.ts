@@ -13,6 +13,7 @@ import {
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // The whole path over real Postgres, Redis and HTTPS: ingest → outbox → relay → fan-out →
 // signed delivery to a receiver on 127.0.0.1, with retries on a short schedule.
@@ -80,14 +81,7 @@ async function subscribe(auth: string, p: string, events?: string[]) {
 }
 
 async function receptionist(tenantId: string) {
-  return (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
+  return await addReceptionist(ctx, tenantId, { phoneNumber: '+14155550199' });
 }
 
 const emitStarted = (tenantId: string, receptionistId: string) =>

@@ -7,6 +7,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // One tenant has 60 subscriptions to a receiver that never answers and keeps emitting
 // events; another tenant's healthy subscription must still get each delivery within a
@@ -48,12 +49,7 @@ afterAll(async () => {
 });
 
 async function tenantWith(urls: string[]) {
-  const t = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: t.tenantId,
-    name: 'Desk',
-    status: 'ready',
-  });
+  const { rcp, ...t } = await receptionistTenant(ctx);
   for (const url of urls) {
     const res = await request(ctx.app)
       .post('/api/v1/webhooks')
@@ -61,7 +57,7 @@ async function tenantWith(urls: string[]) {
       .send({ url });
     expect(res.status).toBe(201);
   }
-  return () => emitCallStarted(ctx, t.tenantId, rcp.id);
+  return () => emitCallStarted(ctx, t.tenantId, rcp);
 }
 
 it("a dead receiver's 60 subscriptions do not delay another tenant's delivery", async () => {

@@ -8,6 +8,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Receivers answer with bytes Postgres cannot store as text (NUL, invalid UTF-8), and the
 // attempt log refuses rows outright: every such delivery still ends, with its attempts
@@ -48,13 +49,8 @@ afterAll(async () => {
 });
 
 async function tenant() {
-  const t = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: t.tenantId,
-    name: 'Desk',
-    status: 'ready',
-  });
-  return { t, emit: () => emitCallStarted(ctx, t.tenantId, rcp.id) };
+  const { rcp, ...t } = await receptionistTenant(ctx);
+  return { t, emit: () => emitCallStarted(ctx, t.tenantId, rcp) };
 }
 async function subscriber(path: string, owner?: Awaited<ReturnType<typeof tenant>>) {
   const { t, emit } = owner ?? (await tenant());

@@ -6,6 +6,7 @@ import type { TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
 import { subscribedTenant } from '../support/subscribed-tenant';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Delivery receipts (sms.status through telephony ingestion) with the simulator and the real
 // worker: delivered and undelivered with their events at a subscription, receipts repeated,
@@ -131,11 +132,8 @@ describe('delivery receipts', () => {
   });
 
   it('a receipt for an unknown message or receptionist, or another tenant’s, is accepted and ignored', async () => {
-    const other = await ctx.tenant(['admin']);
-    const { id: otherRcp } = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: otherRcp } = await receptionistTenant(ctx, {
       name: 'Other',
-      status: 'ready',
       phoneNumber: '+14155550399',
     });
     const { id } = await accept('+14155550313');
