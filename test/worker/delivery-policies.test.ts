@@ -1,12 +1,11 @@
 import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
+import type {
+  TestCertificate,
+  TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext } from '../support/context';
+import { startHttpsReceiver } from '../support/webhook-world';
 import { emitCallStarted, startTestWorker, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
 
@@ -19,13 +18,11 @@ let base: string;
 let flakyHits = 0;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
+  ({ cert, receiver, base } = await startHttpsReceiver({
     '/fail': (_q, res) => res.writeHead(500).end(),
     '/ok': (_q, res) => res.writeHead(204).end(),
     '/flaky': (_q, res) => res.writeHead(++flakyHits >= 3 ? 200 : 500).end(),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
+  }));
 });
 afterAll(() => receiver?.close());
 
