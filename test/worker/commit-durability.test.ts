@@ -12,6 +12,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { emitCallStarted, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
+import { addJob } from '../support/jobs';
 
 // Which worker writes commit durably and which asynchronously (docs/DECISIONS.md). The dial
 // claim guards a phone call to a customer: it must survive a Postgres crash that comes right
@@ -79,7 +80,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
     reconcileIntervalMs: 250,
     reconcileGraceMs: 1000,
   });
-  await ctx.deps.queues.outboundCalls.add('dial', { v: 1, callId }, { jobId: callId });
+  await addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId });
   await crash;
   // After crash recovery the claim is still there: the call is not queued again...
   const row = await waitFor('the call row after recovery', () =>

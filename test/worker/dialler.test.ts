@@ -8,6 +8,7 @@ import {
 import type { TestContext } from '../support/context';
 import { subscribedTenant } from '../support/subscribed-tenant';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addJob } from '../support/jobs';
 
 // The outbound dialler with the simulator: every magic number, a normal call's complete
 // lifecycle (detail, outbox events, delivered webhooks), the reconciler, and no double dial.
@@ -176,11 +177,7 @@ describe('the dialler', () => {
     // Duplicates with other job ids race the original job for the same call.
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        ctx.deps.queues.outboundCalls.add(
-          'dial',
-          { v: 1, callId: id },
-          { jobId: `${jobId}-${id}` },
-        ),
+        addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await finished(id);

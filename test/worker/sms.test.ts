@@ -10,6 +10,7 @@ import type { TestContext } from '../support/context';
 import { subscribedTenant } from '../support/subscribed-tenant';
 import { messages } from '../support/fixtures';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addJob } from '../support/jobs';
 
 // The SMS sender with the simulator and the real worker: sent → sms.sent at a subscription,
 // carrier rejection, opt-out and back, the reconciler, stale claims, and never two hand-offs.
@@ -183,7 +184,7 @@ describe('the sender', () => {
     const { id } = await accept('+14155550144');
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        ctx.deps.queues.sms.add('send', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
+        addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await settled(id);
@@ -213,7 +214,7 @@ describe('the sender', () => {
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'send_interrupted' });
     // A job for it now (stalled-job recovery, a reconciler) finds the claim spent.
-    await ctx.deps.queues.sms.add('send', { v: 1, smsId: id }, { jobId: `late-${id}` });
+    await addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `late-${id}` });
     await waitFor(
       'the late job to be processed',
       async () => !(await ctx.deps.queues.sms.getJob(`late-${id}`)),
