@@ -1,12 +1,11 @@
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
+import type {
+  TestCertificate,
+  TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from './context';
 import { receptionistTenant } from './receptionist';
+import { startHttpsReceiver } from './webhook-world';
 
 /**
  * The world of the worker's end-to-end tests: a test context, a tenant with an admin key, a
@@ -30,15 +29,16 @@ export async function subscribedTenant(opts: {
   phoneNumber: string;
   events?: string[];
 }): Promise<SubscribedTenant> {
-  const cert = generateCertificate('IP:127.0.0.1');
-  const receiver = await startReceiver(cert, { '/hooks': (_q, res) => res.writeHead(204).end() });
+  const { cert, receiver, base } = await startHttpsReceiver({
+    '/hooks': (_q, res) => res.writeHead(204).end(),
+  });
   const ctx = await createTestContext(opts.env);
   const { auth, tenantId, rcp } = await receptionistTenant(ctx, { phoneNumber: opts.phoneNumber });
   const sub = await request(ctx.app)
     .post('/api/v1/webhooks')
     .set('Authorization', auth)
     .send({
-      url: `https://127.0.0.1:${receiver.port}/hooks`,
+      url: `${base}/hooks`,
       ...(opts.events ? { events: opts.events } : {}),
     });
   if (sub.status !== 201) throw new Error(`could not subscribe: ${sub.status} ${sub.text}`);
