@@ -4,8 +4,8 @@ import { applyHeldReceipt } from '@switchboard/telephony';
 import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
 
 // Delivery receipts (sms.status through telephony ingestion) with the simulator and the real
@@ -16,7 +16,6 @@ import { receptionistTenant } from '../support/receptionist';
 const RCP_PHONE = '+14155550300';
 
 let ctx: TestContext;
-let worker: TestWorker;
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -57,20 +56,17 @@ const receipt = (providerMessageId: string, status: string, extra: object = {}) 
 const outboundTo = (phone: string) =>
   ctx.deps.knex('sms_messages').where({ to_number: phone, direction: 'outbound' });
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert;
-  ({ ctx, receiver, cert, auth, tenantId, rcp } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '100' },
     phoneNumber: RCP_PHONE,
     events: ['sms.sent', 'sms.delivered', 'sms.failed'],
-  }));
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  });
+  ({ ctx, receiver, auth, tenantId, rcp } = world);
+  await world.startWorker();
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 describe('delivery receipts', () => {
   it('a deliverable number: sent, then delivered, sms.sent then sms.delivered at the webhook', async () => {
