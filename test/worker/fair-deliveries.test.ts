@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { newId } from '@switchboard/db';
+import { insertEvents, newId } from '@switchboard/db';
 import { enqueueDeliveries } from '../../apps/worker/src/webhook-delivery/enqueue-deliveries';
 import {
   generateCertificate,
@@ -88,7 +88,7 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
   // C's deliveries, then all their jobs in one add.
   const ids = Array.from({ length: EVENTS }, () => newId('evt'));
   await ctx.deps.knex.transaction(async (trx) => {
-    await ctx.deps.stores.events.insertMany(
+    await insertEvents(
       trx,
       ids.map((id) => ({
         id,

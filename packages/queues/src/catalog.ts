@@ -81,6 +81,21 @@ const smsJobSchema = {
 } as const;
 export type SmsJob = FromSchema<typeof smsJobSchema>;
 
+const smsReceiptJobSchema = {
+  type: 'object',
+  required: ['v', 'smsId', 'receptionistId', 'status'],
+  properties: {
+    v: { const: 1 },
+    smsId: { type: 'string', minLength: 1 },
+    // The simulated carrier's own record of the message: whose number sent it and what its
+    // receipt will say (the carrier does not read Switchboard's database).
+    receptionistId: { type: 'string', minLength: 1 },
+    status: { enum: ['delivered', 'undelivered'] },
+  },
+  additionalProperties: false,
+} as const;
+export type SmsReceiptJob = FromSchema<typeof smsReceiptJobSchema>;
+
 const leadImportJobSchema = {
   type: 'object',
   required: ['v', 'importId'],
@@ -157,6 +172,19 @@ export const catalog = {
     schema: smsJobSchema,
     jobId: (d) => d.smsId,
     // A text is claimed before the hand-off (at most once); an unclaimed one is back in 15 s.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+  }),
+  /**
+   * The built-in SMS simulator only: one delayed job per message its carrier accepted, due
+   * when the carrier reports the delivery receipt; applied through telephony ingestion. In
+   * Redis rather than a timer, so a receipt outlives the worker that sent the message.
+   */
+  smsSimulatorReceipts: defineJob<SmsReceiptJob>({
+    queue: 'sms-simulator-receipts',
+    name: 'receipt',
+    schema: smsReceiptJobSchema,
+    jobId: (d) => d.smsId,
+    // Applying a receipt is idempotent (its ingestion id): a stalled one is simply re-run.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
   /** One job per CSV import: import it in batches, resuming after the last committed one. */
