@@ -80,9 +80,9 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
     const room = Math.min(BATCH, window - (await queued()));
     if (room <= 0) return 'full';
     return knex.transaction(async (trx) => {
-      const events = await stores.events.claimUnpublished(trx, room, { after: cursor });
+      const { events, next } = await stores.events.claimUnpublished(trx, room, { after: cursor });
       if (events.length === 0) return { published: 0, asked: room };
-      cursor = events[events.length - 1]?.tenantId ?? '';
+      cursor = next;
       const ids = events.map((e) => e.id);
       // A published_at lost in a crash only publishes the events again (job id = event id).
       await commitAsynchronously(trx);

@@ -127,13 +127,15 @@ export class EventsStore {
    * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
    * (an import) thus gets its share of each batch and no more; another tenant's event is in
    * the next batch. Both steps read `events_unpublished_tenant_idx` (migration 070), never a
-   * tenant's backlog. SKIP LOCKED lets several relays work side by side.
+   * tenant's backlog. SKIP LOCKED lets several relays work side by side. `next` is the last
+   * tenant served its first event: the `after` of the next batch, so that beyond
+   * `maxTenants` tenants the batches go round them all.
    */
   async claimUnpublished(
     trx: Knex,
     limit: number,
     opts: { after?: string; maxTenants?: number } = {},
-  ): Promise<UnpublishedEvent[]> {
+  ): Promise<{ events: UnpublishedEvent[]; next: string }> {
     const maxTenants = opts.maxTenants ?? 100;
     const tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
     if (opts.after && tenants.length < maxTenants) {
@@ -141,7 +143,7 @@ export class EventsStore {
         if (!tenants.includes(t)) tenants.push(t);
       }
     }
-    if (tenants.length === 0) return [];
+    if (tenants.length === 0) return { events: [], next: '' };
     const share = Math.max(1, Math.ceil(limit / tenants.length));
     const { rows } = (await trx.raw(
       `SELECT x.id, x.traceparent, t.tenant_id AS "tenantId"
@@ -168,7 +170,9 @@ export class EventsStore {
         if (e && out.length < limit) out.push(e);
       }
     }
-    return out;
+    // The first round holds one event of each tenant served, in turn order.
+    const next = out[Math.min(out.length, byTenant.size) - 1]?.tenantId ?? '';
+    return { events: out, next };
   }
 
   /**

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { insertEvents, newId } from '@switchboard/db';
+import { createTestContext, type TestContext } from '../support/context';
+import { subscriber } from '../support/worker';
+
+// The relay's claim takes tenants in turn (docs/DECISIONS.md, Fairness between tenants):
+// each batch interleaves the tenants it serves, and beyond `maxTenants` tenants the next
+// batch starts after the last one served, so every tenant is reached.
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+it('claims unpublished events from every tenant in turn', async () => {
+  const tenants: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
+    tenants.push(s.tenant.tenantId);
+    await ctx.deps.knex.transaction((trx) =>
+      insertEvents(
+        trx,
+        Array.from({ length: 4 }, () => ({
+          id: newId('evt'),
+          tenantId: s.tenant.tenantId,
+          receptionistId: s.receptionistId,
+          type: 'call.started',
+          data: {
+            call_id: `call_${randomBytes(8).toString('hex')}`,
+            direction: 'inbound',
+            from: '+14155550100',
+            to: '+14155550199',
+            started_at: new Date().toISOString(),
+          },
+          createdAt: new Date(),
+        })),
+      ),
+    );
+  }
+  const [a, b, c] = [...tenants].sort() as [string, string, string];
+  const claim = (after: string) =>
+    ctx.deps.knex.transaction(async (trx) => {
+      const got = await ctx.deps.stores.events.claimUnpublished(trx, 6, { after, maxTenants: 2 });
+      await ctx.deps.stores.events.markPublished(
+        trx,
+        got.events.map((e) => e.id),
+      );
+      return { tenants: got.events.map((e) => e.tenantId), next: got.next };
+    });
+
+  const first = await claim('');
+  expect(first).toEqual({ tenants: [a, b, a, b, a, b], next: b });
+  // After b: c, then round again to a (c's three, a's last one), interleaved.
+  const second = await claim(first.next);
+  expect(second).toEqual({ tenants: [c, a, c, c], next: a });
+  const third = await claim(second.next);
+  expect(third).toEqual({ tenants: [b, c], next: c });
+  expect((await claim(third.next)).tenants).toEqual([]);
+});
