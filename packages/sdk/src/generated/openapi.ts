@@ -1542,6 +1542,8 @@ export interface components {
              */
             disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
+            /** @description Active, and the failures in a row have reached half of the disable threshold (webhook.failing was sent); false again at the next success or when re-enabled */
+            failing: boolean;
             /** Format: date-time */
             last_delivery_at: string | null;
             /** Format: date-time */
@@ -2316,6 +2318,8 @@ export interface components {
              */
             disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
+            /** @description Active, and the failures in a row have reached half of the disable threshold (webhook.failing was sent); false again at the next success or when re-enabled */
+            failing: boolean;
             /** Format: date-time */
             last_delivery_at: string | null;
             /** Format: date-time */
@@ -6068,6 +6072,7 @@ export interface operations {
                      *           "disabled_at": null,
                      *           "disabled_reason": null,
                      *           "consecutive_failures": 0,
+                     *           "failing": false,
                      *           "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *           "last_success_at": "2026-11-21T10:16:36.000Z",
                      *           "last_failure_at": null,
@@ -6299,6 +6304,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": null,
                      *       "last_success_at": null,
                      *       "last_failure_at": null,
@@ -6596,6 +6602,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
@@ -7037,6 +7044,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
@@ -7578,6 +7586,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
