@@ -4,7 +4,16 @@ export { commitAsynchronously } from './commit';
 export { isTransientDbError } from './errors';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';
-export { newId, type IdPrefix } from './ids';
+export {
+  idTimeBoundsSql,
+  idTimeWindow,
+  newId,
+  newTimeOrderedId,
+  newTimeOrderedIdSql,
+  timeOfId,
+  type IdPrefix,
+  type TimeOrderedPrefix,
+} from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
