@@ -209,5 +209,9 @@ describe('the schedule (Redis script)', () => {
     const key = `${ctx.config.queuePrefix}:throttle:held:${sub}`;
     expect(await ctx.deps.redis.hexists(key, 'd')).toBe(0);
     expect(await ctx.deps.redis.hexists(key, 'c')).toBe(1);
+    // A paused attempt gives its slot up: back, it asks anew (a fresh slot, at the end).
+    await throttle.forget(sub, 'c');
+    expect(await ctx.deps.redis.hexists(key, 'c')).toBe(0);
+    expect((await throttle.reserve(sub, 'c', 20)).fresh).toBe(true);
   });
 });

@@ -142,9 +142,14 @@ export function attemptRunner(
         );
         return;
       }
+      const slotKey = `${d.id}/${d.round}/${data.attempt}`;
       if (target === 'paused') {
-        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume.
+        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
+        // waits its turn again if it had a throttle slot).
         await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
+        if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
+          await throttle.forget(d.subscriptionId, slotKey);
+        }
         log.info('delivery waits: subscription paused');
         return;
       }
@@ -156,8 +161,7 @@ export function attemptRunner(
       }
       const limit = claimed.subscription?.rateLimitPerSecond;
       if (limit && d.subscriptionId) {
-        const key = `${d.id}/${d.round}/${data.attempt}`;
-        const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, key, limit);
+        const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
         if (waitMs > 0) {
           // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
           await batches.lifecycle.release(knex, d.id, waitMs);

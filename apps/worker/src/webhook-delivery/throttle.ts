@@ -28,6 +28,12 @@ export interface Throttle {
    * earlier ask of the same attempt).
    */
   reserve(subscriptionId: string, attempt: string, perSecond: number): Promise<Reservation>;
+  /**
+   * Gives up the slot kept for `attempt`, if any: it was not made at its slot (its
+   * subscription is paused), and asks anew when it comes back, so that a long pause does
+   * not end in a burst of slots long past.
+   */
+  forget(subscriptionId: string, attempt: string): Promise<void>;
 }
 
 /** The burst a limit allows: a tenth of a second's worth, at least one attempt. */
@@ -42,20 +48,21 @@ export function burstOf(perSecond: number): number {
 //     dropped when its attempt goes, the hash expires a minute after its last slot.
 /**
  * KEYS: tat, held. ARGV: emission interval ms, burst, attempt. Returns {wait ms, fresh}.
- * A slot due within SLACK_MS counts as due (timers fire a little early or late).
+ * A slot due within SLACK_MS counts as due (timers fire a little early or late); one past
+ * by more than STALE_MS is given up and the attempt asks anew (it waited elsewhere: held
+ * slots long past must not all go at once).
  */
 const RESERVE = `
 local SLACK_MS = 5
+local STALE_MS = 60000
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local held = redis.call('HGET', KEYS[2], ARGV[3])
 if held then
   local wait = tonumber(held) - now
-  if wait <= SLACK_MS then
-    redis.call('HDEL', KEYS[2], ARGV[3])
-    return {0, 0}
-  end
-  return {math.ceil(wait), 0}
+  if wait > SLACK_MS then return {math.ceil(wait), 0} end
+  redis.call('HDEL', KEYS[2], ARGV[3])
+  if wait >= -STALE_MS then return {0, 0} end
 end
 local interval = tonumber(ARGV[1])
 local tolerance = interval * (tonumber(ARGV[2]) - 1)
@@ -93,6 +100,9 @@ export function createThrottle(redis: Redis, prefix: string): Throttle {
         attempt,
       );
       return { waitMs, fresh: fresh === 1 };
+    },
+    async forget(subscriptionId, attempt) {
+      await redis.hdel(`${prefix}:throttle:held:${subscriptionId}`, attempt);
     },
   };
 }
