@@ -12,6 +12,7 @@ import { resolveTarget } from './delivery-target';
 import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane } from './in-flight';
+import type { Throttle } from './throttle';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -45,8 +46,14 @@ const OUTCOME_UNKNOWN: AttemptResult = {
   duration_ms: 0,
 };
 
-/** One attempt of one delivery, from its claim to its recorded outcome. */
-export type Attempt = (request: ClaimRequest) => Promise<void>;
+/**
+ * One attempt of one delivery, from its claim to its recorded outcome. Ends with
+ * `throttledUntil` when the attempt was not made because the subscription's throttle
+ * (./throttle.ts) kept it a later slot: the row was given back, due then, and the caller
+ * makes the attempt's job wait for it.
+ */
+export type Attempt = (request: ClaimRequest) => Promise<AttemptEnd>;
+export type AttemptEnd = { throttledUntil: number } | undefined;
 
 /**
  * The deliveries processor: retries, manual retries, and first attempts that could not run
@@ -66,8 +73,9 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();
     }
+    let end: AttemptEnd;
     try {
-      await lanes.hold(
+      end = await lanes.hold(
         lane,
         holder,
         () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
@@ -78,6 +86,11 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       await lanes.release(lane, holder).catch((err: unknown) => {
         deps.logger.warn({ err, deliveryId: data.deliveryId }, 'could not release a lane slot');
       });
+    }
+    if (end) {
+      // Throttled: this job waits for the slot kept for it (nothing was attempted).
+      await job.moveToDelayed(end.throttledUntil, token);
+      throw new DelayedError();
     }
   };
 }
@@ -96,10 +109,14 @@ async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undef
  * recorded atomically; the claim and the record join the process's batches. A further
  * attempt is a delayed job, never a sleep holding a slot. The caller holds a lane slot.
  */
-export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attempt {
+export function attemptRunner(
+  deps: WorkerDeps,
+  batches: DeliveryBatches,
+  throttle: Throttle,
+): Attempt {
   const { config, knex, logger, metrics, sender } = deps;
 
-  return async (data: ClaimRequest): Promise<void> => {
+  return async (data: ClaimRequest): Promise<AttemptEnd> => {
     const claimed = await batches.claim(data);
     if (!claimed) return; // gone, final, already past this attempt, or held by another worker
     const { delivery: d, event } = claimed;
@@ -125,9 +142,14 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         );
         return;
       }
+      const slotKey = `${d.id}/${d.round}/${data.attempt}`;
       if (target === 'paused') {
-        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume.
+        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
+        // waits its turn again if it had a throttle slot).
         await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
+        if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
+          await throttle.forget(d.subscriptionId, slotKey);
+        }
         log.info('delivery waits: subscription paused');
         return;
       }
@@ -136,6 +158,17 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         metrics.deliveries.inc({ outcome: 'canceled' });
         log.info('delivery canceled: target gone or disabled');
         return;
+      }
+      const limit = claimed.subscription?.rateLimitPerSecond;
+      if (limit && d.subscriptionId) {
+        const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
+        if (waitMs > 0) {
+          // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
+          await batches.lifecycle.release(knex, d.id, waitMs);
+          if (fresh) metrics.deliveriesThrottled.inc();
+          log.debug({ waitMs }, 'delivery waits: subscription throttled');
+          return { throttledUntil: Date.now() + waitMs };
+        }
       }
       const body = JSON.stringify(buildEnvelope(event));
       const headers = signPayload({
