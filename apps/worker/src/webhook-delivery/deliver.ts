@@ -59,10 +59,12 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     if (!lane) return; // the delivery is gone
     const jobId = job.id as string;
     const holder = `${jobId}#${randomUUID()}`;
-    const verdict = await lanes.acquire(lane, holder);
+    const verdict = await lanes.acquire(lane, holder, jobId);
     if (verdict !== 'ok') {
       await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
-      await lanes.park(lane, verdict, jobId);
+      // A job made for a claim that lapsed (its attempt was in flight when its worker died)
+      // takes the lane's next free slot, before any backlog (see in-flight.ts).
+      await lanes.park(lane, verdict, jobId, (data.claims ?? 0) > 0);
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();
     }
