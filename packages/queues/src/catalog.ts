@@ -159,8 +159,10 @@ export const catalog = {
     name: 'import',
     schema: leadImportJobSchema,
     jobId: (d) => d.importId,
-    // Long jobs (one per file) that resume after their last committed batch: back in 15 s.
-    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Long jobs (one per file) that resume after their last committed batch: back within
+    // 5 s (lock) + 2 s (check). A lock lost under a live worker only runs a second copy,
+    // which commits nothing its cursor guard refuses (lead-imports/processor.ts).
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /**
    * One job per accepted campaign: start it (queued → running) and begin sending it at once.
