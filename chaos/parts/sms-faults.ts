@@ -90,18 +90,23 @@ export async function runSmsFaults(opts: SmsFaultsOptions): Promise<PartResult> 
     // SIGKILLs mid-send.
     phases.push(
       await phase(stack, world, opts, 'worker-kill', 2, async (handedOver, sending) => {
-        let inFlight = 0;
+        // A text claimed by a killed worker stays `sending` for minutes: counted once.
+        const inFlight = new Set<string>();
         const total = opts.texts + opts.recipients;
         for (let k = 1; k <= opts.kills; k++) {
           const threshold = Math.floor((total * k) / (opts.kills + 1));
-          await until(async () => (await handedOver(threshold)) && (await sending()) > 0, 120_000);
+          const before = new Set(inFlight);
+          const fresh = async () => (await sending()).filter((id) => !before.has(id)).length;
+          await until(async () => (await handedOver(threshold)) && (await fresh()) > 0, 120_000);
           await stack.worker.kill();
-          const n = await sending();
-          inFlight += n;
-          log(`  SIGKILL ${k}/${opts.kills} with ${n} text(s) claimed; restarting the worker`);
+          const claimed = await sending();
+          for (const id of claimed) inFlight.add(id);
+          log(
+            `  SIGKILL ${k}/${opts.kills} with ${inFlight.size - before.size} text(s) newly claimed; restarting the worker`,
+          );
           stack.worker = await stack.startWorker();
         }
-        return inFlight;
+        return inFlight.size;
       }),
     );
   } finally {
@@ -181,7 +186,7 @@ async function phase(
   n: number,
   fault: (
     handedOver: (atLeast: number) => Promise<boolean>,
-    sending: () => Promise<number>,
+    sending: () => Promise<string[]>,
   ) => Promise<number>,
 ): Promise<Phase> {
   const { ctx } = stack.servers;
@@ -232,14 +237,10 @@ async function phase(
     return (await phaseIds()).filter((id) => log[id]).length >= atLeast;
   };
   const sending = async () =>
-    Number(
-      (
-        await knex('sms_messages')
-          .whereIn('id', await phaseIds())
-          .where({ status: 'sending' })
-          .count<{ n: string }[]>({ n: '*' })
-      )[0]?.n,
-    );
+    (await knex('sms_messages')
+      .whereIn('id', await phaseIds())
+      .where({ status: 'sending' })
+      .pluck('id')) as string[];
   const inFlightAtKills = await fault(handedOver, sending);
   // Every text final (a claimed text of a killed worker: STALE_SENDING_MS after its claim),
   // and the campaign completed.
