@@ -161,6 +161,7 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
           'in-flight deliveries attempted again after a kill (max)',
           `${secs(Math.max(0, ...inFlightBackMs))} (bound: WEBHOOK_TIMEOUT_MS + 5 s = ${secs(bound)})`,
         ],
+        ['… after each kill', inFlightBackMs.map((ms) => secs(ms)).join(', ')],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],
         ['every row final, from the first request', secs(settled)],
