@@ -86,6 +86,14 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
             .where({ status: 'delivering' })
             .pluck('event_id')) as string[];
         let inFlight = await delivering();
+        // The replacement starts at once; the figures are read while it starts (with other
+        // replicas running, the recovery does not wait for it).
+        const restarting = stack.startWorker();
+        let readyAt = Infinity;
+        restarting.then(
+          () => (readyAt = Date.now()),
+          () => undefined,
+        );
         if (fleet.length > 1) {
           // The other replicas' attempts end within milliseconds (the receiver answers in 5):
           // still claimed 2 s after the kill means claimed by the dead process.
@@ -94,9 +102,6 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
           inFlight = inFlight.filter((id) => still.has(id));
         }
         log(`  SIGKILL ${k}/${kills} at ${before} events delivered; restarting the worker`);
-        fleet[victim] = await stack.startWorker();
-        stack.worker = fleet[victim] as (typeof fleet)[number];
-        const ready = Date.now() - at;
         while (distinct() === before && Date.now() - at < 60_000)
           await new Promise((r) => setTimeout(r, 20));
         resumeMs.push(Date.now() - at);
@@ -110,6 +115,9 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         while (!again() && Date.now() - at < 90_000) await new Promise((r) => setTimeout(r, 50));
         const back = again() ? Date.now() - at : Infinity;
         inFlightBackMs.push(back);
+        fleet[victim] = await restarting;
+        stack.worker = fleet[victim] as (typeof fleet)[number];
+        const ready = readyAt - at;
         log(
           `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(resumed)}, ` +
             `${inFlight.length} in flight at the kill all attempted again after ${secs(back)}`,
