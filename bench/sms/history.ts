@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createKnex, SmsStore, type KeysetPosition } from '@switchboard/db';
+import { createKnex, createStores, type KeysetPosition } from '@switchboard/db';
 import { CursorCodec } from '../../apps/api/src/pagination/cursor';
 import { startTsChild, waitForHttp } from '../lib/children';
 import { freePort, httpGet } from '../lib/http';
@@ -144,7 +144,7 @@ export async function measureHistory(
     const captured: { sql: string; bindings: unknown[] }[] = [];
     const onQuery = (q: { sql: string; bindings: unknown[] }) => captured.push(q);
     knex.on('query', onQuery);
-    await new SmsStore(knex).listForReceptionist(
+    await createStores(knex).sms.listForReceptionist(
       seed.tenantId,
       seed.receptionistId,
       {},

@@ -81,7 +81,7 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
   const done = await waitFor(
     'the campaign completed',
     async () => {
-      const c = await ctx.deps.stores.campaigns.findById(campaignId);
+      const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, campaignId);
       return c?.status === 'completed' ? c : undefined;
     },
     { timeoutMs: 90_000, intervalMs: 200 },

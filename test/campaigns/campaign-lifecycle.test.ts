@@ -106,7 +106,7 @@ it('a receptionist that is no longer ready fails the recipients, and the campaig
   } finally {
     await deps.knex('receptionists').where({ id: rcp }).update({ status: 'ready' });
   }
-  expect(await ctx.deps.stores.campaigns.findById(id)).toMatchObject({
+  expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id)).toMatchObject({
     status: 'completed',
     recipients: 2,
     sent: 0,
@@ -147,12 +147,14 @@ it('the reconciler starts a campaign whose start job was lost and settles a stuc
   try {
     for (const id of [lost, stuck]) {
       await waitFor(`campaign ${id} completed`, async () => {
-        const c = await ctx.deps.stores.campaigns.findById(id);
+        const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id);
         return c?.status === 'completed';
       });
     }
-    expect(await ctx.deps.stores.campaigns.findById(lost)).toMatchObject({ sent: 3 });
-    expect(await ctx.deps.stores.campaigns.findById(stuck)).toMatchObject({
+    expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, lost)).toMatchObject({
+      sent: 3,
+    });
+    expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, stuck)).toMatchObject({
       recipients: 1,
       sent: 1,
     });

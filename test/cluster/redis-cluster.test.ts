@@ -184,7 +184,7 @@ it('sends a campaign, its rate counted in the cluster', async () => {
   const done = await waitFor(
     'the campaign completed',
     async () => {
-      const c = await ctx.deps.stores.campaigns.findById(id);
+      const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id);
       return c?.status === 'completed' && c;
     },
     { timeoutMs: 20_000, intervalMs: 100 },

@@ -10,7 +10,6 @@ import { SimulatorSmsProvider } from './simulator';
 export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 export type { SmsOutcomeHook } from './outcome-hooks';
 export { SimulatorSmsProvider, simulatorHandoffs } from './simulator';
-export { durably } from './send';
 
 export interface SmsSenderOptions extends QueueTimings {
   reconcileIntervalMs?: number;
@@ -43,12 +42,7 @@ export interface SmsSender extends Component {
 export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): SmsSender {
   const provider =
     opts.provider ??
-    new SimulatorSmsProvider(
-      deps.config.simulatorSpeed,
-      deps.redis,
-      deps.config.queuePrefix,
-      deps.knex,
-    );
+    new SimulatorSmsProvider(deps.config.simulatorSpeed, deps.redis, deps.config.queuePrefix, deps);
   const staleSendingMs = opts.staleSendingMs ?? 120_000;
   const hooks = new SmsOutcomeHooks();
   const send = sendProcessor(deps, provider, hooks, { staleSendingMs });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Knex } from '@switchboard/db';
+import type { Db } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
 import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
@@ -54,7 +54,7 @@ export class SimulatorSmsProvider implements SmsProvider {
     private readonly redis: Redis,
     private readonly queuePrefix: string,
     /** Where receipts are applied; none: no receipts. */
-    private readonly knex: Knex | null = null,
+    private readonly db: Db | null = null,
   ) {}
 
   async send(req: SmsRequest): Promise<SmsSendResult> {
@@ -69,13 +69,13 @@ export class SimulatorSmsProvider implements SmsProvider {
   }
 
   private scheduleReceipt(req: SmsRequest, providerMessageId: string): void {
-    const knex = this.knex;
-    if (!knex) return;
+    const db = this.db;
+    if (!db) return;
     const undelivered = req.to.endsWith('0004');
     const timer = setTimeout(
       () => {
         this.receipts.delete(timer);
-        applyTelephonyMessage(knex, {
+        applyTelephonyMessage(db, {
           id: `simrcpt_${req.smsId}`,
           type: 'sms.status',
           receptionist_id: req.receptionistId,

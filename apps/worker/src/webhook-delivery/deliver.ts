@@ -118,7 +118,7 @@ async function awaitUrgentSlot(
 /** The lanes named by the job, or read from the row for jobs made without them. */
 async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undefined> {
   if (data.tenantId && data.targetId) return { tenantId: data.tenantId, targetId: data.targetId };
-  const d = await deps.stores.deliveries.get(data.deliveryId);
+  const d = await deps.stores.deliveries.get(deps.knex, data.deliveryId);
   const targetId = d?.subscriptionId ?? d?.receptionistId;
   return d && targetId ? { tenantId: d.tenantId, targetId } : undefined;
 }

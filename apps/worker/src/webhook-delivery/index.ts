@@ -45,7 +45,11 @@ export async function startWebhookDelivery(
   );
   // The delivery path's hot statements are batched per process and prepared before the
   // first job, on as many connections as the batches will use at once.
-  const batches = createDeliveryBatches(deps.knex, deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS);
+  const batches = createDeliveryBatches(
+    deps.knex,
+    deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
+    deps.stores.deliveryLifecycle,
+  );
   // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
   // statement not prepared now is prepared on first use.
   const prepared = batches.lifecycle

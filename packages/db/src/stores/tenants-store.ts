@@ -103,8 +103,8 @@ export class TenantsStore {
   }
 
   /** The tenant's keyword reply texts; null where it uses the documented default. */
-  async smsReplies(id: string): Promise<SmsReplyTexts | undefined> {
-    const row = (await this.db(TABLE)
+  async smsReplies(db: Knex, id: string): Promise<SmsReplyTexts | undefined> {
+    const row = (await db(TABLE)
       .where({ id })
       .first('sms_reply_opt_out', 'sms_reply_opt_in', 'sms_reply_help')) as
       | {
@@ -130,7 +130,7 @@ export class TenantsStore {
     const update: Record<string, string | null> = {};
     for (const [kind, text] of Object.entries(texts)) update[`sms_reply_${kind}`] = text;
     if (Object.keys(update).length) await this.db(TABLE).where({ id }).update(update);
-    return this.smsReplies(id);
+    return this.smsReplies(this.db, id);
   }
 
   /** Sets the origins allowed to frame the tenant portal (empty: none). */
