@@ -65,6 +65,9 @@ export async function runSmsFaults(opts: SmsFaultsOptions): Promise<PartResult> 
   });
   const problems: string[] = [];
   const phases: Phase[] = [];
+  // Texts claimed (with the carrier, or about to be) when Postgres stopped: their outcomes
+  // are written after it is back.
+  let claimedAtOutage = 0;
   try {
     const { ctx } = stack.servers;
     const { tenantId, auth } = await ctx.tenant(['write']);
@@ -77,9 +80,16 @@ export async function runSmsFaults(opts: SmsFaultsOptions): Promise<PartResult> 
     const world = { tenantId, auth, rcpId: rcp.id };
     // Postgres outage while texts are with the carrier.
     phases.push(
-      await phase(stack, world, opts, 'postgres-outage', 1, async (handedOver) => {
-        await until(() => handedOver(Math.floor(opts.texts / 4)), 120_000);
-        log(`  stopping Postgres for ${secs(opts.outageMs)}`);
+      await phase(stack, world, opts, 'postgres-outage', 1, async (handedOver, sending) => {
+        await until(
+          async () =>
+            (await handedOver(Math.floor(opts.texts / 4))) && (await sending()).length > 0,
+          120_000,
+        );
+        claimedAtOutage = (await sending()).length;
+        log(
+          `  stopping Postgres for ${secs(opts.outageMs)} with ${claimedAtOutage} text(s) claimed`,
+        );
         await stack.servers.pg.stop('fast');
         await new Promise((r) => setTimeout(r, opts.outageMs));
         await stack.servers.pg.start();
@@ -159,6 +169,7 @@ export async function runSmsFaults(opts: SmsFaultsOptions): Promise<PartResult> 
       ],
     );
   }
+  figures.push(['postgres-outage: texts claimed when it stopped', claimedAtOutage]);
   figures.push(['usage: texts counted / sent', `${usage} / ${sentTotal}`]);
   return { figures, problems };
 }
