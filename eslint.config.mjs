@@ -79,6 +79,22 @@ export default tseslint.config(
     },
   },
   {
+    // Tests add jobs through the job catalog (test/support/jobs.ts, or `enqueue`), never by a
+    // queue's or job's name spelled out: a renamed job would otherwise strand them silently.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.name='queues'], CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.property.name='queues']",
+          message:
+            'Add test jobs through the job catalog: addJob() from test/support/jobs.ts, or enqueue().',
+        },
+      ],
+    },
+  },
+  {
     // Layering of the API (ARCHITECTURE.md, "Where code lives"): a feature reaches what it shares
     // with others through `shared/`, `http/`, `openapi/`... (`../../x`), never another feature's
     // folder (`../<feature>/x`). MCP is the exception: it is a second transport over the use

@@ -6,6 +6,7 @@ import { sendNext } from '../../apps/worker/src/campaigns/send-next';
 import { campaignPhone } from '../support/campaigns';
 import { createTestContext, type TestContext } from '../support/context';
 import { startTestWorker, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // The campaign lifecycle's statements under concurrency (real Postgres, no worker running
 // unless said): claims never overlap, nothing is claimed once canceled, completion is won
@@ -19,15 +20,10 @@ let rcp: string;
 beforeAll(async () => {
   ctx = await createTestContext({ SIMULATOR_SPEED: '50' });
   deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
 });
 afterAll(async () => {
   await deps?.close();

@@ -7,6 +7,7 @@ import { sendNext } from '../../apps/worker/src/campaigns/send-next';
 import type { SmsSender } from '../../apps/worker/src/sms';
 import { campaignPhone } from '../support/campaigns';
 import { createTestContext, type TestContext } from '../support/context';
+import { receptionistTenant } from '../support/receptionist';
 
 // No read on the pool while a transaction is open: on a pool of ONE connection such a read
 // waits for the connection its own transaction holds, until the acquire timeout fails it.
@@ -22,15 +23,10 @@ beforeAll(async () => {
   ctx = await createTestContext();
   worker = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
   single = createKnex(ctx.config.databaseUrl, { poolMax: 1 });
-  ({ tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
 });
 afterAll(async () => {
   await single?.destroy();

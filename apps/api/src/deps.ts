@@ -1,6 +1,12 @@
 import type { ApiConfig } from '@switchboard/config';
 import { AnonymousLimits } from './http/anonymous-limit';
-import { createKnex, createStores, type Knex, type Stores } from '@switchboard/db';
+import {
+  createKnex,
+  createStores,
+  watchApiKeyChanges,
+  type Knex,
+  type Stores,
+} from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import {
   closeQueues,
@@ -68,6 +74,17 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
+  // With API_KEY_CACHE_ENABLED the key store caches active keys while it hears of
+  // revocations and limit changes (ACTIVE_KEY_TTL_MS); off, every request looks its key up.
+  const stores = createStores(knex, { cacheActiveKeys: config.apiKeyCache });
+  const keyChanges = config.apiKeyCache
+    ? watchApiKeyChanges(config.databaseUrl, stores.apiKeys, (err) =>
+        logger.warn(
+          { err },
+          'api key changes: LISTEN connection lost; keys are looked up on every request meanwhile',
+        ),
+      )
+    : { close: async () => undefined };
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
@@ -100,9 +117,10 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       logger,
     ),
     lifecycle: new Lifecycle(),
-    stores: createStores(knex),
+    stores,
     async close() {
       webhookSender.close();
+      await keyChanges.close();
       await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },
   };

@@ -32,12 +32,16 @@ import { WebhookSubscriptionsStore } from './webhook-subscriptions-store';
  * always runs on its own (a list page, a standalone lookup) uses the pool the store was built
  * with. Nothing else constructs a store (the lint config refuses `new …Store(…)` elsewhere).
  */
-export function createStores(knex: Knex) {
+export function createStores(
+  knex: Knex,
+  /** `cacheActiveKeys`: the API's key cache (ApiKeysStore, ACTIVE_KEY_TTL_MS). */
+  options: { cacheActiveKeys?: boolean } = {},
+) {
   const smsLifecycle = new SmsLifecycle();
   return {
     tenants: new TenantsStore(knex),
     tenantRetention: new TenantRetentionStore(knex),
-    apiKeys: new ApiKeysStore(knex),
+    apiKeys: new ApiKeysStore(knex, { cacheActiveKeys: options.cacheActiveKeys === true }),
     portalSessions: new PortalSessionsStore(knex),
     receptionists: new ReceptionistsStore(knex),
     /** The provisioning lifecycle's statements (each takes the transaction first). */

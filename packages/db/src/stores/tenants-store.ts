@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
+import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
 
 const TABLE = 'tenants';
 
@@ -89,17 +90,21 @@ export class TenantsStore {
   /**
    * Sets the tenant's API rate limit, or clears it (`null`: the deployment's defaults). It
    * applies from the next request of every API process: keys are read with their tenant's
-   * limit on every request, never cached.
+   * limit, and the change notifies API_KEY_CHANGES_CHANNEL on commit, on which every API
+   * process drops the keys it holds (ApiKeysStore, ACTIVE_KEY_TTL_MS).
    */
   async setRateLimit(id: string, limit: RateLimit | null): Promise<Tenant | undefined> {
-    const [row] = await this.db<TenantRow>(TABLE)
-      .where({ id })
-      .update({
-        rate_limit_per_second: limit?.perSecond ?? null,
-        rate_limit_burst: limit?.burst ?? null,
-      })
-      .returning('*');
-    return row && toTenant(row as TenantRow);
+    return this.db.transaction(async (trx) => {
+      const [row] = await trx<TenantRow>(TABLE)
+        .where({ id })
+        .update({
+          rate_limit_per_second: limit?.perSecond ?? null,
+          rate_limit_burst: limit?.burst ?? null,
+        })
+        .returning('*');
+      if (row) await trx.raw(`SELECT ${NOTIFY_API_KEY_CHANGE_SQL}`, [id]);
+      return row && toTenant(row as TenantRow);
+    });
   }
 
   /** The tenant's keyword reply texts; null where it uses the documented default. */
