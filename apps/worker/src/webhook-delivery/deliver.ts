@@ -11,7 +11,7 @@ import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
 import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
-import type { InFlightLanes, Lane } from './in-flight';
+import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
@@ -20,7 +20,7 @@ const SECRET_RETRY_MS = 60_000;
  * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
  * outcome (a batched statement: milliseconds; a record slower than this only risks sending
  * again, with the same event id). An attempt of a worker killed mid-attempt runs again after
- * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 1 s) and the time
+ * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 0.5 s) and the time
  * to send: within WEBHOOK_TIMEOUT_MS + 5 s.
  */
 export const CLAIM_MARGIN_MS = 3_000;
@@ -66,10 +66,15 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     if (!lane) return; // the delivery is gone
     const jobId = job.id as string;
     const holder = `${jobId}#${randomUUID()}`;
-    const verdict = await lanes.acquire(lane, holder);
+    // A job made for a claim that lapsed (its attempt was in flight when its worker died)
+    // takes the lane's next free slot, before any backlog (see in-flight.ts, `urgent`).
+    const urgent = (data.claims ?? 0) > 0;
+    let verdict = await lanes.acquire(lane, holder, jobId);
+    if (verdict !== 'ok' && urgent)
+      verdict = await awaitUrgentSlot(lanes, lane, verdict, holder, jobId);
     if (verdict !== 'ok') {
       await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
-      await lanes.park(lane, verdict, jobId);
+      await lanes.park(lane, verdict, jobId, urgent);
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();
     }
@@ -93,6 +98,34 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       throw new DelayedError();
     }
   };
+}
+
+/** How long a recovered attempt waits, holding its worker slot, for its lane's next slot. */
+const URGENT_WAIT_MS = 5_000;
+const URGENT_POLL_MS = 25;
+
+/**
+ * A recovered attempt refused a slot is listed as urgent, so the next slot its lane frees is
+ * reserved for it, and waits for that slot here, in its worker slot: parked in BullMQ it
+ * would be promoted to the tail of the queue, behind the backlog it is meant to go before.
+ * There are a handful of such jobs per crash (at most the dead process's slots). After
+ * URGENT_WAIT_MS it parks like any job (still urgent) and gives its worker slot back.
+ */
+async function awaitUrgentSlot(
+  lanes: InFlightLanes,
+  lane: Lane,
+  refused: Exclude<Verdict, 'ok'>,
+  holder: string,
+  jobId: string,
+): Promise<Verdict> {
+  await lanes.park(lane, refused, jobId, true);
+  const until = Date.now() + URGENT_WAIT_MS;
+  let verdict: Verdict = refused;
+  while (verdict !== 'ok' && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, URGENT_POLL_MS));
+    verdict = await lanes.acquire(lane, holder, jobId);
+  }
+  return verdict;
 }
 
 /** The lanes named by the job, or read from the row for jobs made without them. */
