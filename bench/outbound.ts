@@ -274,6 +274,11 @@ async function main(): Promise<number> {
       '',
       `unique-key / bare: ${fmt(uniqueRatio, 2)} × (target ≥ ${TARGET_RATIO}: ${met ? 'MET' : 'MISSED'})`,
       `replay / bare:     ${fmt(replayRatio, 2)} ×`,
+      `non-2xx answers: 0 of ${fmt(
+        Object.values(runs)
+          .flat()
+          .reduce((n, r) => n + r.ok, 0),
+      )} measured (the measured key's limit is lifted; a run with any fails)`,
       `checked: ${fmt(calls)} calls and ${fmt(jobs)} dial jobs, one per distinct key (${fmt(expected)} answered + ${fmt(calls - expected)} in flight at the end of runs)`,
     ];
     process.stdout.write(`${report.join('\n')}\n`);

@@ -26,6 +26,7 @@ import { Client } from 'pg';
 import {
   convertToPartitioned,
   createKnex,
+  createStores,
   migrateLatest,
   PARTITIONED_TABLES,
   runMaintenance,
@@ -179,7 +180,7 @@ async function main(): Promise<void> {
     const before = await sizes(full);
     const drop = await step('dropping the oldest day', () => dropOneDay(full, writer));
     const retention = await step('maintenance: 30-day retention', () =>
-      runMaintenance(full, { deliveryRetentionDays: 30 }),
+      runMaintenance({ knex: full, stores: createStores(full) }, { deliveryRetentionDays: 30 }),
     );
     const after = await sizes(full);
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { answeredCall, fictionalPhoneNumber } from '@switchboard/telephony';
+import { answeredCall, fictionalPhoneNumber } from '@switchboard/simulation';
 
 // Plays one inbound call through the telephony ingestion endpoint, as the voice platform
 // would: call.started, then call.ended with a transcript, recording, booking and cost.

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { createKnex, LeadImportsStore, newId, TenantsStore, type Knex } from '@switchboard/db';
+import { createKnex, createStores, newId, type Knex } from '@switchboard/db';
 import { runImport, stageFile } from '@switchboard/leads';
 import { progressBar } from '../lib/progress';
 import { leadRow, prng } from './rows';
@@ -31,8 +31,9 @@ export function makeCsv(count: number, phoneBase: number): { csv: Buffer; rows: 
 export async function timeImport(url: string, csv: Buffer, count: number): Promise<ImportRun> {
   const knex = createKnex(url, { poolMax: 4 });
   try {
-    const tenant = await new TenantsStore(knex).create({ name: 'Import bench' });
-    const imports = new LeadImportsStore(knex);
+    const stores = createStores(knex);
+    const tenant = await stores.tenants.create({ name: 'Import bench' });
+    const imports = stores.leadImports;
     const t0 = performance.now();
     const chunks = Array.from({ length: Math.ceil(csv.length / 65536) }, (_, i) =>
       csv.subarray(i * 65536, (i + 1) * 65536),
@@ -42,12 +43,12 @@ export async function timeImport(url: string, csv: Buffer, count: number): Promi
     const stageSeconds = (performance.now() - t0) / 1000;
     const bar = progressBar('import (runImport)'.padEnd(28), count, 'rows');
     const t1 = performance.now();
-    const outcome = await runImport(knex, staged.importId, {
+    const outcome = await runImport({ knex, stores }, staged.importId, {
       onProgress: (imp) => bar.update(imp.processedRows),
     });
     const seconds = (performance.now() - t1) / 1000;
     bar.stop();
-    const done = await imports.findById(staged.importId);
+    const done = await imports.findById(knex, staged.importId);
     if (outcome !== 'completed' || done?.created !== count) {
       throw new Error(`import ${outcome}: ${JSON.stringify(done)}`);
     }
@@ -67,7 +68,7 @@ const COLUMNS = 11;
 export async function timeInsertLoop(url: string, rows: string[][]): Promise<ImportRun> {
   const knex: Knex = createKnex(url, { poolMax: 4 });
   try {
-    const tenant = await new TenantsStore(knex).create({ name: 'Insert loop bench' });
+    const tenant = await createStores(knex).tenants.create({ name: 'Insert loop bench' });
     const bar = progressBar('INSERT … ON CONFLICT loop'.padEnd(28), rows.length, 'rows');
     const t0 = performance.now();
     for (let i = 0; i < rows.length; i += 1000) {

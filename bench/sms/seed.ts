@@ -35,6 +35,11 @@ export interface SmsSeed {
 }
 
 const MARKER = 'bench_sms_seed';
+/**
+ * Rows per COPY, each its own transaction: about half are inbound and hold one advisory lock
+ * each until the commit, well inside a stock server's shared lock table (64 × connections).
+ */
+const COPY_BATCH = 1000;
 /** The bench database's URL: the admin URL with another database name (127.0.0.1 only). */
 export function smsDatabaseUrls(name: string): { adminUrl: string; benchUrl: string } {
   const { adminUrl, url } = localDatabase(name);
@@ -118,30 +123,36 @@ export async function ensureSmsSeed(
     const startMs = Date.now() - SPAN_MS - 86_400_000;
     const bar = progressBar('COPY sms_messages'.padEnd(36), total, 'messages');
     let done = 0;
-    function* chunks(): Generator<string> {
+    function* batches(): Generator<string> {
       let buf: string[] = [];
       for (const [i, r] of receptionists.entries()) {
         const count = i === 0 ? spec.bigReceptionist : spec.otherReceptionists;
         for (const line of messageRows(rand, r, count, startMs)) {
           buf.push(line);
-          if (buf.length === 2000) {
-            bar.update((done += buf.length));
+          if (buf.length === COPY_BATCH) {
             yield buf.join('');
+            bar.update((done += buf.length));
             buf = [];
           }
         }
       }
-      bar.update((done += buf.length));
       if (buf.length) yield buf.join('');
+      bar.update((done += buf.length));
     }
     const client = new Client({ connectionString: benchUrl });
     await client.connect();
     try {
       await client.query('SET synchronous_commit = off');
-      await pipeline(
-        Readable.from(chunks(), { objectMode: false }),
-        client.query(copyFrom(`COPY sms_messages (${COPY_COLUMNS.join(', ')}) FROM STDIN`)),
-      );
+      // One COPY (one transaction) per batch: the table's cross-partition uniqueness trigger
+      // (packages/db/src/partitions/uniqueness.ts) takes an advisory lock per inbound row,
+      // held to the end of the transaction, and one COPY of the whole seed exhausts the
+      // server's lock table ("out of shared memory", max_locks_per_transaction).
+      for (const batch of batches()) {
+        await pipeline(
+          Readable.from([batch], { objectMode: false }),
+          client.query(copyFrom(`COPY sms_messages (${COPY_COLUMNS.join(', ')}) FROM STDIN`)),
+        );
+      }
       bar.stop();
       await step('VACUUM (FREEZE, ANALYZE) sms_messages', () =>
         client.query('VACUUM (FREEZE, ANALYZE) sms_messages'),

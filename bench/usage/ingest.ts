@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { ApiKeysStore, ReceptionistsStore, TenantsStore, type Knex } from '@switchboard/db';
-import { answeredCall } from '@switchboard/telephony';
+import { answeredCall } from '@switchboard/simulation';
 import { cpuSecondsOf, cpuSnapshot } from '../lib/proc';
 import { progressBar } from '../lib/progress';
 

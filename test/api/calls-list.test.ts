@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { booking, insertCalls, transcript } from '../support/fixtures';
+import { addReceptionist } from '../support/receptionist';
 
 let ctx: TestContext;
 let A: { tenantId: string; auth: string };
@@ -15,10 +16,9 @@ beforeAll(async () => {
   ctx = await createTestContext();
   A = await ctx.tenant(['read']);
   B = await ctx.tenant(['read']);
-  const r = ctx.deps.stores.receptionists;
-  rcpA1 = (await r.create({ tenantId: A.tenantId, name: 'Front Desk', status: 'ready' })).id;
-  rcpA2 = (await r.create({ tenantId: A.tenantId, name: 'After Hours', status: 'ready' })).id;
-  rcpB = (await r.create({ tenantId: B.tenantId, name: 'Other', status: 'ready' })).id;
+  rcpA1 = await addReceptionist(ctx, A.tenantId);
+  rcpA2 = await addReceptionist(ctx, A.tenantId, { name: 'After Hours' });
+  rcpB = await addReceptionist(ctx, B.tenantId, { name: 'Other' });
   // 25 calls share one started_at to the millisecond: only the id breaks those ties.
   await insertCalls(ctx.deps.knex, A.tenantId, rcpA1, 25, () => ({ startedAt: SAME }));
   await insertCalls(ctx.deps.knex, A.tenantId, rcpA1, 20, (i) => ({
@@ -153,11 +153,7 @@ describe('cursors', () => {
   });
 
   it('a receptionists-list cursor is refused on calls', async () => {
-    await ctx.deps.stores.receptionists.create({
-      tenantId: A.tenantId,
-      name: 'Third',
-      status: 'ready',
-    });
+    await addReceptionist(ctx, A.tenantId, { name: 'Third' });
     const { cursor } = (await get('/api/v1/receptionists?limit=1')).body;
     expect((await get(`/api/v1/calls?cursor=${cursor}`)).body.error.code).toBe('invalid_cursor');
   });

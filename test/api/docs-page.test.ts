@@ -1,64 +1,44 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { EVENT_TYPES } from '@switchboard/events';
+import {
+  launchChromium,
+  requireChromium,
+  serveApp,
+  type ServedApp,
+  type TestBrowser,
+} from '../support/chromium';
 import { createTestContext, type TestContext } from '../support/context';
 
 // The API reference page in a real browser: Debian's headless Chromium (installed by
 // scripts/ensure-chromium.sh, which `npm test` runs), driven by playwright-core. The page
 // must render every operation and every webhook event from the served document, and load
 // nothing from anywhere but the API itself.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 let ctx: TestContext;
-let server: Server;
+let served: ServedApp;
 let base: string;
-let profile: string;
+let chromium: TestBrowser;
 let browser: BrowserContext;
 let operationIds: string[];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run scripts/ensure-chromium.sh (npm test does)`);
-  }
+  requireChromium();
   ctx = await createTestContext();
-  server = ctx.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveApp(ctx.app);
+  base = served.base;
   const doc = (await request(ctx.app).get('/api/v1/openapi.json')).body as {
     paths: Record<string, Record<string, { operationId: string }>>;
   };
   operationIds = Object.values(doc.paths).flatMap((item) =>
     Object.values(item).map((op) => op.operationId),
   );
-  // A fresh profile every run: nothing cached, nothing remembered.
-  profile = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-  });
+  chromium = await launchChromium();
+  browser = chromium.browser;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-  server?.closeAllConnections();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  await chromium?.close();
+  await served?.close();
   await ctx?.close();
 });
 

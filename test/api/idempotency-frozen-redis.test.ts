@@ -3,6 +3,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // A keyed request while Redis is frozen gets a 503 after the command timeout, but its SET NX
 // is still in the connection and runs when Redis resumes. That marker belongs to no running
@@ -20,15 +21,10 @@ beforeAll(async () => {
     { REDIS_URL: redis.url },
     { idempotency: { inProgressTtlMs: 60_000 } },
   );
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
 });
 afterAll(async () => {
   redis?.thaw();

@@ -2,6 +2,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 // Odd input is a 400 with the contract's error body, never a 500 (docs/API.md, Basics
 // and Errors): NUL characters in any text (values and object keys, body, query and path), a corrupt
@@ -15,16 +16,7 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  let tenantId: string;
-  ({ auth, tenantId } = await ctx.tenant(['admin']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ auth, rcp } = await receptionistTenant(ctx, { phoneNumber: '+14155550100' }));
 });
 afterAll(() => ctx.close());
 

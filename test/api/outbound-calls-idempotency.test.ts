@@ -3,6 +3,7 @@ import { idempotencyRedisKey } from '../../apps/api/src/idempotency';
 import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
 import { waitFor } from '../support/worker';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // Idempotency-Key on POST /api/v1/calls/outbound (docs/API.md, Outbound calls): Redis replays,
 // Postgres backstop, and never a second call for one key.
@@ -23,17 +24,11 @@ beforeAll(async () => {
     {},
     { idempotency: { inProgressTtlMs: MARKER_TTL_MS, afterCommit: () => afterCommit?.() } },
   );
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  const { receptionists } = ctx.deps.stores;
-  rcp = (
-    await receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
-  notReady = (await receptionists.create({ tenantId, name: 'Later', status: 'provisioning' })).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
+  notReady = await addReceptionist(ctx, tenantId, { name: 'Later', status: 'provisioning' });
 });
 afterEach(() => {
   afterCommit = null;
@@ -115,15 +110,13 @@ describe('Idempotency-Key', () => {
 
   it('is scoped to the tenant: one key in two tenants makes two calls', async () => {
     const key = `shared-${uid()}`;
-    const other = await ctx.tenant(['write']);
-    const theirRcp = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: theirRcp, ...other } = await receptionistTenant(ctx, {
+      scopes: ['write'],
       name: 'Theirs',
-      status: 'ready',
       phoneNumber: '+14155550111',
     });
     const mine = await post(body(), key);
-    const theirs = await post({ ...body(), receptionist_id: theirRcp.id }, key, other.auth);
+    const theirs = await post({ ...body(), receptionist_id: theirRcp }, key, other.auth);
     expect([mine.status, theirs.status]).toEqual([202, 202]);
     expect(theirs.body.id).not.toBe(mine.body.id);
     expect(theirs.headers['idempotent-replayed']).toBeUndefined();

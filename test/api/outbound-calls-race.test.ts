@@ -3,6 +3,7 @@ import { startApiProcess, freePort, type ApiProcess } from '../support/api-proce
 import { baselineMs, boundMs } from '../support/timing';
 import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // A race of identical requests across two real API processes, and Redis being away.
 const PATH = '/api/v1/calls/outbound';
@@ -14,15 +15,10 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
 });
 afterAll(() => ctx.close());
 
@@ -91,14 +87,7 @@ describe('with Redis unreachable', () => {
     down = await createTestContext({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     const t = await down.tenant(['write']);
     downAuth = t.auth;
-    downRcp = (
-      await down.deps.stores.receptionists.create({
-        tenantId: t.tenantId,
-        name: 'Front Desk',
-        status: 'ready',
-        phoneNumber: '+14155550100',
-      })
-    ).id;
+    downRcp = await addReceptionist(down, t.tenantId, { phoneNumber: '+14155550100' });
   });
   afterAll(() => down.close());
 

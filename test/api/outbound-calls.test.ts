@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { ISO_MS } from '../support/webhooks';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // POST /api/v1/calls/outbound: validation, ownership, readiness, and the 202 (docs/API.md,
 // Outbound calls, Idempotency). No worker runs in this file, so accepted calls stay queued.
@@ -17,26 +18,17 @@ let otherTenants: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  const { receptionists } = ctx.deps.stores;
-  ready = (
-    await receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  provisioning = (await receptionists.create({ tenantId, name: 'New', status: 'provisioning' })).id;
+  ({
+    auth,
+    tenantId,
+    rcp: ready,
+  } = await receptionistTenant(ctx, { scopes: ['write'], phoneNumber: RCP_PHONE }));
+  provisioning = await addReceptionist(ctx, tenantId, { name: 'New', status: 'provisioning' });
   const other = await ctx.tenant(['write']);
-  otherTenants = (
-    await receptionists.create({
-      tenantId: other.tenantId,
-      name: 'Theirs',
-      status: 'ready',
-      phoneNumber: '+14155550111',
-    })
-  ).id;
+  otherTenants = await addReceptionist(ctx, other.tenantId, {
+    name: 'Theirs',
+    phoneNumber: '+14155550111',
+  });
 });
 afterAll(() => ctx.close());
 

@@ -1,6 +1,7 @@
 import { closeQueues, createQueues, createRedis } from '@switchboard/queues';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
+import { addJob } from '../support/jobs';
 
 // A producer whose start failed (Redis frozen when BullMQ checked its version) is replaced on
 // a later use, so the API's enqueues work again once Redis answers (packages/queues/src/queues.ts).
@@ -26,7 +27,7 @@ it('a producer that could not start while Redis was frozen is replaced once Redi
   }
   const job = await waitFor(
     'an enqueue to succeed after the thaw',
-    () => queues.sms.add('sms', { v: 1, smsId: 'sms_x' }).catch(() => undefined),
+    () => addJob(queues, 'sms', { v: 1, smsId: 'sms_x' }).catch(() => undefined),
     { timeoutMs: 10_000, intervalMs: 100 },
   );
   expect(job.id).toBeDefined();

@@ -4,6 +4,7 @@ import { REDIS_DEADLINE_MS } from '../../apps/api/src/http/rate-limit';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
+import { addReceptionist } from '../support/receptionist';
 
 // Without Redis the per-key limits fall back to each API process's memory (docs/DECISIONS.md,
 // Rate limits): a Redis outage must not take down what needs no Redis (reads, and writes
@@ -65,17 +66,12 @@ it('Redis down → reads work, each key is limited in memory, keyed writes are a
 
   const other = await ctx.tenant(['admin']);
   expect((await list(other.auth)).status).toBe(200);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: other.tenantId,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: '+14155550100',
-  });
+  const rcp = await addReceptionist(ctx, other.tenantId, { phoneNumber: '+14155550100' });
   const keyed = await request(ctx.app)
     .post('/api/v1/calls/outbound')
     .set('Authorization', other.auth)
     .set('Idempotency-Key', 'while-redis-is-down')
-    .send({ receptionist_id: rcp.id, to: '+14155550123' });
+    .send({ receptionist_id: rcp, to: '+14155550123' });
   expect(keyed.status).toBe(503);
   expect(keyed.body.error.type).toBe('service_unavailable');
   expect(keyed.headers.ratelimit).toEqual(expect.any(String));

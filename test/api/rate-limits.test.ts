@@ -6,6 +6,7 @@ import type { RateLimit } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
 import { testEnv } from '../support/env';
 import { messages, uid } from '../support/fixtures';
+import { addReceptionist } from '../support/receptionist';
 
 // Per-key rate limits (docs/API.md, Rate limits): a token bucket per API key in Redis, sized
 // by the key's tenant (the operator CLI sets it) or the deployment's defaults; over it → 429
@@ -202,17 +203,12 @@ it('every answer to a known key carries both fields, whatever its status', async
 
 it('telephony ingestion is not limited (its callers hold no API key)', async () => {
   const { tenantId } = await limitedTenant({ perSecond: 1, burst: 1 });
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: '+14155550100',
-  });
+  const rcp = await addReceptionist(ctx, tenantId, { phoneNumber: '+14155550100' });
   for (let i = 0; i < 30; i++) {
     const res = await request(ctx.app)
       .post('/internal/v1/telephony/events')
       .set('Authorization', `Bearer ${ctx.config.ingestToken}`)
-      .send(messages.started(rcp.id, uid(), new Date().toISOString()));
+      .send(messages.started(rcp, uid(), new Date().toISOString()));
     expect(res.status).toBe(202);
     expect(res.headers.ratelimit).toBeUndefined();
   }

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { fakeLookup } from '../support/webhooks';
 import { dereferenced } from '../support/openapi-doc';
+import { addReceptionist } from '../support/receptionist';
 
 // PATCH /receptionists/{id}: ordinary fields with write, webhook_url with admin under the
 // subscription URL policy (here with WEBHOOK_ALLOW_PRIVATE_TARGETS=false and a fake resolver,
@@ -40,14 +41,11 @@ beforeAll(async () => {
   owner = await ctx.tenant(['admin']);
   writer = (await ctx.keyFor(owner.tenantId, ['write'])).auth;
   reader = (await ctx.keyFor(owner.tenantId, ['read'])).auth;
-  const r = await ctx.deps.stores.receptionists.create({
-    tenantId: owner.tenantId,
+  rcpId = await addReceptionist(ctx, owner.tenantId, {
     name: 'Front desk',
-    status: 'ready',
     phoneNumber: '+15551230000',
     greeting: 'Hello!',
   });
-  rcpId = r.id;
 });
 afterAll(() => ctx.close());
 

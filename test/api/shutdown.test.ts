@@ -3,6 +3,7 @@ import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
 import { waitFor } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // SIGTERM on a real API process (apps/api/src/server.ts) must not drop a request it has
 // received: every one is answered (not 5xx) and processed. The hard case is a request that
@@ -16,8 +17,7 @@ let token: string;
 beforeAll(async () => {
   ctx = await createTestContext();
   const { tenantId } = await ctx.tenant(['read']);
-  rcp = (await ctx.deps.stores.receptionists.create({ tenantId, name: 'Desk', status: 'ready' }))
-    .id;
+  rcp = await addReceptionist(ctx, tenantId);
   token = ctx.config.ingestToken;
 });
 afterAll(() => ctx.close());

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { newId } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // GET /api/v1/receptionists/{id}/sms (docs/API.md, Pagination and SMS): both directions,
 // newest first by (created_at, id), keyset cursors bound to the tenant and the list, the
@@ -57,24 +58,11 @@ const after = (a: Item, b: Item) =>
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['read']));
-  const { receptionists } = ctx.deps.stores;
-  rcp = (
-    await receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  otherRcp = (
-    await receptionists.create({
-      tenantId,
-      name: 'Other',
-      status: 'ready',
-      phoneNumber: '+14155550101',
-    })
-  ).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['read'],
+    phoneNumber: RCP_PHONE,
+  }));
+  otherRcp = await addReceptionist(ctx, tenantId, { name: 'Other', phoneNumber: '+14155550101' });
   // 60 messages over three days, in bursts of three that share one timestamp (ties on
   // created_at are broken by id), alternating directions; and a few of another receptionist.
   for (let i = 0; i < 60; i++) {
@@ -176,13 +164,11 @@ describe('SMS history', () => {
   it('a cursor of another list, another tenant or tampered with is a 400 invalid_cursor', async () => {
     const page = await list('limit=5');
     const cursor = page.body.cursor as string;
-    const other = await ctx.tenant(['read']);
-    const foreignRcp = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: foreignRcp, ...other } = await receptionistTenant(ctx, {
+      scopes: ['read'],
       name: 'Theirs',
-      status: 'ready',
     });
-    const foreign = await list(`cursor=${cursor}`, foreignRcp.id, other.auth);
+    const foreign = await list(`cursor=${cursor}`, foreignRcp, other.auth);
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.code).toBe('invalid_cursor');
     const tampered = await list(`cursor=${cursor.slice(0, -2)}AA`);

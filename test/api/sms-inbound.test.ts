@@ -2,6 +2,7 @@ import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 // Inbound SMS through telephony ingestion (docs/API.md, SMS and Telephony ingestion): stored as
 // received, sms.received with is_opt_out, the per-tenant opt-out list, replays, bad targets.
@@ -15,15 +16,10 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ tenantId, auth } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
+  ({ tenantId, auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: RCP_PHONE,
+  }));
 });
 afterAll(() => ctx.close());
 
@@ -191,17 +187,15 @@ describe('opt-out keywords', () => {
     expect(await ctx.deps.knex('sms_messages').where({ to_number: phone }).count()).toEqual(before);
 
     // Another tenant's customer list is its own.
-    const other = await ctx.tenant(['write']);
-    const otherRcp = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: otherRcp, ...other } = await receptionistTenant(ctx, {
+      scopes: ['write'],
       name: 'Elsewhere',
-      status: 'ready',
       phoneNumber: '+14155550177',
     });
     const elsewhere = await request(ctx.app)
       .post('/api/v1/sms/send')
       .set('Authorization', other.auth)
-      .send({ receptionist_id: otherRcp.id, to: phone, message: 'Hello' });
+      .send({ receptionist_id: otherRcp, to: phone, message: 'Hello' });
     expect(elsewhere.status).toBe(202);
 
     // START opts back in.

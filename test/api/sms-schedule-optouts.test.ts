@@ -2,13 +2,13 @@ import request from 'supertest';
 import type { TestContext } from '../support/context';
 import { createTestContext } from '../support/context';
 import { messages } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 // Scheduled sends (send_at, DELETE /sms/{id}, release when due or cancel on an opt-out) and
 // the opt-out list (GET /sms/opt-outs), through the API and the lifecycle's statements.
 const RCP_PHONE = '+14155550500';
 let ctx: TestContext;
 let auth: string;
-let tenantId: string;
 let rcp: string;
 
 const send = (body: object) =>
@@ -27,15 +27,10 @@ const ingest = (body: object) =>
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
+  ({ auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: RCP_PHONE,
+  }));
 });
 afterAll(() => ctx?.close());
 

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { idempotencyRedisKey } from '../../apps/api/src/idempotency';
 import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // POST /api/v1/sms/send and GET /api/v1/sms/{id} (docs/API.md, SMS), without a
 // worker: validation, ownership, readiness, segments, Idempotency-Key, the queued job.
@@ -16,17 +17,11 @@ let notReady: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  const { receptionists } = ctx.deps.stores;
-  rcp = (
-    await receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
-  notReady = (await receptionists.create({ tenantId, name: 'Later', status: 'provisioning' })).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: RCP_PHONE,
+  }));
+  notReady = await addReceptionist(ctx, tenantId, { name: 'Later', status: 'provisioning' });
 });
 afterAll(() => ctx.close());
 

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { booking, messages, transcript, uid } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 let ctx: TestContext;
 let tenantId: string;
@@ -11,10 +12,7 @@ const INGEST = '/internal/v1/telephony/events';
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ tenantId, auth } = await ctx.tenant(['read']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({ tenantId, name: 'Front Desk', status: 'ready' })
-  ).id;
+  ({ tenantId, auth, rcp } = await receptionistTenant(ctx, { scopes: ['read'] }));
 });
 afterAll(() => ctx.close());
 

@@ -9,6 +9,7 @@ import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // 50 calls ending at the same moment, ingested concurrently by two API processes, carry a
 // tenant over 80 % and 100 % of its plan: each threshold fires exactly once, with the total
@@ -41,12 +42,7 @@ it('fires each threshold exactly once across two API processes', async () => {
     planMinutes: PLAN_MINUTES,
   });
   const { auth } = await ctx.keyFor(tenant.id, ['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: tenant.id,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: '+14155550199',
-  });
+  const rcp = await addReceptionist(ctx, tenant.id, { phoneNumber: '+14155550199' });
   const sub = await request(ctx.app)
     .post('/api/v1/webhooks')
     .set('Authorization', auth)
@@ -56,7 +52,7 @@ it('fires each threshold exactly once across two API processes', async () => {
   const endedAt = new Date();
   const startedAt = new Date(endedAt.getTime() - 90_000).toISOString();
   const ended = Array.from({ length: CALLS }, () =>
-    messages.ended(rcp.id, `pc_${uid()}`, startedAt, endedAt.toISOString()),
+    messages.ended(rcp, `pc_${uid()}`, startedAt, endedAt.toISOString()),
   );
   const statuses = await Promise.all(
     ended.map((m, i) =>

@@ -3,6 +3,7 @@ import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
 import { ISO_MS } from '../support/webhooks';
+import { addReceptionist } from '../support/receptionist';
 
 // Usage metering through telephony ingestion (docs/API.md, Usage): minutes of completed calls
 // counted once whatever the order or repetition of messages, in the month of ended_at;
@@ -33,13 +34,7 @@ async function account(
   const { auth } = await ctx.keyFor(t.id, ['read']);
   const rcps: string[] = [];
   for (const name of names) {
-    const r = await ctx.deps.stores.receptionists.create({
-      tenantId: t.id,
-      name,
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    });
-    rcps.push(r.id);
+    rcps.push(await addReceptionist(ctx, t.id, { name, phoneNumber: '+14155550199' }));
   }
   return { tenantId: t.id, auth, rcp: rcps[0] as string, rcps };
 }

@@ -4,6 +4,7 @@ import { campaignMessages, campaignPhone, recipientStates } from '../support/cam
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { receptionistTenant } from '../support/receptionist';
 
 // Never a recipient twice: a 200-recipient campaign sent by two worker processes at once,
 // each SIGKILLed once while messages are in flight and started again. The simulated carrier
@@ -37,11 +38,8 @@ const smsCounts = async (campaignId: string): Promise<Record<string, number>> =>
 };
 
 it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', async () => {
-  const { tenantId, auth } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     phoneNumber: RCP_PHONE,
   });
   workers[0] = await startWorker();
@@ -51,7 +49,7 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
     .set('Authorization', auth)
     .send({
       name: 'Crash course',
-      receptionist_id: rcp.id,
+      receptionist_id: rcp,
       message: 'Your boiler check is due; reply YES to book.',
       recipients: { phones: Array.from({ length: RECIPIENTS }, (_, i) => campaignPhone(i)) },
       send_rate_per_minute: 600,
@@ -81,7 +79,7 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
   const done = await waitFor(
     'the campaign completed',
     async () => {
-      const c = await ctx.deps.stores.campaigns.findById(campaignId);
+      const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, campaignId);
       return c?.status === 'completed' ? c : undefined;
     },
     { timeoutMs: 90_000, intervalMs: 200 },

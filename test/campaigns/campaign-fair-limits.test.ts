@@ -1,9 +1,8 @@
 import request from 'supertest';
 import { campaignMessages, recipientStates } from '../support/campaigns';
 import type { TestContext } from '../support/context';
-import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
 
 // Limits of a tenant's campaigns together (docs/API.md, Campaigns): one number is texted at
 // most once per repeat window by all of them (allow_repeat excepted), and they share one
@@ -12,24 +11,19 @@ const RCP_PHONE = '+14155550100';
 const SHARED = '+14155557777';
 
 let ctx: TestContext;
-let worker: TestWorker;
-let receiver: TestReceiver;
 let auth: string;
 let rcp: string;
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert: { cert: string };
-  ({ ctx, receiver, cert, auth, rcp } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '20', CAMPAIGN_TENANT_RATE_PER_MINUTE: '120' },
     phoneNumber: RCP_PHONE,
-  }));
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert, runner: { campaignPollMs: 200 } });
+  });
+  ({ ctx, auth, rcp } = world);
+  await world.startWorker({ campaignPollMs: 200 });
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 const create = async (b: object) => {
   const res = await request(ctx.app)

@@ -6,6 +6,7 @@ import { sendNext } from '../../apps/worker/src/campaigns/send-next';
 import { campaignPhone } from '../support/campaigns';
 import { createTestContext, type TestContext } from '../support/context';
 import { startTestWorker, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // The campaign lifecycle's statements under concurrency (real Postgres, no worker running
 // unless said): claims never overlap, nothing is claimed once canceled, completion is won
@@ -19,15 +20,10 @@ let rcp: string;
 beforeAll(async () => {
   ctx = await createTestContext({ SIMULATOR_SPEED: '50' });
   deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
 });
 afterAll(async () => {
   await deps?.close();
@@ -106,7 +102,7 @@ it('a receptionist that is no longer ready fails the recipients, and the campaig
   } finally {
     await deps.knex('receptionists').where({ id: rcp }).update({ status: 'ready' });
   }
-  expect(await ctx.deps.stores.campaigns.findById(id)).toMatchObject({
+  expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id)).toMatchObject({
     status: 'completed',
     recipients: 2,
     sent: 0,
@@ -147,12 +143,14 @@ it('the reconciler starts a campaign whose start job was lost and settles a stuc
   try {
     for (const id of [lost, stuck]) {
       await waitFor(`campaign ${id} completed`, async () => {
-        const c = await ctx.deps.stores.campaigns.findById(id);
+        const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id);
         return c?.status === 'completed';
       });
     }
-    expect(await ctx.deps.stores.campaigns.findById(lost)).toMatchObject({ sent: 3 });
-    expect(await ctx.deps.stores.campaigns.findById(stuck)).toMatchObject({
+    expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, lost)).toMatchObject({
+      sent: 3,
+    });
+    expect(await ctx.deps.stores.campaigns.findById(ctx.deps.knex, stuck)).toMatchObject({
       recipients: 1,
       sent: 1,
     });

@@ -1,9 +1,8 @@
 import request from 'supertest';
 import { insertCampaignLeads } from '../support/campaigns';
-import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
 
 // A small campaign sent by the real worker through the simulated carrier, receipts included:
 // the campaign's delivered/undelivered counts and GET /campaigns/{id}/recipients (outcomes,
@@ -15,8 +14,6 @@ const REJECTED = '+14155550003'; // the simulator's carrier refusal
 const PHONES = [...DELIVERABLE, UNDELIVERABLE, REJECTED];
 
 let ctx: TestContext;
-let worker: TestWorker;
-let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
 let rcp: string;
@@ -52,14 +49,15 @@ async function walk(query: string, limit: number): Promise<Recipient[]> {
   throw new Error('more pages than recipients');
 }
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert;
-  ({ ctx, receiver, cert, auth, tenantId, rcp } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '100' },
     phoneNumber: RCP_PHONE,
     events: ['campaign.completed'],
-  }));
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert, runner: { campaignPollMs: 200 } });
+  });
+  ({ ctx, auth, tenantId, rcp } = world);
+  await world.startWorker({ campaignPollMs: 200 });
   [leadId] = (await insertCampaignLeads(ctx, tenantId, [DELIVERABLE[0] as string], 'r')) as [
     string,
   ];
@@ -77,11 +75,7 @@ beforeAll(async () => {
   expect(res.body).toMatchObject({ delivered: 0, undelivered: 0 });
   campaignId = res.body.id as string;
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 it('counts the receipts: delivered and undelivered on the campaign, read and list alike', async () => {
   const done = await waitFor('the campaign completed with every receipt', async () => {

@@ -2,10 +2,7 @@ import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
-import {
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
+import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import {
   campaignMessages,
   campaignPhone,
@@ -14,8 +11,8 @@ import {
   recipientStates,
 } from '../support/campaigns';
 import type { TestContext } from '../support/context';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
 
 // Campaigns sent by two real workers (in this process, each with its own pools) through the
 // simulated carrier, events delivered over HTTPS: exact counters, one sms.sent per message,
@@ -23,7 +20,6 @@ import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
 const RCP_PHONE = '+14155550100';
 
 let ctx: TestContext;
-let workers: TestWorker[] = [];
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -60,25 +56,20 @@ const completed = (id: string, timeoutMs = 60_000) =>
     { timeoutMs, intervalMs: 100 },
   );
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert: TestCertificate;
-  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '20' },
     phoneNumber: RCP_PHONE,
     // What this file checks at the receiver; receipts (sms.delivered) are tested elsewhere.
     events: ['sms.sent', 'campaign.completed'],
-  }));
+  });
+  ({ ctx, receiver, auth, tenantId, rcp, secret } = world);
   const runner = { campaignPollMs: 200 };
-  workers = [
-    await startTestWorker(ctx, { webhookCa: cert.cert, runner }),
-    await startTestWorker(ctx, { webhookCa: cert.cert, runner }),
-  ];
+  await world.startWorker(runner);
+  await world.startWorker(runner);
 });
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.close()));
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 it('sends 200 recipients at 600/min: exact counters, events, rate held by two workers', async () => {
   // 200 leads; every 20th number is refused by the carrier (ends in 0003), 7 opted out.

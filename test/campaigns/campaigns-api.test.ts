@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { NewLead } from '@switchboard/db';
 import { idempotencyRedisKey } from '../../apps/api/src/idempotency';
 import { createTestContext, type TestContext } from '../support/context';
+import { addReceptionist, receptionistTenant } from '../support/receptionist';
 
 // POST/GET /api/v1/campaigns and cancel (docs/API.md, Campaigns), without a worker: the
 // three recipient forms resolved at acceptance, bad input, ownership, readiness,
@@ -17,17 +18,11 @@ const leads: Record<string, string> = {};
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ auth, tenantId } = await ctx.tenant(['write']));
-  const { receptionists } = ctx.deps.stores;
-  rcp = (
-    await receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-    })
-  ).id;
-  notReady = (await receptionists.create({ tenantId, name: 'Later', status: 'provisioning' })).id;
+  ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550100',
+  }));
+  notReady = await addReceptionist(ctx, tenantId, { name: 'Later', status: 'provisioning' });
   const rows: Array<[string, NewLead['fields']]> = [
     ['dana', { name: 'Dana Whitfield', phone: '+14155550201', status: 'won', tags: ['boiler'] }],
     ['sam', { name: 'Sam', phone: '+14155550202', status: 'won', tags: ['boiler', 'vip'] }],
@@ -207,11 +202,9 @@ describe('POST /campaigns', () => {
   });
 
   it('more than 10,000 recipients from a filter is a 400 too_many_recipients', async () => {
-    const other = await ctx.tenant(['write']);
-    const r = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: r, ...other } = await receptionistTenant(ctx, {
+      scopes: ['write'],
       name: 'Big',
-      status: 'ready',
       phoneNumber: '+14155550111',
     });
     const many = Array.from({ length: 10_001 }, (_, i) => ({
@@ -220,7 +213,7 @@ describe('POST /campaigns', () => {
       fields: { phone: `+1415${String(2_000_000 + i)}`, tags: ['all'] },
     }));
     await ctx.deps.stores.leads.insertMany(ctx.deps.knex, many);
-    const res = await post(body({ receptionist_id: r.id, recipients: { lead_filter: {} } }), {
+    const res = await post(body({ receptionist_id: r, recipients: { lead_filter: {} } }), {
       as: other.auth,
     });
     expect([res.status, res.body.error?.code]).toEqual([400, 'too_many_recipients']);
@@ -232,7 +225,7 @@ describe('POST /campaigns', () => {
         ctx.deps.knex('leads').select('id').where({ tenant_id: other.tenantId }).limit(1),
       )
       .delete();
-    const ok = await post(body({ receptionist_id: r.id, recipients: { lead_filter: {} } }), {
+    const ok = await post(body({ receptionist_id: r, recipients: { lead_filter: {} } }), {
       as: other.auth,
     });
     expect([ok.status, ok.body.recipients]).toEqual([202, 10_000]);

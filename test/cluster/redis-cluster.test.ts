@@ -15,6 +15,7 @@ import { messages, uid } from '../support/fixtures';
 import { startRedisCluster, type TestRedisCluster } from '../support/redis-cluster';
 import { waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { receptionistTenant } from '../support/receptionist';
 
 // The scale-out path (README "Scaling out: Redis Cluster"): a private 3-master Redis Cluster,
 // a real API process and two worker processes on it with the default hash-tagged prefix
@@ -96,13 +97,7 @@ it('is ready on the cluster (config, /readyz, both workers attached)', async () 
 });
 
 it('delivers every event of ingested and outbound calls end to end', async () => {
-  const { tenantId, auth } = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: '+14155550199',
-  });
+  const { tenantId, auth, rcp } = await receptionistTenant(ctx, { phoneNumber: '+14155550199' });
   const sub = await call('/api/v1/webhooks', {
     auth,
     body: { url: `https://127.0.0.1:${receiver.port}/hook` },
@@ -114,8 +109,8 @@ it('delivers every event of ingested and outbound calls end to end', async () =>
     const providerCallId = `pc_${uid()}`;
     const start = new Date(Date.now() - 60_000).toISOString();
     for (const msg of [
-      messages.started(rcp.id, providerCallId, start),
-      messages.ended(rcp.id, providerCallId, start, new Date().toISOString()),
+      messages.started(rcp, providerCallId, start),
+      messages.ended(rcp, providerCallId, start, new Date().toISOString()),
     ]) {
       const res = await call('/internal/v1/telephony/events', { auth: ingestAuth, body: msg });
       expect(res.status).toBe(202);
@@ -125,7 +120,7 @@ it('delivers every event of ingested and outbound calls end to end', async () =>
   // An outbound call with an Idempotency-Key: the entry lives in the cluster; the retry
   // replays the first answer; a worker dials the call through the cluster's queue.
   const key = `cluster-${uid()}`;
-  const body = { receptionist_id: rcp.id, to: '+14155550123', customer_name: 'Dana Whitfield' };
+  const body = { receptionist_id: rcp, to: '+14155550123', customer_name: 'Dana Whitfield' };
   const first = await call('/api/v1/calls/outbound', { auth, body, key });
   expect(first.status).toBe(202);
   const created = (await first.json()) as { id: string };
@@ -161,11 +156,9 @@ it('delivers every event of ingested and outbound calls end to end', async () =>
 }, 40_000);
 
 it('sends a campaign, its rate counted in the cluster', async () => {
-  const { tenantId, auth } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
+  const { auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     name: 'Campaigns',
-    status: 'ready',
     phoneNumber: '+14155550198',
   });
   // One a minute: the limiter's window (and its key) lasts a minute, for the next test.
@@ -173,7 +166,7 @@ it('sends a campaign, its rate counted in the cluster', async () => {
     auth,
     body: {
       name: 'Cluster',
-      receptionist_id: rcp.id,
+      receptionist_id: rcp,
       message: 'Hello from the cluster',
       recipients: { phones: ['+14155550123'] },
       send_rate_per_minute: 1,
@@ -184,7 +177,7 @@ it('sends a campaign, its rate counted in the cluster', async () => {
   const done = await waitFor(
     'the campaign completed',
     async () => {
-      const c = await ctx.deps.stores.campaigns.findById(id);
+      const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id);
       return c?.status === 'completed' && c;
     },
     { timeoutMs: 20_000, intervalMs: 100 },
@@ -248,11 +241,8 @@ it('answers 503 with Retry-After, never hangs, once the master of the slot is go
   owner.process.kill('SIGKILL');
   await exited(owner.process);
 
-  const { tenantId, auth } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     phoneNumber: '+14155550198',
   });
   // A hung request fails the test through the abort; a 500 fails it through the status.
@@ -262,7 +252,7 @@ it('answers 503 with Retry-After, never hangs, once the master of the slot is go
   const keyed = await fetch(`${api.baseUrl}/api/v1/calls/outbound`, {
     method: 'POST',
     headers: { Authorization: auth, 'Content-Type': 'application/json', 'Idempotency-Key': uid() },
-    body: JSON.stringify({ receptionist_id: rcp.id, to: '+14155550123' }),
+    body: JSON.stringify({ receptionist_id: rcp, to: '+14155550123' }),
     signal: AbortSignal.timeout(8000),
   });
   expect(keyed.status).toBe(503);

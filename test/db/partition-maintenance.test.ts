@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import IORedis from 'ioredis';
 import {
   createKnex,
+  createStores,
   ensureAhead,
   migrateLatest,
   PARTITIONED_TABLES,
@@ -65,10 +66,13 @@ it('drops whole days past the retention, never the current or a future one, and 
     await count('webhook_deliveries', `created_at < now() - interval '31 days'`),
   ).toBeGreaterThan(0);
   // The job's clock a year ahead: Postgres' clock still says which day is current.
-  const report = await runMaintenance(knex, {
-    deliveryRetentionDays: 30,
-    now: new Date(Date.now() + 365 * DAY),
-  });
+  const report = await runMaintenance(
+    { knex, stores: createStores(knex) },
+    {
+      deliveryRetentionDays: 30,
+      now: new Date(Date.now() + 365 * DAY),
+    },
+  );
   expect(report.finished).toEqual([old]);
   expect(await count('pg_class', `relname = '${old}'`)).toBe(0);
   expect(report.dropped.length).toBeGreaterThan(4 * 60);
@@ -101,7 +105,10 @@ it("deletes row by row what a tenant's shorter delivery retention is past", asyn
   const store = new TenantRetentionStore(knex);
   await store.set('ten_h', { deliveryDays: 5 });
   const recent = await count('webhook_deliveries', `created_at >= now() - interval '4 days'`);
-  const report = await runMaintenance(knex, { deliveryRetentionDays: 30 });
+  const report = await runMaintenance(
+    { knex, stores: createStores(knex) },
+    { deliveryRetentionDays: 30 },
+  );
   expect(report.rowsDeleted).toBeGreaterThan(0);
   expect(await count('webhook_deliveries', `created_at < now() - interval '5 days'`)).toBe(0);
   expect(await count('events', `created_at < now() - interval '5 days'`)).toBe(0);
@@ -120,7 +127,7 @@ it("deletes a tenant's calls and SMS past its --calls-days, row by row", async (
   expect(await new TenantRetentionStore(knex).set('ten_h', { callsDays: 10 })).toMatchObject({
     callsDays: 10,
   });
-  await runMaintenance(knex, { deliveryRetentionDays: 30 });
+  await runMaintenance({ knex, stores: createStores(knex) }, { deliveryRetentionDays: 30 });
   expect(await count('calls', `started_at < now() - interval '10 days'`)).toBe(0);
   expect(await count('sms_messages', `created_at < now() - interval '10 days'`)).toBe(0);
   expect(await count('calls', `started_at >= now() - interval '9 days'`)).toBe(keep);
@@ -151,11 +158,18 @@ it('moves rows dated beyond the ranges out of the default when their range is ma
 
 it('is retried later when Postgres is away, and runs on one worker at a time', async () => {
   const away = createKnex('postgres://postgres@127.0.0.1:1/none', { poolMax: 1 });
-  await expect(runMaintenance(away, { deliveryRetentionDays: 30 })).rejects.toThrow();
+  await expect(
+    runMaintenance({ knex: away, stores: createStores(away) }, { deliveryRetentionDays: 30 }),
+  ).rejects.toThrow();
   await away.destroy();
   const redis = new IORedis(REDIS_URL);
   try {
-    const deps = { knex, redis, config: { deliveryRetentionDays: 30 } } as unknown as WorkerDeps;
+    const deps = {
+      knex,
+      stores: createStores(knex),
+      redis,
+      config: { deliveryRetentionDays: 30 },
+    } as unknown as WorkerDeps;
     const key = `sbt-maintenance-${process.pid}`;
     const runs = await Promise.all([runLocked(deps, key), runLocked(deps, key)]);
     expect(runs.filter((r) => r !== undefined)).toHaveLength(1);

@@ -96,7 +96,7 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
 
   const [open] = await lifecycle.fanOut(knex, [eventId]);
   expect(open?.id).toMatch(/^dlv_[0-9a-f]{12}7[0-9a-f]{19}$/);
-  const delivery = await ctx.deps.stores.deliveries.get(open!.id);
+  const delivery = await ctx.deps.stores.deliveries.get(knex, open!.id);
   // created_at is now() kept to the millisecond (rounded); the id has it floored.
   expect(
     Math.abs(timeOfId(open!.id)!.getTime() - delivery!.createdAt.getTime()),
@@ -120,5 +120,5 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
   expect(claimed?.delivery.id).toBe(open!.id);
   expect(claimed?.event.id).toBe(eventId);
   await lifecycle.release(knex, open!.id, 0);
-  expect((await ctx.deps.stores.deliveries.get(open!.id))?.status).toBe('pending');
+  expect((await ctx.deps.stores.deliveries.get(knex, open!.id))?.status).toBe('pending');
 });

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 // A completed inbound call whose outcome is lead_captured makes (or fills in) the caller's
 // lead, in the same transaction as the call's completion.
@@ -11,15 +12,10 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  ({ tenantId, auth } = await ctx.tenant(['write']));
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
+  ({ tenantId, auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550199',
+  }));
 });
 afterAll(() => ctx.close());
 
@@ -91,7 +87,7 @@ describe('lead_captured calls', () => {
     expect(after).toHaveLength(before + 1);
     expect(after[after.length - 1]).toMatchObject({ type: 'lead.updated', receptionistId: rcp });
     expect(after[after.length - 1]?.data.changed_fields).toEqual(['name', 'receptionist_id']);
-    const stored = await ctx.deps.stores.leads.get(tenantId, lead.id);
+    const stored = await ctx.deps.stores.leads.get(ctx.deps.knex, tenantId, lead.id);
     expect(stored).toMatchObject({ name: 'Sam Ortiz', notes: 'From the web form', source: 'api' });
     // Called again, with another name: the lead already has one, so nothing changes.
     await ingest(ended('+14155550151', 'lead_captured', 'Samuel'));

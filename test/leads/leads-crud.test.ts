@@ -1,18 +1,15 @@
 import request from 'supertest';
 import { idempotencyRedisKey } from '../../apps/api/src/idempotency';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
 import { leadEvents } from '../support/leads';
-import { startTestWorker, subscriber, waitFor, type TestWorker } from '../support/worker';
+import { subscriber, waitFor } from '../support/worker';
 
 // Leads over REST (docs/API.md, Leads): create, read, update, with lead.created and
 // lead.updated delivered signed to a real HTTPS receiver by the real worker.
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -21,22 +18,14 @@ let secret: string;
 const PATH = '/leads-hook';
 
 beforeAll(async () => {
-  const cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, { [PATH]: (_req, res) => void res.writeHead(200).end() });
-  ctx = await createTestContext();
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
-  const sub = await subscriber(ctx, `https://127.0.0.1:${receiver.port}${PATH}`, [
-    'lead.created',
-    'lead.updated',
-  ]);
+  world = await startWebhookWorld({ [PATH]: (_req, res) => void res.writeHead(200).end() });
+  ({ receiver, ctx } = world);
+  const sub = await subscriber(ctx, `${world.base}${PATH}`, ['lead.created', 'lead.updated']);
   ({ auth, tenantId } = sub.tenant);
   receptionistId = sub.receptionistId;
   secret = sub.subscription.signing_secret;
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 const post = (body: object, as = auth) =>
   request(ctx.app).post('/api/v1/leads').set('Authorization', as).send(body);

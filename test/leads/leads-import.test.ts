@@ -159,8 +159,8 @@ describe('CSV import', () => {
     const imports = ctx.deps.stores.leadImports;
     const staged = await stageFile(imports, tenantId, Readable.from([SAMPLE]), 'cli');
     await imports.finalize(staged.importId, staged, null);
-    expect(await runImport(ctx.deps.knex, staged.importId, { batchSize: 1000 })).toBe('completed');
-    const done = await imports.findById(staged.importId);
+    expect(await runImport(ctx.deps, staged.importId, { batchSize: 1000 })).toBe('completed');
+    const done = await imports.findById(ctx.deps.knex, staged.importId);
     expect(done).toMatchObject({ created: 5, updated: 0, skipped: 5, duplicates: 2 });
     expect(await leadsOf(tenantId)).toEqual([...SAMPLE_LEADS].sort(byName));
     // Within one batch the duplicates fold into one write: five lead.created, nothing else.
@@ -184,7 +184,7 @@ describe('CSV import', () => {
     await imports.finalize(staged.importId, staged, null);
     // Five runs that died before committing a batch.
     for (let i = 0; i < 5; i++) await imports.startRun(staged.importId);
-    expect(await runImport(ctx.deps.knex, staged.importId)).toBe('failed');
+    expect(await runImport(ctx.deps, staged.importId)).toBe('failed');
     const res = await getImport(auth, staged.importId);
     expect(res.body).toMatchObject({ status: 'failed', processed_rows: 0, completed_at: null });
     expect(res.body.failure_reason).toMatch(/no progress/);
@@ -192,7 +192,7 @@ describe('CSV import', () => {
     expect(res.body.errors).toEqual([
       { row: 0, field: null, message: res.body.failure_reason as string },
     ]);
-    expect(await runImport(ctx.deps.knex, staged.importId)).toBe('not_processing');
+    expect(await runImport(ctx.deps, staged.importId)).toBe('not_processing');
   });
 
   it('shows progress while a large file runs, and counts a duplicate across batches once', async () => {

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createTestContext, type TestContext } from '../support/context';
 import { insertCalls } from '../support/fixtures';
+import { addReceptionist } from '../support/receptionist';
 
 // POST /api/v1/mcp over real HTTP on an ephemeral port, driven by the SDK's own client.
 let ctx: TestContext;
@@ -107,13 +108,8 @@ describe('MCP', () => {
   });
 
   it('get_call returns a call of the tenant, and not another tenant’s', async () => {
-    const rcp = await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    });
-    const [callId] = await insertCalls(ctx.deps.knex, tenantId, rcp.id, 1, () => ({
+    const rcp = await addReceptionist(ctx, tenantId, { phoneNumber: '+14155550199' });
+    const [callId] = await insertCalls(ctx.deps.knex, tenantId, rcp, 1, () => ({
       startedAt: new Date(),
       customerName: 'Grace Hopper',
     }));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
+import { receptionistTenant } from '../support/receptionist';
 
 let ctx: TestContext;
 let auth: string;
@@ -9,15 +10,7 @@ let rcp: string;
 beforeAll(async () => {
   // No 429s: this file counts series, not refusals.
   ctx = await createTestContext({ RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' });
-  const t = await ctx.tenant(['admin']);
-  auth = t.auth;
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: t.tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-    })
-  ).id;
+  ({ auth, rcp } = await receptionistTenant(ctx));
 });
 afterAll(() => ctx.close());
 

@@ -1,32 +1,27 @@
 import request from 'supertest';
 import { campaignPhone, insertCampaignLeads } from '../support/campaigns';
 import type { TestContext } from '../support/context';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
-import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor, type TestWorker } from '../support/worker';
 
 // The worker counts what happens in it: SMS sent and failed, campaigns completed.
 const RCP_PHONE = '+14155550100';
 let ctx: TestContext;
 let worker: TestWorker;
-let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
 let rcp: string;
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert;
-  ({ ctx, receiver, cert, auth, tenantId, rcp } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '20' },
     phoneNumber: RCP_PHONE,
-  }));
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert, runner: { campaignPollMs: 200 } });
+  });
+  ({ ctx, auth, tenantId, rcp } = world);
+  worker = await world.startWorker({ campaignPollMs: 200 });
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 async function value(name: string): Promise<number> {
   const text = await worker.deps.metrics.registry.metrics();

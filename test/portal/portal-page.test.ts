@@ -1,44 +1,38 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { PORTAL_DIST } from '../../apps/api/src/features/portal/page';
 import {
   generateCertificate,
   startReceiver,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
+import {
+  launchChromium,
+  requireChromium,
+  serveApp,
+  type ServedApp,
+  type TestBrowser,
+} from '../support/chromium';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // The tenant portal in a real browser (Debian's headless Chromium through playwright-core):
 // a magic link opens it, an endpoint is added to an HTTPS receiver on 127.0.0.1, a test is
 // sent, a call's deliveries appear; a view-only link shows no write control and its token
 // gets 403; used, expired and revoked links and another tenant's endpoint get their own
 // pages. axe-core runs on every page; each page is saved as a screenshot.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SHOTS = resolve(__dirname, '../../test-output/portal');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let ctx: TestContext;
 let worker: TestWorker;
 let receiver: TestReceiver;
-let server: Server;
+let served: ServedApp;
 let base: string;
-let profile: string;
+let chromium: TestBrowser;
 let browser: BrowserContext;
 let admin: string;
 let tenantId: string;
@@ -74,9 +68,7 @@ const link = async (body: object = {}) => {
 };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run scripts/ensure-chromium.sh (npm test does)`);
-  }
+  requireChromium();
   if (!existsSync(join(PORTAL_DIST, 'index.html'))) {
     const built = spawnSync('npm', ['run', '--silent', 'portal:build'], { stdio: 'inherit' });
     if (built.status !== 0) throw new Error('npm run portal:build failed');
@@ -96,37 +88,23 @@ beforeAll(async () => {
     { webhookCa: cert.cert },
   );
   worker = await startTestWorker(ctx, { webhookCa: cert.cert });
-  server = ctx.app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveApp(ctx.app);
+  base = served.base;
   ({ tenantId, auth: admin } = await ctx.tenant(['admin']));
   await ctx.deps.knex('tenants').where({ id: tenantId }).update({ name: 'Acme Dental' });
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155557001',
-    })
-  ).id;
+  rcp = await addReceptionist(ctx, tenantId, { phoneNumber: '+14155557001' });
   const stranger = await ctx.tenant(['admin']);
   const foreign = await api('POST', '/webhooks', stranger.auth, {
     url: `https://127.0.0.1:${receiver.port}/hooks`,
   });
   foreignId = foreign.body.id;
-  profile = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-  });
+  chromium = await launchChromium();
+  browser = chromium.browser;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-  server?.closeAllConnections();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  await chromium?.close();
+  await served?.close();
   await worker?.close();
   await receiver?.close();
   await ctx?.close();

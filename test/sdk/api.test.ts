@@ -5,6 +5,7 @@ import { Switchboard, SwitchboardError, type Call } from '@switchboard/sdk';
 import { createTestContext, type TestContext } from '../support/context';
 import { insertCalls } from '../support/fixtures';
 import { responseChecker } from '../support/openapi-responses';
+import { addReceptionist } from '../support/receptionist';
 
 // The SDK against the real API (createApp on an ephemeral port, real Postgres and Redis):
 // every method but the delivery log (test/sdk/webhooks.test.ts, which needs the worker),
@@ -51,17 +52,8 @@ beforeAll(async () => {
     pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
   admin = await ctx.tenant(['admin']);
-  const receptionists = ctx.deps.stores.receptionists;
-  rcp = (
-    await receptionists.create({
-      tenantId: admin.tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
-  quiet = (await receptionists.create({ tenantId: admin.tenantId, name: 'Quiet', status: 'ready' }))
-    .id;
+  rcp = await addReceptionist(ctx, admin.tenantId, { phoneNumber: '+14155550199' });
+  quiet = await addReceptionist(ctx, admin.tenantId, { name: 'Quiet' });
   const start = Date.parse('2026-11-20T12:00:00.000Z');
   // 250 calls, some sharing a started_at to the millisecond: only the id breaks those ties.
   await insertCalls(ctx.deps.knex, admin.tenantId, rcp, 250, (i) => ({

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { Switchboard, SwitchboardError } from '@switchboard/sdk';
 import { responseChecker } from '../support/openapi-responses';
 import { createTestContext, type TestContext } from '../support/context';
+import { receptionistTenant } from '../support/receptionist';
 
 // The SDK's `campaigns` group against the real API (createApp on an ephemeral port, real
 // Postgres and Redis, no worker): create with an idempotency key, list across pages, get,
@@ -44,16 +45,10 @@ beforeAll(async () => {
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   check = responseChecker((await request(ctx.app).get('/api/v1/openapi.json')).body);
-  const tenant = await ctx.tenant(['write']);
-  key = tenant.key;
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: tenant.tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
+  ({ key, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
+    phoneNumber: '+14155550199',
+  }));
 });
 afterAll(async () => {
   server?.closeAllConnections();

@@ -8,6 +8,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
 import { responseChecker } from '../support/openapi-responses';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // The SDK's receptionists (create, provision), usage, sms and leads groups against the real
 // API on an ephemeral port, with the real worker (simulators at speed 100) doing the
@@ -72,14 +73,7 @@ beforeAll(async () => {
     pattern: new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
   tenant = await ctx.tenant(['write']);
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: tenant.tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
+  rcp = await addReceptionist(ctx, tenant.tenantId, { phoneNumber: RCP_PHONE });
   worker = await startTestWorker(ctx);
 });
 afterAll(async () => {

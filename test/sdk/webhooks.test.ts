@@ -16,6 +16,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // Real deliveries by the worker, over HTTPS to a receiver on 127.0.0.1, verified by three
 // independent implementations: Svix's library, the Standard Webhooks library, and the SDK's
@@ -37,14 +38,7 @@ beforeAll(async () => {
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const { tenantId, key } = await ctx.tenant(['admin']);
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
+  rcp = await addReceptionist(ctx, tenantId, { phoneNumber: '+14155550199' });
   client = new Switchboard({
     apiKey: key,
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -23,6 +23,7 @@ import { killOnExit } from '../support/children';
 import { createTestContext, type TestContext } from '../support/context';
 import { redisEnv, testEnv } from '../support/env';
 import { waitFor } from '../support/wait';
+import { receptionistTenant } from '../support/receptionist';
 
 // The Docker image's steps without Docker (docker/Dockerfile): the manifests, `npm ci
 // --omit=dev` as its prod-deps stage runs it, the compiled services where its runtime stage
@@ -174,13 +175,7 @@ describe('the compiled API and worker', () => {
     const script = /src="(\/portal\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
     expect((await fetch(`${base.replace('/api/v1', '')}${script}`)).status).toBe(200);
-    const { tenantId, auth } = await ctx.tenant(['admin']);
-    const rcp = await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550142',
-    });
+    const { auth, rcp } = await receptionistTenant(ctx, { phoneNumber: '+14155550142' });
     const post = (path: string, body: object) =>
       fetch(`${base}${path}`, {
         method: 'POST',
@@ -197,7 +192,7 @@ describe('the compiled API and worker', () => {
     });
     expect(sub.status).toBe(201);
     const { signing_secret: secret } = (await sub.json()) as { signing_secret: string };
-    const call = await post('/calls/outbound', { receptionist_id: rcp.id, to: '+14155550123' });
+    const call = await post('/calls/outbound', { receptionist_id: rcp, to: '+14155550123' });
     expect(call.status).toBe(202);
     const { id: callId } = (await call.json()) as { id: string };
 

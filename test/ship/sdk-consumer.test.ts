@@ -21,6 +21,7 @@ import {
 import { ROOT } from '../support/api-process';
 import { createTestContext, type TestContext } from '../support/context';
 import { startTestWorker, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // The SDK as a consumer gets it: `npm pack`, the tarball installed into a new project outside
 // the workspace, a program compiled with the defaults of `tsc --init` of the TypeScript this
@@ -74,11 +75,7 @@ beforeAll(async () => {
     res.end(JSON.stringify(receiver.requests.map((r) => ({ body: r.body, headers: r.headers })))),
   ).listen(0, '127.0.0.1');
   await new Promise((r) => deliveries.once('listening', r));
-  const { tenantId, auth, key } = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, key, rcp } = await receptionistTenant(ctx, {
     phoneNumber: '+14155550177',
   });
   const baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
@@ -94,7 +91,7 @@ beforeAll(async () => {
   constants = {
     API_KEY: key,
     BASE_URL: baseUrl,
-    RECEPTIONIST: rcp.id,
+    RECEPTIONIST: rcp,
     SIGNING_SECRET: ((await sub.json()) as { signing_secret: string }).signing_secret,
     DELIVERIES_URL: `http://127.0.0.1:${(deliveries.address() as AddressInfo).port}/`,
   };

@@ -6,6 +6,7 @@ import { createLogger } from '@switchboard/logger';
 import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import { startRunner, type Runner, type RunnerOptions } from '../../apps/worker/src/runner';
 import type { TestContext } from './context';
+import { receptionistTenant } from './receptionist';
 
 export { waitFor } from './wait';
 
@@ -72,11 +73,7 @@ export function emitCallStarted(
 
 /** A tenant with an admin key, one ready receptionist, and a subscription to `url`. */
 export async function subscriber(ctx: TestContext, url: string, events?: string[]) {
-  const tenant = await ctx.tenant(['admin']);
-  const receptionist = await ctx.deps.stores.receptionists.create({
-    tenantId: tenant.tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { rcp: receptionist, ...tenant } = await receptionistTenant(ctx, {
     phoneNumber: '+14155550199',
   });
   const res = await request(ctx.app)
@@ -87,7 +84,7 @@ export async function subscriber(ctx: TestContext, url: string, events?: string[
     throw new Error(`subscription refused: ${res.status} ${JSON.stringify(res.body)}`);
   return {
     tenant,
-    receptionistId: receptionist.id,
+    receptionistId: receptionist,
     subscription: res.body as { id: string; signing_secret: string },
   };
 }

@@ -3,6 +3,7 @@ import { DeliveryLifecycle, type Scope } from '@switchboard/db';
 import { closedPort } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
+import { addReceptionist } from '../support/receptionist';
 
 /** The kinds of resource an operation's path can name. */
 export type Kind =
@@ -110,16 +111,8 @@ const ingest = (m: Making, message: object) =>
 export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<string>]> = [
   [
     'receptionist',
-    async (m) =>
-      // Provisioning runs in the worker; a ready one comes straight from the store.
-      (
-        await m.ctx.deps.stores.receptionists.create({
-          tenantId: m.tenantId,
-          name: 'Front Desk',
-          status: 'ready',
-          phoneNumber: m.phone,
-        })
-      ).id,
+    // Provisioning runs in the worker; a ready one comes straight from the store.
+    (m) => addReceptionist(m.ctx, m.tenantId, { phoneNumber: m.phone }),
   ],
   [
     'webhook',

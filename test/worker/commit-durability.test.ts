@@ -11,6 +11,8 @@ import type { Component } from '../../apps/worker/src/component';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { emitCallStarted, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
+import { addJob } from '../support/jobs';
 
 // Which worker writes commit durably and which asynchronously (docs/DECISIONS.md). The dial
 // claim guards a phone call to a customer: it must survive a Postgres crash that comes right
@@ -61,16 +63,10 @@ it("the worker's connections commit durably by default", async () => {
 });
 
 it('a dial claim survives a Postgres crash right after the provider call', async () => {
-  const { tenantId } = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
-    phoneNumber: '+14155550100',
-  });
+  const { tenantId, rcp } = await receptionistTenant(ctx, { phoneNumber: '+14155550100' });
   const created = await ctx.deps.stores.calls.createOutbound({
     tenantId,
-    receptionistId: rcp.id,
+    receptionistId: rcp,
     to: '+14155550123',
     customerName: null,
     purpose: null,
@@ -84,7 +80,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
     reconcileIntervalMs: 250,
     reconcileGraceMs: 1000,
   });
-  await ctx.deps.queues.outboundCalls.add('dial', { v: 1, callId }, { jobId: callId });
+  await addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId });
   await crash;
   // After crash recovery the claim is still there: the call is not queued again...
   const row = await waitFor('the call row after recovery', () =>
@@ -99,7 +95,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
   // signal that it had every chance: a later call is dialled through the reconciler too.
   const later = await ctx.deps.stores.calls.createOutbound({
     tenantId,
-    receptionistId: rcp.id,
+    receptionistId: rcp,
     to: '+14155550124',
     customerName: null,
     purpose: null,
@@ -121,12 +117,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
 }, 60_000);
 
 it('the delivery hot path commits asynchronously: fan-out, claim, attempt record', async () => {
-  const { tenantId, auth } = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Desk',
-    status: 'ready',
-  });
+  const { tenantId, auth, rcp } = await receptionistTenant(ctx);
   const sub = await request(ctx.app)
     .post('/api/v1/webhooks')
     .set('Authorization', auth)
@@ -150,7 +141,7 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
     });
   };
 
-  const eventId = await emitCallStarted(ctx, tenantId, rcp.id);
+  const eventId = await emitCallStarted(ctx, tenantId, rcp);
   await flush();
   const lifecycle = new DeliveryLifecycle();
   const [open] = await lifecycle.fanOut(deps.knex, [eventId]);

@@ -1,13 +1,13 @@
 import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
+import type {
+  TestCertificate,
+  TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext } from '../support/context';
+import { startHttpsReceiver } from '../support/webhook-world';
 import { emitCallStarted, startTestWorker, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Delivery policies that need their own configuration: one attempt per delivery and a high
 // disable threshold (counting under concurrency), the real 1 s / 5 s schedule, and the
@@ -18,27 +18,18 @@ let base: string;
 let flakyHits = 0;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
+  ({ cert, receiver, base } = await startHttpsReceiver({
     '/fail': (_q, res) => res.writeHead(500).end(),
     '/ok': (_q, res) => res.writeHead(204).end(),
     '/flaky': (_q, res) => res.writeHead(++flakyHits >= 3 ? 200 : 500).end(),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
+  }));
 });
 afterAll(() => receiver?.close());
 
 async function world(env: Record<string, string>) {
   const ctx = await createTestContext(env);
   const worker = await startTestWorker(ctx, { webhookCa: cert.cert });
-  const t = await ctx.tenant(['admin']);
-  const rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: t.tenantId,
-      name: 'Desk',
-      status: 'ready',
-    })
-  ).id;
+  const { rcp, ...t } = await receptionistTenant(ctx);
   const subscribe = async (p: string) =>
     (
       await request(ctx.app)

@@ -4,23 +4,19 @@ import { secretBoxForKey } from '@switchboard/crypto';
 import { webhookSecretContext } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
 import { messages, uid } from '../support/fixtures';
-import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { emitCallStarted, waitFor } from '../support/worker';
+import { addReceptionist } from '../support/receptionist';
 
 // The whole path over real Postgres, Redis and HTTPS: ingest → outbox → relay → fan-out →
 // signed delivery to a receiver on 127.0.0.1, with retries on a short schedule.
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 /** Per-path scripted answers: each request takes the next status; the last one repeats. */
 const script: Record<string, number[]> = {};
 const hits: Record<string, number> = {};
@@ -28,7 +24,6 @@ let holdNext = false;
 const heldResponses: import('node:http').ServerResponse[] = [];
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
   const routes: Record<string, (req: unknown, res: import('node:http').ServerResponse) => void> =
     {};
   for (let i = 0; i < 40; i++) {
@@ -48,18 +43,13 @@ beforeAll(async () => {
       heldResponses.push(res);
     } else res.writeHead(500, { 'content-type': 'text/plain' }).end('answer 500');
   };
-  receiver = await startReceiver(cert, routes);
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({
-    WEBHOOK_RETRY_BACKOFF_MS: '100,200,400',
-    WEBHOOK_TIMEOUT_MS: '2000',
+  world = await startWebhookWorld(routes, {
+    env: { WEBHOOK_RETRY_BACKOFF_MS: '100,200,400', WEBHOOK_TIMEOUT_MS: '2000' },
+    runner: { metricsPort: 0 },
   });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert, runner: { metricsPort: 0 } });
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 let nextPath = 0;
 /** A receiver path of its own for one subscription, answering `plan` in turn. */
@@ -80,14 +70,7 @@ async function subscribe(auth: string, p: string, events?: string[]) {
 }
 
 async function receptionist(tenantId: string) {
-  return (
-    await ctx.deps.stores.receptionists.create({
-      tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550199',
-    })
-  ).id;
+  return await addReceptionist(ctx, tenantId, { phoneNumber: '+14155550199' });
 }
 
 const emitStarted = (tenantId: string, receptionistId: string) =>
@@ -468,7 +451,7 @@ describe('manual retry and the delivery log', () => {
 
 describe('metrics', () => {
   it('serves deliveries by outcome, attempt latency, lag and queue depth', async () => {
-    const res = await fetch(`http://127.0.0.1:${worker.runner.metricsPort}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${world.worker.runner.metricsPort}/metrics`);
     const text = await res.text();
     expect(res.status).toBe(200);
     expect(text).toMatch(/switchboard_deliveries_total\{outcome="succeeded"\} [1-9]/);

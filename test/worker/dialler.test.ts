@@ -1,13 +1,11 @@
 import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
-import {
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
+import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
+import { addJob } from '../support/jobs';
 
 // The outbound dialler with the simulator: every magic number, a normal call's complete
 // lifecycle (detail, outbox events, delivered webhooks), the reconciler, and no double dial.
@@ -15,7 +13,6 @@ const RCP_PHONE = '+14155550100';
 const FINAL = ['completed', 'busy', 'no_answer', 'failed'];
 
 let ctx: TestContext;
-let worker: TestWorker;
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -41,22 +38,19 @@ const finished = (id: string) =>
 const eventsOf = async (id: string) =>
   (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.call_id === id);
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert: TestCertificate;
-  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '1000' },
     phoneNumber: RCP_PHONE,
-  }));
+  });
+  ({ ctx, receiver, auth, tenantId, rcp, secret } = world);
   // Accepted while no worker ran, and its job lost: only the reconciler can dial it.
   orphan = (await start('+14155550124')).id;
   await ctx.deps.queues.outboundCalls.remove(orphan);
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  await world.startWorker();
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 describe('the simulator', () => {
   it('a normal number answers, talks and books: the complete call in the detail', async () => {
@@ -176,11 +170,7 @@ describe('the dialler', () => {
     // Duplicates with other job ids race the original job for the same call.
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        ctx.deps.queues.outboundCalls.add(
-          'dial',
-          { v: 1, callId: id },
-          { jobId: `${jobId}-${id}` },
-        ),
+        addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await finished(id);

@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // One tenant has 60 subscriptions to a receiver that never answers and keeps emitting
 // events; another tenant's healthy subscription must still get each delivery within a
@@ -16,44 +14,33 @@ const NOISY_SUBSCRIPTIONS = 60;
 const TIMEOUT_MS = 5000;
 const HEALTHY_EVENTS = 20;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 let receiver: TestReceiver;
 const hung: ServerResponse[] = [];
 const receivedAt = new Map<string, number>();
 
 beforeAll(async () => {
-  const cert = generateCertificate('IP:127.0.0.1');
-  receiver = await startReceiver(cert, {
-    '/dead': (_req, res) => void hung.push(res),
-    '/healthy': (req: IncomingMessage, res) => {
-      receivedAt.set(String(req.headers['x-service-event-id']), Date.now());
-      res.writeHead(204).end();
+  world = await startWebhookWorld(
+    {
+      '/dead': (_req, res) => void hung.push(res),
+      '/healthy': (req: IncomingMessage, res) => {
+        receivedAt.set(String(req.headers['x-service-event-id']), Date.now());
+        res.writeHead(204).end();
+      },
     },
-  });
+    { env: { WORKER_CONCURRENCY: '8', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } },
+  );
+  ({ receiver, ctx } = world);
   // The default caps for 8 slots: 4 per subscription, 6 per tenant.
-  ctx = await createTestContext({
-    WORKER_CONCURRENCY: '8',
-    WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-  });
   expect(ctx.config.webhook).toMatchObject({
     maxInFlightPerSubscription: 4,
     maxInFlightPerTenant: 6,
   });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
 }, 60_000);
-afterAll(async () => {
-  await receiver?.close();
-  await worker?.close();
-  await ctx?.close();
-});
+afterAll(() => world?.close());
 
 async function tenantWith(urls: string[]) {
-  const t = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: t.tenantId,
-    name: 'Desk',
-    status: 'ready',
-  });
+  const { rcp, ...t } = await receptionistTenant(ctx);
   for (const url of urls) {
     const res = await request(ctx.app)
       .post('/api/v1/webhooks')
@@ -61,7 +48,7 @@ async function tenantWith(urls: string[]) {
       .send({ url });
     expect(res.status).toBe(201);
   }
-  return () => emitCallStarted(ctx, t.tenantId, rcp.id);
+  return () => emitCallStarted(ctx, t.tenantId, rcp);
 }
 
 it("a dead receiver's 60 subscriptions do not delay another tenant's delivery", async () => {

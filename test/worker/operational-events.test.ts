@@ -1,49 +1,37 @@
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // webhook.failing / webhook.disabled / webhook.recovered over real HTTPS: a failing endpoint
 // of a tenant and a second subscription of the same tenant listening for the three events.
 // One attempt per delivery, so every event sent to the failing endpoint is one failure of
 // the streak; the default threshold (20) puts the failing levels at 10 and 15.
 const OPS = ['webhook.failing', 'webhook.disabled', 'webhook.recovered'];
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 let failing = true;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
-    '/down': (_req, res) => res.writeHead(failing ? 500 : 204).end(),
-    '/ops': (_req, res) => res.writeHead(204).end(),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({
-    WEBHOOK_MAX_ATTEMPTS: '1',
-    WEBHOOK_DISABLE_AFTER_FAILURES: '20',
-    WEBHOOK_TIMEOUT_MS: '2000',
-  });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    {
+      '/down': (_req, res) => res.writeHead(failing ? 500 : 204).end(),
+      '/ops': (_req, res) => res.writeHead(204).end(),
+    },
+    {
+      env: {
+        WEBHOOK_MAX_ATTEMPTS: '1',
+        WEBHOOK_DISABLE_AFTER_FAILURES: '20',
+        WEBHOOK_TIMEOUT_MS: '2000',
+      },
+    },
+  );
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 interface Envelope {
   id: string;

@@ -1,13 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Receivers answer with bytes Postgres cannot store as text (NUL, invalid UTF-8), and the
 // attempt log refuses rows outright: every such delivery still ends, with its attempts
@@ -15,46 +12,39 @@ import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../s
 // delivery whose attempt could not be recorded was sent again and again for ever.
 const NUL = Buffer.from('ok\u0000done', 'utf8');
 const BAD_UTF8 = Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0x41, 0xc3]);
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 
 const answer = (status: number, body: Buffer) => (_req: unknown, res: ServerResponse) =>
   res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
-    '/nul-200': answer(200, NUL),
-    '/nul-500': answer(500, NUL),
-    '/utf8-200': answer(200, BAD_UTF8),
-    '/utf8-500': answer(500, BAD_UTF8),
-    '/refused-500': answer(500, Buffer.from('plain')),
-    '/ok': answer(200, Buffer.from('fine')),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({
-    WEBHOOK_RETRY_BACKOFF_MS: '50,100,200',
-    WEBHOOK_TIMEOUT_MS: '2000',
-    WEBHOOK_DISABLE_AFTER_FAILURES: '2',
-  });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    {
+      '/nul-200': answer(200, NUL),
+      '/nul-500': answer(500, NUL),
+      '/utf8-200': answer(200, BAD_UTF8),
+      '/utf8-500': answer(500, BAD_UTF8),
+      '/refused-500': answer(500, Buffer.from('plain')),
+      '/ok': answer(200, Buffer.from('fine')),
+    },
+    {
+      env: {
+        WEBHOOK_RETRY_BACKOFF_MS: '50,100,200',
+        WEBHOOK_TIMEOUT_MS: '2000',
+        WEBHOOK_DISABLE_AFTER_FAILURES: '2',
+      },
+    },
+  );
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 async function tenant() {
-  const t = await ctx.tenant(['admin']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId: t.tenantId,
-    name: 'Desk',
-    status: 'ready',
-  });
-  return { t, emit: () => emitCallStarted(ctx, t.tenantId, rcp.id) };
+  const { rcp, ...t } = await receptionistTenant(ctx);
+  return { t, emit: () => emitCallStarted(ctx, t.tenantId, rcp) };
 }
 async function subscriber(path: string, owner?: Awaited<ReturnType<typeof tenant>>) {
   const { t, emit } = owner ?? (await tenant());

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Postgres goes away while outbound calls are on the phone. Every report the dialler makes
 // in the meantime (answered, ended, busy, no answer) must be retried until it commits, so
@@ -38,11 +39,8 @@ afterAll(async () => {
 });
 
 it('every call ends with its true outcome after Postgres was away mid-call', async () => {
-  const { auth, tenantId } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     phoneNumber: '+14155550100',
   });
   const numbers = [
@@ -56,7 +54,7 @@ it('every call ends with its true outcome after Postgres was away mid-call', asy
       const res = await request(ctx.app)
         .post('/api/v1/calls/outbound')
         .set('Authorization', auth)
-        .send({ receptionist_id: rcp.id, to });
+        .send({ receptionist_id: rcp, to });
       expect(res.status).toBe(202);
       return { id: res.body.id as string, to };
     }),

@@ -14,6 +14,7 @@ import {
 import { createTestContext, type TestContext } from '../support/context';
 import { ISO_MS } from '../support/webhooks';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { addJob as addCatalogJob } from '../support/jobs';
 
 // Receptionist provisioning end to end: the API accepts, the worker provisions through the
 // simulator, subscribers receive signed receptionist.ready / receptionist.error; transient
@@ -233,8 +234,9 @@ describe('retries and recovery', () => {
     const id = await rowOnly('305');
     await Promise.all([
       addJob(id, 1),
-      ctx.deps.queues.provisioning.add(
-        'provision',
+      addCatalogJob(
+        ctx.deps.queues,
+        'provisioning',
         { v: 1, receptionistId: id, round: 1, attempt: 1 },
         { jobId: `dup-${id}` },
       ),

@@ -1,17 +1,8 @@
-import {
-  generateCertificate,
-  startReceiver,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // A Redis outage longer than BullMQ's drainDelay (5 s) must not leave the worker idle once
 // Redis is back: a class of BullMQ bugs did exactly that. This test runs a Redis server of
@@ -19,20 +10,19 @@ import {
 const DRAIN_DELAY_MS = 5000;
 let redis: PrivateRedis;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 let receiver: TestReceiver;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  const cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, { '/hook': (_q, res) => res.writeHead(200).end() });
-  ctx = await createTestContext({ REDIS_URL: redis.url });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    { '/hook': (_q, res) => res.writeHead(200).end() },
+    { env: { REDIS_URL: redis.url } },
+  );
+  ({ receiver, ctx } = world);
 });
 afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
+  await world?.close();
   await redis?.stop();
 });
 

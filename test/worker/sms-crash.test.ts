@@ -3,6 +3,7 @@ import { simulatorHandoffs } from '../../apps/worker/src/sms';
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { receptionistTenant } from '../support/receptionist';
 
 /** Handed to the carrier: sent, and then maybe a receipt (delivered or undelivered). */
 const SENT = ['sent', 'delivered', 'undelivered'];
@@ -42,11 +43,8 @@ const countByStatus = async (): Promise<Record<string, number>> => {
 };
 
 it('never hands a message to the carrier twice across three SIGKILLs mid-send', async () => {
-  const { tenantId, auth } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     phoneNumber: RCP_PHONE,
   });
   for (let batch = 0; batch < MESSAGES / 50; batch++) {
@@ -56,7 +54,7 @@ it('never hands a message to the carrier twice across three SIGKILLs mid-send', 
           .post('/api/v1/sms/send')
           .set('Authorization', auth)
           .send({
-            receptionist_id: rcp.id,
+            receptionist_id: rcp,
             to: `+1415555${String(1000 + batch * 50 + i)}`,
             message: `Reminder ${batch * 50 + i}: your appointment is tomorrow at 09:30.`,
           }),

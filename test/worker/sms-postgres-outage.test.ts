@@ -6,6 +6,7 @@ import { SmsOutcomeHooks } from '../../apps/worker/src/sms/outcome-hooks';
 import { createLogger } from '@switchboard/logger';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
+import { receptionistTenant } from '../support/receptionist';
 
 // Postgres goes away while a text is with the carrier. The carrier took it, so once Postgres
 // is back the message must end `sent`, with its `sms.sent` and its usage: the sender retries
@@ -28,17 +29,14 @@ afterAll(async () => {
 });
 
 it('records a text the carrier took as sent, with its event and usage, across an outage', async () => {
-  const { auth, tenantId } = await ctx.tenant(['write']);
-  const rcp = await ctx.deps.stores.receptionists.create({
-    tenantId,
-    name: 'Front Desk',
-    status: 'ready',
+  const { auth, tenantId, rcp } = await receptionistTenant(ctx, {
+    scopes: ['write'],
     phoneNumber: '+14155550100',
   });
   const res = await request(ctx.app)
     .post('/api/v1/sms/send')
     .set('Authorization', auth)
-    .send({ receptionist_id: rcp.id, to: '+14155550123', message: 'See you at 10' });
+    .send({ receptionist_id: rcp, to: '+14155550123', message: 'See you at 10' });
   expect(res.status).toBe(202);
   const smsId = res.body.id as string;
   // The carrier: Postgres stops during the hand-off, and comes back a few seconds later.

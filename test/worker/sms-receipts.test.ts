@@ -4,8 +4,9 @@ import { applyHeldReceipt } from '@switchboard/telephony';
 import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
-import { subscribedTenant } from '../support/subscribed-tenant';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
+import { waitFor } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // Delivery receipts (sms.status through telephony ingestion) with the simulator and the real
 // worker: delivered and undelivered with their events at a subscription, receipts repeated,
@@ -15,7 +16,6 @@ import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
 const RCP_PHONE = '+14155550300';
 
 let ctx: TestContext;
-let worker: TestWorker;
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -56,20 +56,17 @@ const receipt = (providerMessageId: string, status: string, extra: object = {}) 
 const outboundTo = (phone: string) =>
   ctx.deps.knex('sms_messages').where({ to_number: phone, direction: 'outbound' });
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert;
-  ({ ctx, receiver, cert, auth, tenantId, rcp } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '100' },
     phoneNumber: RCP_PHONE,
     events: ['sms.sent', 'sms.delivered', 'sms.failed'],
-  }));
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  });
+  ({ ctx, receiver, auth, tenantId, rcp } = world);
+  await world.startWorker();
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 describe('delivery receipts', () => {
   it('a deliverable number: sent, then delivered, sms.sent then sms.delivered at the webhook', async () => {
@@ -131,11 +128,8 @@ describe('delivery receipts', () => {
   });
 
   it('a receipt for an unknown message or receptionist, or another tenant’s, is accepted and ignored', async () => {
-    const other = await ctx.tenant(['admin']);
-    const { id: otherRcp } = await ctx.deps.stores.receptionists.create({
-      tenantId: other.tenantId,
+    const { rcp: otherRcp } = await receptionistTenant(ctx, {
       name: 'Other',
-      status: 'ready',
       phoneNumber: '+14155550399',
     });
     const { id } = await accept('+14155550313');

@@ -2,14 +2,12 @@ import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
 import { verifyServiceSignature } from '@switchboard/webhooks';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
-import {
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
+import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
-import { subscribedTenant } from '../support/subscribed-tenant';
+import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
 import { messages } from '../support/fixtures';
-import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { waitFor } from '../support/worker';
+import { addJob } from '../support/jobs';
 
 // The SMS sender with the simulator and the real worker: sent → sms.sent at a subscription,
 // carrier rejection, opt-out and back, the reconciler, stale claims, and never two hand-offs.
@@ -17,7 +15,6 @@ const RCP_PHONE = '+14155550100';
 const STALE_SENDING_MS = 1500;
 
 let ctx: TestContext;
-let worker: TestWorker;
 let receiver: TestReceiver;
 let auth: string;
 let tenantId: string;
@@ -67,26 +64,20 @@ const ingest = (body: object) =>
     .set('Authorization', `Bearer ${ctx.config.ingestToken}`)
     .send(body);
 
+let world: SubscribedTenant;
 beforeAll(async () => {
-  let cert: TestCertificate;
-  ({ ctx, receiver, cert, auth, tenantId, rcp, secret } = await subscribedTenant({
+  world = await subscribedTenant({
     env: { SIMULATOR_SPEED: '100' },
     phoneNumber: RCP_PHONE,
     events: ['sms.sent'],
-  }));
+  });
+  ({ ctx, receiver, auth, tenantId, rcp, secret } = world);
   // Accepted while no worker ran, and its job lost: only the reconciler can send it.
   orphan = (await accept('+14155550140')).id;
   await ctx.deps.queues.sms.remove(orphan);
-  worker = await startTestWorker(ctx, {
-    webhookCa: cert.cert,
-    runner: { smsStaleSendingMs: STALE_SENDING_MS },
-  });
+  await world.startWorker({ smsStaleSendingMs: STALE_SENDING_MS });
 });
-afterAll(async () => {
-  await worker?.close();
-  await ctx?.close();
-  await receiver?.close();
-});
+afterAll(() => world?.close());
 
 describe('sending', () => {
   it('sends through the provider once and delivers a signed sms.sent', async () => {
@@ -183,7 +174,7 @@ describe('the sender', () => {
     const { id } = await accept('+14155550144');
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        ctx.deps.queues.sms.add('send', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
+        addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await settled(id);
@@ -213,7 +204,7 @@ describe('the sender', () => {
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'send_interrupted' });
     // A job for it now (stalled-job recovery, a reconciler) finds the claim spent.
-    await ctx.deps.queues.sms.add('send', { v: 1, smsId: id }, { jobId: `late-${id}` });
+    await addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `late-${id}` });
     await waitFor(
       'the late job to be processed',
       async () => !(await ctx.deps.queues.sms.getJob(`late-${id}`)),

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { messages } from '../support/fixtures';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import { receptionistTenant } from '../support/receptionist';
 
 // GET /usage counts SMS (docs/API.md, Usage): a message the worker sent counts in sms_sent
 // (in the transaction that marks it sent), an inbound one in sms_received (in ingestion's
@@ -40,16 +41,7 @@ const usage = async (query = '') => {
 
 beforeAll(async () => {
   ctx = await createTestContext({ SIMULATOR_SPEED: '100' });
-  const tenant = await ctx.tenant(['write']);
-  auth = tenant.auth;
-  rcp = (
-    await ctx.deps.stores.receptionists.create({
-      tenantId: tenant.tenantId,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: RCP_PHONE,
-    })
-  ).id;
+  ({ auth, rcp } = await receptionistTenant(ctx, { scopes: ['write'], phoneNumber: RCP_PHONE }));
   worker = await startTestWorker(ctx);
 });
 afterAll(async () => {

@@ -1,48 +1,38 @@
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type ReceivedRequest,
-  type TestCertificate,
-  type TestReceiver,
+import type {
+  ReceivedRequest,
+  TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // The delivery log: filters, the tenant-wide log, and one delivery in full (payload as
 // signed, headers both ways, a 4 KiB NUL-safe excerpt), over real HTTPS.
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 const BIG = `a\u0000b${'x'.repeat(6000)}`;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
-    '/ok': (_req, res) => res.writeHead(200, { 'x-receiver': 'yes' }).end(BIG),
-    // An empty body: no excerpt, but the headers are still recorded.
-    '/down': (_req, res) => res.writeHead(503, { 'x-receiver': 'down' }).end(),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({
-    WEBHOOK_MAX_ATTEMPTS: '1',
-    WEBHOOK_DISABLE_AFTER_FAILURES: '100',
-    WEBHOOK_TIMEOUT_MS: '2000',
-  });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    {
+      '/ok': (_req, res) => res.writeHead(200, { 'x-receiver': 'yes' }).end(BIG),
+      // An empty body: no excerpt, but the headers are still recorded.
+      '/down': (_req, res) => res.writeHead(503, { 'x-receiver': 'down' }).end(),
+    },
+    {
+      env: {
+        WEBHOOK_MAX_ATTEMPTS: '1',
+        WEBHOOK_DISABLE_AFTER_FAILURES: '100',
+        WEBHOOK_TIMEOUT_MS: '2000',
+      },
+    },
+  );
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 const get = (auth: string, path: string) =>
   request(ctx.app).get(`/api/v1${path}`).set('Authorization', auth);

@@ -1,46 +1,32 @@
 import request from 'supertest';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestCertificate,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // Recover: an outage of the receiver (failed deliveries) and a disabled spell (missed
 // events) are both sent again, once each, with the same event ids.
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 let up = false;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
-  receiver = await startReceiver(cert, {
-    '/r': (_req, res) => res.writeHead(up ? 200 : 503).end(),
-  });
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({
-    WEBHOOK_MAX_ATTEMPTS: '1',
-    WEBHOOK_DISABLE_AFTER_FAILURES: '2',
-    WEBHOOK_TIMEOUT_MS: '2000',
-    DELIVERY_RETENTION_DAYS: '30',
-  });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    { '/r': (_req, res) => res.writeHead(up ? 200 : 503).end() },
+    {
+      env: {
+        WEBHOOK_MAX_ATTEMPTS: '1',
+        WEBHOOK_DISABLE_AFTER_FAILURES: '2',
+        WEBHOOK_TIMEOUT_MS: '2000',
+        DELIVERY_RETENTION_DAYS: '30',
+      },
+    },
+  );
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 describe('POST /webhooks/{id}/recover', () => {
   it('resends failed and cancelled deliveries and sends missed events, once each', async () => {

@@ -2,41 +2,29 @@ import request from 'supertest';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { verifyWebhook } from '@switchboard/sdk';
-import {
-  generateCertificate,
-  startReceiver,
-  type ReceivedRequest,
-  type TestCertificate,
-  type TestReceiver,
+import type {
+  ReceivedRequest,
+  TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // Pause/resume, a URL change and a secret rotation with overlap, over real HTTPS.
-let cert: TestCertificate;
 let receiver: TestReceiver;
 let base: string;
 let ctx: TestContext;
-let worker: TestWorker;
+let world: WebhookWorld;
 
 beforeAll(async () => {
-  cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
   const ok = (_req: unknown, res: import('node:http').ServerResponse) => res.writeHead(204).end();
-  receiver = await startReceiver(cert, { '/a': ok, '/b': ok, '/c': ok, '/d': ok });
-  base = `https://127.0.0.1:${receiver.port}`;
-  ctx = await createTestContext({ WEBHOOK_TIMEOUT_MS: '2000' });
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld(
+    { '/a': ok, '/b': ok, '/c': ok, '/d': ok },
+    { env: { WEBHOOK_TIMEOUT_MS: '2000' } },
+  );
+  ({ receiver, base, ctx } = world);
 });
-afterAll(async () => {
-  await worker?.close();
-  await Promise.all([ctx?.close(), receiver?.close()]);
-});
+afterAll(() => world?.close());
 
 const at = (path: string): ReceivedRequest[] => receiver.requests.filter((r) => r.path === path);
 const patch = (auth: string, id: string, body: object) =>

@@ -1,30 +1,11 @@
 import type { ApiConfig } from '@switchboard/config';
 import { AnonymousLimits } from './http/anonymous-limit';
 import {
-  ApiKeysStore,
-  CallsStore,
-  CampaignLifecycle,
-  CampaignsStore,
-  CampaignRecipientsStore,
   createKnex,
-  DeliveriesStore,
-  DeliveryLifecycle,
-  DeliveryAttemptsStore,
-  EventsStore,
-  ReceptionistProvisioning,
-  LeadImportsStore,
-  LeadsStore,
-  PortalSessionsStore,
-  ReceptionistsStore,
-  SmsLifecycle,
-  SmsOptOutsStore,
-  SmsStore,
-  TenantsStore,
-  UsageStore,
-  WebhookStatsStore,
-  WebhookSubscriptionsStore,
-  WebhookRecoveriesStore,
+  createStores,
+  watchApiKeyChanges,
   type Knex,
+  type Stores,
 } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import {
@@ -72,39 +53,8 @@ export interface Deps {
   anonymousLimits: AnonymousLimits;
   /** Stopping state and the work in flight (requests, handlers) that shutdown waits for. */
   lifecycle: Lifecycle;
-  stores: {
-    tenants: TenantsStore;
-    apiKeys: ApiKeysStore;
-    receptionists: ReceptionistsStore;
-    /** The provisioning lifecycle's statements (each takes the transaction first). */
-    provisioning: ReceptionistProvisioning;
-    /** Usage counters per tenant and month (read side of metering). */
-    usage: UsageStore;
-    calls: CallsStore;
-    sms: SmsStore;
-    /** The SMS lifecycle's statements (each takes the transaction first). */
-    smsLifecycle: SmsLifecycle;
-    /** The per-tenant opt-out list (read by GET /sms/opt-outs). */
-    smsOptOuts: SmsOptOutsStore;
-    events: EventsStore;
-    webhookSubscriptions: WebhookSubscriptionsStore;
-    webhookRecoveries: WebhookRecoveriesStore;
-    /** The delivery log (read). */
-    deliveries: DeliveriesStore;
-    /** Delivery transitions: here, manual retries (a new round of attempts). */
-    deliveryLifecycle: DeliveryLifecycle;
-    deliveryAttempts: DeliveryAttemptsStore;
-    leads: LeadsStore;
-    leadImports: LeadImportsStore;
-    campaigns: CampaignsStore;
-    campaignRecipients: CampaignRecipientsStore;
-    /** The campaign lifecycle's statements (each takes the transaction first). */
-    campaignLifecycle: CampaignLifecycle;
-    /** Tenant portal sessions (codes and tokens, hashed). */
-    portalSessions: PortalSessionsStore;
-    /** Delivery health per subscription, aggregated in SQL. */
-    webhookStats: WebhookStatsStore;
-  };
+  /** Every store, built once over `knex` (packages/db, `createStores`). */
+  stores: Stores;
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
 }
@@ -124,6 +74,17 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
+  // With API_KEY_CACHE_ENABLED the key store caches active keys while it hears of
+  // revocations and limit changes (ACTIVE_KEY_TTL_MS); off, every request looks its key up.
+  const stores = createStores(knex, { cacheActiveKeys: config.apiKeyCache });
+  const keyChanges = config.apiKeyCache
+    ? watchApiKeyChanges(config.databaseUrl, stores.apiKeys, (err) =>
+        logger.warn(
+          { err },
+          'api key changes: LISTEN connection lost; keys are looked up on every request meanwhile',
+        ),
+      )
+    : { close: async () => undefined };
   const webhookLookup = overrides.webhookLookup ?? systemLookup;
   const webhookSender = createWebhookSender({
     timeoutMs: config.webhook.timeoutMs,
@@ -156,32 +117,10 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       logger,
     ),
     lifecycle: new Lifecycle(),
-    stores: {
-      tenants: new TenantsStore(knex),
-      apiKeys: new ApiKeysStore(knex),
-      receptionists: new ReceptionistsStore(knex),
-      provisioning: new ReceptionistProvisioning(),
-      usage: new UsageStore(knex),
-      calls: new CallsStore(knex),
-      sms: new SmsStore(knex),
-      smsLifecycle: new SmsLifecycle(),
-      smsOptOuts: new SmsOptOutsStore(knex),
-      events: new EventsStore(knex),
-      webhookSubscriptions: new WebhookSubscriptionsStore(knex),
-      webhookRecoveries: new WebhookRecoveriesStore(knex),
-      deliveries: new DeliveriesStore(knex),
-      deliveryLifecycle: new DeliveryLifecycle(),
-      deliveryAttempts: new DeliveryAttemptsStore(knex),
-      leads: new LeadsStore(knex),
-      leadImports: new LeadImportsStore(knex),
-      campaigns: new CampaignsStore(knex),
-      campaignRecipients: new CampaignRecipientsStore(knex),
-      campaignLifecycle: new CampaignLifecycle(),
-      portalSessions: new PortalSessionsStore(knex),
-      webhookStats: new WebhookStatsStore(knex),
-    },
+    stores,
     async close() {
       webhookSender.close();
+      await keyChanges.close();
       await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },
   };

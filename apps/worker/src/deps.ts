@@ -1,21 +1,6 @@
 import type { WorkerConfig } from '@switchboard/config';
 import { secretBoxForKey, type SecretBox } from '@switchboard/crypto';
-import {
-  CallsStore,
-  CampaignLifecycle,
-  CampaignsStore,
-  createKnex,
-  DeliveriesStore,
-  EventsStore,
-  ReceptionistProvisioning,
-  LeadImportsStore,
-  ReceptionistsStore,
-  SmsLifecycle,
-  SmsStore,
-  UsageStore,
-  WebhookSubscriptionsStore,
-  type Knex,
-} from '@switchboard/db';
+import { createKnex, createStores, type Knex, type Stores } from '@switchboard/db';
 import { createLogger, type Logger } from '@switchboard/logger';
 import {
   closeQueues,
@@ -38,24 +23,8 @@ export interface WorkerDeps {
   secretBox: SecretBox;
   sender: WebhookSender;
   metrics: Metrics;
-  stores: {
-    events: EventsStore;
-    deliveries: DeliveriesStore;
-    subscriptions: WebhookSubscriptionsStore;
-    receptionists: ReceptionistsStore;
-    calls: CallsStore;
-    /** The provisioning lifecycle's statements (each takes the transaction first). */
-    provisioning: ReceptionistProvisioning;
-    sms: SmsStore;
-    /** The SMS lifecycle's statements (each takes the transaction first). */
-    smsLifecycle: SmsLifecycle;
-    /** Usage counters (SMS sent), written in the transaction that marks a message sent. */
-    usage: UsageStore;
-    leadImports: LeadImportsStore;
-    campaigns: CampaignsStore;
-    /** The campaign lifecycle's statements (each takes the transaction first). */
-    campaignLifecycle: CampaignLifecycle;
-  };
+  /** Every store, built once over `knex` (packages/db, `createStores`). */
+  stores: Stores;
   close(): Promise<void>;
 }
 
@@ -95,20 +64,7 @@ export function createWorkerDeps(
     secretBox: secretBoxForKey(config.secretEncryptionKey),
     sender,
     metrics: createMetrics(),
-    stores: {
-      events: new EventsStore(knex),
-      deliveries: new DeliveriesStore(knex),
-      subscriptions: new WebhookSubscriptionsStore(knex),
-      receptionists: new ReceptionistsStore(knex),
-      calls: new CallsStore(knex),
-      provisioning: new ReceptionistProvisioning(),
-      sms: new SmsStore(knex),
-      smsLifecycle: new SmsLifecycle(),
-      usage: new UsageStore(knex),
-      leadImports: new LeadImportsStore(knex),
-      campaigns: new CampaignsStore(knex),
-      campaignLifecycle: new CampaignLifecycle(),
-    },
+    stores: createStores(knex),
     async close() {
       sender.close();
       await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);

@@ -11,7 +11,7 @@ import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import type { QueueTimings } from './queue-worker';
-import { startSmsSender } from './sms';
+import { startSmsSender, type SimulatorSmsOptions } from './sms';
 import { startWebhookDelivery } from './webhook-delivery';
 
 export interface RunnerOptions extends QueueTimings, MaintenanceTimings {
@@ -23,6 +23,8 @@ export interface RunnerOptions extends QueueTimings, MaintenanceTimings {
   provisioning?: ProvisioningOptions;
   /** How long an SMS may stay claimed before it is failed as `send_interrupted` (120 s). */
   smsStaleSendingMs?: number;
+  /** Options of the SMS simulator (tests: a fixed receipt delay). */
+  smsSimulator?: SimulatorSmsOptions;
   /** Rows per import transaction (default 1000). */
   leadImportBatchSize?: number;
   laneWakeIntervalMs?: number;
@@ -42,7 +44,11 @@ export interface Runner {
  */
 export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): Promise<Runner> {
   await probeRedis(deps.redis, deps.config.queuePrefix);
-  const sms = startSmsSender(deps, { ...opts, staleSendingMs: opts.smsStaleSendingMs });
+  const sms = startSmsSender(deps, {
+    ...opts,
+    staleSendingMs: opts.smsStaleSendingMs,
+    simulator: opts.smsSimulator,
+  });
   // Campaigns close first (their pump starts in-process sends), then the SMS sender.
   const components: Component[] = [
     startCampaigns(deps, sms, { ...opts, pollMs: opts.campaignPollMs }),

@@ -194,6 +194,12 @@ export const envSchema = {
       default: '{sb}',
       description: 'a short prefix without ":" or spaces, e.g. {sb}',
     },
+    API_KEY_CACHE_ENABLED: {
+      type: 'string',
+      enum: ['true', 'false'],
+      default: 'false',
+      description: 'true or false (cache active API keys for up to 2 s; see docs/DECISIONS.md)',
+    },
     QUEUE_DASHBOARD_ENABLED: {
       type: 'string',
       enum: ['true', 'false'],

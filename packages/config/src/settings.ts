@@ -62,6 +62,13 @@ export interface Config {
    */
   readonly trustProxy: boolean | number | readonly string[];
   /**
+   * API: whether active keys are cached in the process (for at most 2 s, dropped when a
+   * revocation commits). Off by default: a revoked key is then refused from the very next
+   * request on every process; on, another process may accept it for the few milliseconds
+   * its notification takes (2 s at worst if notifications are lost).
+   */
+  readonly apiKeyCache: boolean;
+  /**
    * Limits of a tenant's campaigns together: one number is texted at most once per
    * `repeatWindowMs` (campaigns with allow_repeat excepted; 0: no limit), and all of them
    * share `tenantRatePerMinute`.
@@ -211,6 +218,10 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
       return value.split(',');
     },
   },
+  apiKeyCache: {
+    variables: ['API_KEY_CACHE_ENABLED'],
+    build: (v) => v.API_KEY_CACHE_ENABLED === 'true',
+  },
   campaigns: {
     variables: ['CAMPAIGN_REPEAT_WINDOW_HOURS', 'CAMPAIGN_TENANT_RATE_PER_MINUTE'],
     build: (v) => ({
@@ -279,6 +290,7 @@ export const COMMAND_SETTINGS = {
     'rateLimit',
     'anonymousRateLimit',
     'trustProxy',
+    'apiKeyCache',
     'queuePrefix',
     'shutdownTimeoutMs',
     'shutdownGraceMs',

@@ -15,8 +15,10 @@ export {
   type TimeOrderedPrefix,
 } from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
+export { createStores, type Db, type Stores } from './stores/create-stores';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
+export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
 export * from './stores/receptionist-provisioning';
 export * from './stores/usage-store';
@@ -24,6 +26,7 @@ export * from './stores/events-store';
 export * from './stores/call-types';
 export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';
+export * from './stores/telephony-messages-store';
 export * from './stores/sms-types';
 export * from './stores/sms-store';
 export * from './stores/sms-lifecycle';

@@ -1,6 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { EventsStore, newTimeOrderedId, type Knex } from '@switchboard/db';
+import { insertEvents, newTimeOrderedId, type Knex } from '@switchboard/db';
 import { currentTraceparent, inSpan } from '@switchboard/telemetry';
 import type { FromSchema } from 'json-schema-to-ts';
 import {
@@ -87,15 +87,17 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
   const id = newTimeOrderedId('evt', createdAt);
   const attributes = { 'switchboard.event_id': id, 'switchboard.event_type': input.type };
   await inSpan('outbox.write', { attributes }, async () => {
-    await new EventsStore(trx).insert(trx, {
-      id,
-      tenantId: input.tenantId,
-      receptionistId,
-      type: input.type,
-      data: input.data as Record<string, unknown>,
-      createdAt,
-      traceparent: currentTraceparent(),
-    });
+    await insertEvents(trx, [
+      {
+        id,
+        tenantId: input.tenantId,
+        receptionistId,
+        type: input.type,
+        data: input.data as Record<string, unknown>,
+        createdAt,
+        traceparent: currentTraceparent(),
+      },
+    ]);
     // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
     await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   });
@@ -122,7 +124,7 @@ export async function emitMany<T extends EventType>(
     data: input.data as Record<string, unknown>,
     createdAt,
   }));
-  await new EventsStore(trx).insertMany(trx, rows);
+  await insertEvents(trx, rows);
   // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
   await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   return rows.map((r) => r.id);

@@ -1,4 +1,4 @@
-import { LeadsStore, type Knex } from '@switchboard/db';
+import type { Knex, LeadsStore } from '@switchboard/db';
 import { emit } from '@switchboard/events';
 import { leadCreated, leadUpdated } from './events';
 import { diffLead } from './fields';
@@ -20,10 +20,13 @@ export interface CapturedCaller {
  * call's own transaction, so the lead exists if and only if the call's completion commits.
  * A caller without a usable number (withheld, malformed) makes no lead.
  */
-export async function captureCallLead(trx: Knex, caller: CapturedCaller): Promise<void> {
+export async function captureCallLead(
+  trx: Knex,
+  store: LeadsStore,
+  caller: CapturedCaller,
+): Promise<void> {
   if (!caller.phone || !isPossibleE164(caller.phone)) return;
   const name = caller.name?.trim().slice(0, LEAD_NAME_MAX) || null;
-  const store = new LeadsStore(trx);
   const created = await store.insert(trx, {
     tenantId: caller.tenantId,
     source: 'call',

@@ -1,6 +1,7 @@
 import {
-  LeadsStore,
+  type Db,
   type Knex,
+  type LeadsStore,
   type Lead,
   type LeadFields,
   type LeadSource,
@@ -23,20 +24,26 @@ export type CreateLeadResult = { lead: Lead; created: boolean };
 
 const isUniqueViolation = (err: unknown): boolean => (err as { code?: string }).code === '23505';
 
-async function requireReceptionist(trx: Knex, tenantId: string, id: string | null | undefined) {
+async function requireReceptionist(
+  trx: Knex,
+  stores: Db['stores'],
+  tenantId: string,
+  id: string | null | undefined,
+) {
   if (!id) return;
-  const found = await trx('receptionists').where({ id, tenant_id: tenantId }).first('id');
-  if (!found) throw new LeadReceptionistNotFoundError(id);
+  if (!(await stores.receptionists.get(trx, tenantId, id))) {
+    throw new LeadReceptionistNotFoundError(id);
+  }
 }
 
 /** The lead that holds a phone (or, for a phone-less lead, an email), if any. */
 async function holder(
   db: Knex,
+  store: LeadsStore,
   tenantId: string,
   f: { phone?: string | null; email?: string | null },
   exceptId?: string,
 ): Promise<LeadExistsError | null> {
-  const store = new LeadsStore(db);
   const byPhone = f.phone ? await store.findByPhone(db, tenantId, f.phone) : undefined;
   if (byPhone && byPhone.id !== exceptId) return new LeadExistsError(byPhone.id, 'phone');
   if (!f.phone && f.email) {
@@ -53,11 +60,14 @@ async function holder(
  * lead returns that lead (`created: false`), so a retry of a request that succeeded is a
  * replay, never a 409 about the lead it created itself.
  */
-export async function createLead(knex: Knex, cmd: CreateLeadCommand): Promise<CreateLeadResult> {
+export async function createLead(
+  { knex, stores }: Db,
+  cmd: CreateLeadCommand,
+): Promise<CreateLeadResult> {
   requireContact(cmd.fields);
+  const store = stores.leads;
   return knex.transaction(async (trx) => {
-    await requireReceptionist(trx, cmd.tenantId, cmd.fields.receptionistId);
-    const store = new LeadsStore(trx);
+    await requireReceptionist(trx, stores, cmd.tenantId, cmd.fields.receptionistId);
     // ON CONFLICT waits for a racing insert to commit, so what it hit is visible below.
     const lead = await store.insert(trx, { ...cmd, createdAt: new Date() });
     if (lead) {
@@ -65,13 +75,10 @@ export async function createLead(knex: Knex, cmd: CreateLeadCommand): Promise<Cr
       return { lead, created: true };
     }
     if (cmd.idempotency) {
-      const held = await new LeadsStore(trx).findByIdempotencyKey(
-        cmd.tenantId,
-        cmd.idempotency.key,
-      );
+      const held = await store.findByIdempotencyKey(trx, cmd.tenantId, cmd.idempotency.key);
       if (held) return { lead: held, created: false };
     }
-    const taken = await holder(trx, cmd.tenantId, cmd.fields);
+    const taken = await holder(trx, store, cmd.tenantId, cmd.fields);
     if (taken) throw taken;
     throw new Error('lead insert conflicted, but no lead holds its keys');
   });
@@ -83,22 +90,24 @@ export async function createLead(knex: Knex, cmd: CreateLeadCommand): Promise<Cr
  * Undefined when the lead is not the tenant's.
  */
 export async function updateLead(
-  knex: Knex,
+  { knex, stores }: Db,
   tenantId: string,
   id: string,
   fields: LeadFields,
 ): Promise<Lead | undefined> {
+  const store = stores.leads;
   try {
     return await knex.transaction(async (trx) => {
-      const store = new LeadsStore(trx);
       const lead = await store.getForUpdate(trx, tenantId, id);
       if (!lead) return undefined;
       const { changes, changed } = diffLead(lead, fields);
       if (changed.length === 0) return lead;
       const next = { ...lead, ...changes };
       requireContact(next);
-      if (changes.receptionistId) await requireReceptionist(trx, tenantId, changes.receptionistId);
-      const taken = await holder(trx, tenantId, next, id);
+      if (changes.receptionistId) {
+        await requireReceptionist(trx, stores, tenantId, changes.receptionistId);
+      }
+      const taken = await holder(trx, store, tenantId, next, id);
       if (taken) throw taken;
       const updated = await store.update(trx, id, changes, new Date());
       await emit(trx, leadUpdated(updated, changed));
@@ -107,7 +116,7 @@ export async function updateLead(
   } catch (err) {
     // A racing writer took the phone (or email) between the check and the update.
     if (!isUniqueViolation(err)) throw err;
-    const taken = await holder(knex, tenantId, fields, id);
+    const taken = await holder(knex, store, tenantId, fields, id);
     throw taken ?? err;
   }
 }

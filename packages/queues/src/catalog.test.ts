@@ -48,6 +48,20 @@ describe('job catalog', () => {
       name: 'send',
       opts: { jobId: 'sms_9' },
     });
+    expect(
+      catalog.smsSimulatorReceipts.spec(
+        { v: 1, smsId: 'sms_9', receptionistId: 'rcp_1', status: 'undelivered' },
+        { delay: 300 },
+      ),
+    ).toMatchObject({ name: 'receipt', opts: { delay: 300, jobId: 'sms_9' } });
+    expect(
+      catalog.smsSimulatorReceipts.parse({
+        v: 1,
+        smsId: 'sms_9',
+        receptionistId: 'rcp_1',
+        status: 'sent',
+      }),
+    ).toBeNull();
   });
 
   it("refuses a job id with ':' (BullMQ reserves it)", () => {

@@ -78,6 +78,21 @@ const smsJobSchema = {
 } as const;
 export type SmsJob = FromSchema<typeof smsJobSchema>;
 
+const smsReceiptJobSchema = {
+  type: 'object',
+  required: ['v', 'smsId', 'receptionistId', 'status'],
+  properties: {
+    v: { const: 1 },
+    smsId: { type: 'string', minLength: 1 },
+    // The simulated carrier's own record of the message: whose number sent it and what its
+    // receipt will say (the carrier does not read Switchboard's database).
+    receptionistId: { type: 'string', minLength: 1 },
+    status: { enum: ['delivered', 'undelivered'] },
+  },
+  additionalProperties: false,
+} as const;
+export type SmsReceiptJob = FromSchema<typeof smsReceiptJobSchema>;
+
 const leadImportJobSchema = {
   type: 'object',
   required: ['v', 'importId'],
@@ -107,8 +122,10 @@ export const catalog = {
     name: 'event',
     schema: eventJobSchema,
     jobId: (d) => d.eventId,
-    // Fan-out is idempotent and its first attempts do not hold the job: back within 15 s.
-    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Fan-out is idempotent and its first attempts do not hold the job (it waits for them
+    // 250 ms at most): a job of a dead worker is back within 5 s (lock) + 2 s (check), so the
+    // deliveries it had not yet made or started go out well within the 15 s of docs/RELIABILITY.md.
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /**
    * One job per claim generation of a delivery attempt; the id names the round, the attempt
@@ -151,14 +168,29 @@ export const catalog = {
     // A text is claimed before the hand-off (at most once); an unclaimed one is back in 15 s.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
+  /**
+   * The built-in SMS simulator only: one delayed job per message its carrier accepted, due
+   * when the carrier reports the delivery receipt; applied through telephony ingestion. In
+   * Redis rather than a timer, so a receipt outlives the worker that sent the message.
+   */
+  smsSimulatorReceipts: defineJob<SmsReceiptJob>({
+    queue: 'sms-simulator-receipts',
+    name: 'receipt',
+    schema: smsReceiptJobSchema,
+    jobId: (d) => d.smsId,
+    // Applying a receipt is idempotent (its ingestion id): a stalled one is simply re-run.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+  }),
   /** One job per CSV import: import it in batches, resuming after the last committed one. */
   leadImports: defineJob<LeadImportJob>({
     queue: 'lead-imports',
     name: 'import',
     schema: leadImportJobSchema,
     jobId: (d) => d.importId,
-    // Long jobs (one per file) that resume after their last committed batch: back in 15 s.
-    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Long jobs (one per file) that resume after their last committed batch: back within
+    // 5 s (lock) + 2 s (check). A lock lost under a live worker only runs a second copy,
+    // which commits nothing its cursor guard refuses (lead-imports/processor.ts).
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /**
    * One job per accepted campaign: start it (queued → running) and begin sending it at once.

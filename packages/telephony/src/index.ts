@@ -6,7 +6,6 @@ export * from './ingestion/schemas';
 export * from './ingestion/messages';
 export * from './ingestion/errors';
 export { applyTelephonyMessage, type ApplyResult } from './ingestion/apply';
-export * from './demo/scenarios';
 export * from './text/sms-text';
 export * from './text/campaign-text';
 export * from './text/sms-replies';

@@ -26,9 +26,10 @@ const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
 /**
  * Authenticates the API key, counts the request against the key's rate limit, and enforces
- * the route's scope. An active key is looked up on every request (only misses are cached,
- * see ApiKeysStore), so a revoked key is refused from the very next request, and a tenant's
- * new rate limit applies at once (the same statement reads it). Every request of a known key
+ * the route's scope. Keys come from ApiKeysStore's caches (active keys for ACTIVE_KEY_TTL_MS
+ * while the process hears of changes, which drop them), so a revoked key is refused, and a
+ * tenant's new rate limit applies, from the next request in practice and within
+ * ACTIVE_KEY_TTL_MS at worst; the limit is spent from leases (KeyRateLimits). Every request of a known key
  * is counted, refused ones too, and its answer carries the RateLimit headers whatever its
  * status. A request with no key, a malformed one, or a key this process has not seen valid
  * lately first takes a token of its address's bucket (AnonymousLimits), before any lookup.

@@ -147,10 +147,13 @@ export class RateLimiter {
     });
   }
 
-  /** Counts one request for `key`, or refuses it; 503 when Redis fails a `refuse` limit. */
-  async check(key: string): Promise<RateLimitDecision> {
+  /**
+   * Takes `points` tokens (one request each; more for a lease, see KeyRateLimits) for `key`,
+   * or none and refuses; 503 when Redis fails a `refuse` limit.
+   */
+  async check(key: string, points = 1): Promise<RateLimitDecision> {
     try {
-      return this.decision(true, await this.limiter.consume(key));
+      return this.decision(true, await this.limiter.consume(key, points));
     } catch (err) {
       if (err instanceof RateLimiterRes) return this.decision(false, err);
       const unavailable = serviceUnavailable('The rate limiter is unavailable; retry shortly');

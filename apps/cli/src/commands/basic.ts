@@ -11,7 +11,7 @@ export async function tenantCreate(ctx: CliContext, argv: string[]): Promise<obj
   if (planMinutes !== undefined && (!Number.isInteger(planMinutes) || planMinutes < 0)) {
     throw new UsageError('--plan-minutes must be a non-negative integer');
   }
-  return renderTenant(await ctx.tenants.create({ name, planMinutes }));
+  return renderTenant(await ctx.stores.tenants.create({ name, planMinutes }));
 }
 
 const positiveInt = (raw: string, flag: string): number => {
@@ -41,7 +41,7 @@ export async function tenantLimits(ctx: CliContext, argv: string[]): Promise<obj
     if (burst < perSecond) throw new UsageError('--burst must be at least --rate');
     limit = { perSecond, burst };
   }
-  const tenant = await ctx.tenants.setRateLimit(id, limit);
+  const tenant = await ctx.stores.tenants.setRateLimit(id, limit);
   if (!tenant) throw new UsageError(`no tenant ${id}`);
   return renderTenant(tenant);
 }
@@ -60,32 +60,32 @@ export async function keyCreate(ctx: CliContext, argv: string[]): Promise<object
   const o = parseOptions(argv, ['tenant', 'scopes', 'name']);
   const tenantId = required(o, 'tenant');
   const scopes = parseScopes(required(o, 'scopes'));
-  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
-  const { apiKey, key } = await ctx.apiKeys.create({ tenantId, scopes, name: o.name });
+  if (!(await ctx.stores.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  const { apiKey, key } = await ctx.stores.apiKeys.create({ tenantId, scopes, name: o.name });
   // The plaintext key is printed here once and is never retrievable again.
   return { ...renderKey(apiKey), key };
 }
 
 export async function keyRevoke(ctx: CliContext, argv: string[]): Promise<object> {
   const o = parseOptions(argv, ['id']);
-  const revoked = await ctx.apiKeys.revoke(required(o, 'id'));
+  const revoked = await ctx.stores.apiKeys.revoke(required(o, 'id'));
   if (!revoked) throw new UsageError(`no key ${o.id}`);
   return renderKey(revoked);
 }
 
 export async function tenantList(ctx: CliContext, argv: string[]): Promise<object> {
   parseOptions(argv, []);
-  return { tenants: (await ctx.tenants.list()).map(renderTenant) };
+  return { tenants: (await ctx.stores.tenants.list()).map(renderTenant) };
 }
 
 /** The tenant named by `--tenant`, or a usage error naming it. */
 export async function tenantOf(ctx: CliContext, argv: string[]): Promise<string> {
   const tenantId = required(parseOptions(argv, ['tenant']), 'tenant');
-  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  if (!(await ctx.stores.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
   return tenantId;
 }
 
 export async function keyList(ctx: CliContext, argv: string[]): Promise<object> {
   const tenantId = await tenantOf(ctx, argv);
-  return { keys: (await ctx.apiKeys.listForTenant(tenantId)).map(renderKey) };
+  return { keys: (await ctx.stores.apiKeys.listForTenant(tenantId)).map(renderKey) };
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { Presets, SingleBar } from 'cli-progress';
-import { LeadImportsStore, type LeadImport } from '@switchboard/db';
+import type { LeadImport } from '@switchboard/db';
 import { ImportFileError, renderLeadImport, runImport, stageFile } from '@switchboard/leads';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
@@ -35,11 +35,11 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
   const o = parseOptions(argv, ['tenant', 'file']);
   const tenantId = required(o, 'tenant');
   const file = required(o, 'file');
-  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  if (!(await ctx.stores.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
   await access(file).catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
-  const imports = new LeadImportsStore(ctx.knex);
+  const imports = ctx.stores.leadImports;
   let staged;
   try {
     staged = await stageFile(imports, tenantId, createReadStream(file), 'cli');
@@ -57,10 +57,10 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
       skipped: imp.skipped,
     });
   try {
-    await runImport(ctx.knex, staged.importId, { onProgress: show });
+    await runImport(ctx, staged.importId, { onProgress: show });
   } finally {
     bar.stop();
   }
-  const imp = (await imports.findById(staged.importId)) as LeadImport;
+  const imp = (await imports.findById(ctx.knex, staged.importId)) as LeadImport;
   return { ...renderLeadImport(imp), tenant_id: tenantId };
 }

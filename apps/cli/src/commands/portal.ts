@@ -29,7 +29,7 @@ export async function tenantPortalOrigins(ctx: CliContext, argv: string[]): Prom
     }
     if (origins.length > 20) throw new UsageError('at most 20 origins');
   }
-  const tenant = await ctx.tenants.setPortalOrigins(id, [...new Set(origins)]);
+  const tenant = await ctx.stores.tenants.setPortalOrigins(id, [...new Set(origins)]);
   if (!tenant) throw new UsageError(`no tenant ${id}`);
   return { id: tenant.id, name: tenant.name, portal_origins: tenant.portalOrigins };
 }

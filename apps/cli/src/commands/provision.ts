@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { emit } from '@switchboard/events';
-import { fictionalPhoneNumber } from '@switchboard/telephony';
+import { fictionalPhoneNumber } from '@switchboard/simulation';
 import type { Receptionist } from '@switchboard/db';
 import type { CliContext } from '../context';
 
@@ -16,19 +16,16 @@ export async function createReadyReceptionist(
 ): Promise<Receptionist> {
   return ctx.knex.transaction(async (trx) => {
     const now = new Date();
-    const receptionist = await ctx.receptionists.create(
-      {
-        tenantId,
-        name,
-        status: 'ready',
-        phoneNumber: fictionalPhoneNumber(),
-        assistantId: `asst_${randomInt(1e9, 1e10 - 1)}`,
-        plan: 'standard',
-        greeting: greeting ?? `Thanks for calling ${name}, how can I help?`,
-        provisionedAt: now,
-      },
-      trx,
-    );
+    const receptionist = await ctx.stores.receptionists.insert(trx, {
+      tenantId,
+      name,
+      status: 'ready',
+      phoneNumber: fictionalPhoneNumber(),
+      assistantId: `asst_${randomInt(1e9, 1e10 - 1)}`,
+      plan: 'standard',
+      greeting: greeting ?? `Thanks for calling ${name}, how can I help?`,
+      provisionedAt: now,
+    });
     await emit(trx, {
       tenantId,
       receptionistId: receptionist.id,

@@ -7,7 +7,7 @@ export async function receptionistCreate(ctx: CliContext, argv: string[]): Promi
   const o = parseOptions(argv, ['tenant', 'name']);
   const tenantId = required(o, 'tenant');
   const name = required(o, 'name');
-  if (!(await ctx.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+  if (!(await ctx.stores.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
   // Loaded here only: it brings the event catalog and its validators (emit).
   const { createReadyReceptionist } = await import('./provision');
   return renderReceptionist(await createReadyReceptionist(ctx, tenantId, name));
@@ -16,6 +16,8 @@ export async function receptionistCreate(ctx: CliContext, argv: string[]): Promi
 export async function receptionistList(ctx: CliContext, argv: string[]): Promise<object> {
   const tenantId = await tenantOf(ctx, argv);
   return {
-    receptionists: (await ctx.receptionists.listAllForTenant(tenantId)).map(renderReceptionist),
+    receptionists: (await ctx.stores.receptionists.listAllForTenant(tenantId)).map(
+      renderReceptionist,
+    ),
   };
 }

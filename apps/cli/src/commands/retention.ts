@@ -1,8 +1,4 @@
-import {
-  MAX_CALLS_RETENTION_DAYS,
-  MAX_DELIVERY_RETENTION_DAYS,
-  TenantRetentionStore,
-} from '@switchboard/db';
+import { MAX_CALLS_RETENTION_DAYS, MAX_DELIVERY_RETENTION_DAYS } from '@switchboard/db';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';
 
@@ -33,7 +29,7 @@ export async function tenantRetention(ctx: CliContext, argv: string[]): Promise<
     MAX_DELIVERY_RETENTION_DAYS,
     'default',
   );
-  const r = await new TenantRetentionStore(ctx.knex).set(id, { callsDays, deliveryDays });
+  const r = await ctx.stores.tenantRetention.set(id, { callsDays, deliveryDays });
   if (!r) throw new UsageError(`no tenant ${id}`);
   return {
     tenant_id: r.tenantId,

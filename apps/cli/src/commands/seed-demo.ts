@@ -1,11 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { billingPeriodOf, type Receptionist, type Tenant } from '@switchboard/db';
-import {
-  answeredCall,
-  applyTelephonyMessage,
-  fictionalPhoneNumber,
-  missedCall,
-} from '@switchboard/telephony';
+import { answeredCall, fictionalPhoneNumber, missedCall } from '@switchboard/simulation';
+import { applyTelephonyMessage } from '@switchboard/telephony';
 import { UsageError } from '../args';
 import type { CliContext } from '../context';
 import { renderReceptionist, renderTenant } from '../render';
@@ -33,12 +29,12 @@ async function seedCalls(ctx: CliContext, r: Receptionist): Promise<number> {
     };
     if (input.direction === 'inbound' && randomInt(100) < 15) {
       const call = missedCall(input);
-      await applyTelephonyMessage(ctx.knex, call.started);
-      await applyTelephonyMessage(ctx.knex, call.missed);
+      await applyTelephonyMessage(ctx, call.started);
+      await applyTelephonyMessage(ctx, call.missed);
     } else {
       const call = answeredCall(input);
-      await applyTelephonyMessage(ctx.knex, call.started);
-      await applyTelephonyMessage(ctx.knex, call.ended);
+      await applyTelephonyMessage(ctx, call.started);
+      await applyTelephonyMessage(ctx, call.ended);
     }
   }
   return CALLS_PER_RECEPTIONIST;
@@ -50,10 +46,10 @@ async function seedCalls(ctx: CliContext, r: Receptionist): Promise<number> {
  * `usage.threshold`. The smallest plan P with used < 0.8 P, so 0.8 P <= used + 1.
  */
 async function sizePlanNearThreshold(ctx: CliContext, tenant: Tenant): Promise<Tenant> {
-  const usage = await ctx.usage.get(tenant.id, billingPeriodOf(new Date()));
+  const usage = await ctx.stores.usage.get(tenant.id, billingPeriodOf(new Date()));
   const used = usage?.minutesUsed ?? 0;
   const plan = Math.floor((used * 100) / 80) + 1;
-  return (await ctx.tenants.setPlanMinutes(tenant.id, plan)) ?? tenant;
+  return (await ctx.stores.tenants.setPlanMinutes(tenant.id, plan)) ?? tenant;
 }
 
 /**
@@ -61,10 +57,10 @@ async function sizePlanNearThreshold(ctx: CliContext, tenant: Tenant): Promise<T
  * run mints a fresh admin key, because a key is only ever shown when it is created.
  */
 export async function seedDemo(ctx: CliContext, progress: (line: string) => void): Promise<object> {
-  let tenant = await ctx.tenants.findByName(DEMO_TENANT_NAME);
+  let tenant = await ctx.stores.tenants.findByName(DEMO_TENANT_NAME);
   const created = !tenant;
   if (!tenant) {
-    tenant = await ctx.tenants.create({ name: DEMO_TENANT_NAME, planMinutes: 2000 });
+    tenant = await ctx.stores.tenants.create({ name: DEMO_TENANT_NAME, planMinutes: 2000 });
     progress(`creating demo tenant ${tenant.id}`);
     for (const name of DEMO_RECEPTIONISTS) {
       const receptionist = await createReadyReceptionist(ctx, tenant.id, name);
@@ -79,8 +75,8 @@ export async function seedDemo(ctx: CliContext, progress: (line: string) => void
   } else {
     progress(`demo tenant ${tenant.id} already exists; minting a new admin key`);
   }
-  const receptionists = await ctx.receptionists.listAllForTenant(tenant.id);
-  const { apiKey, key } = await ctx.apiKeys.create({
+  const receptionists = await ctx.stores.receptionists.listAllForTenant(tenant.id);
+  const { apiKey, key } = await ctx.stores.apiKeys.create({
     tenantId: tenant.id,
     scopes: ['admin'],
     name: 'demo admin',

@@ -27,7 +27,7 @@ export async function tenantSmsReplies(ctx: CliContext, argv: string[]): Promise
       throw new UsageError(`--${flag} must be 1 to 320 characters of text, or default`);
     } else texts[kind] = raw;
   }
-  const stored = await ctx.tenants.setSmsReplies(id, texts);
+  const stored = await ctx.stores.tenants.setSmsReplies(id, texts);
   if (!stored) throw new UsageError(`no tenant ${id}`);
   return {
     id,

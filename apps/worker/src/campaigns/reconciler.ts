@@ -1,6 +1,5 @@
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
-import { durably } from '../sms/send';
 import { startTicker } from '../ticker';
 import { completeCampaign, settleCampaignMessage } from './outcome';
 import type { CampaignPump } from './pump';
@@ -28,7 +27,7 @@ export async function startCampaign(
   campaignId: string,
 ): Promise<void> {
   const started = await deps.stores.campaignLifecycle.start(deps.knex, campaignId);
-  const campaign = started ?? (await deps.stores.campaigns.findById(campaignId));
+  const campaign = started ?? (await deps.stores.campaigns.findById(deps.knex, campaignId));
   if (campaign?.status === 'running')
     pump.join(campaign.id, campaign.tenantId, campaign.sendRatePerMinute);
 }
@@ -64,12 +63,12 @@ export function startCampaignTicks(
   async function repair(): Promise<void> {
     const lifecycle = stores.campaignLifecycle;
     for (const m of await lifecycle.unsettled(knex, opts.graceMs, BATCH)) {
-      const sms = await stores.sms.findById(m.smsId);
-      if (sms) await durably(knex, (trx) => settleCampaignMessage(deps, trx, sms));
+      const sms = await stores.sms.findById(knex, m.smsId);
+      if (sms) await knex.transaction((trx) => settleCampaignMessage(deps, trx, sms));
       logger.warn({ smsId: m.smsId }, 'campaign recipient settled by the reconciler');
     }
     for (const id of await lifecycle.finishedIds(knex, BATCH)) {
-      if (await durably(knex, (trx) => completeCampaign(deps, trx, id))) {
+      if (await knex.transaction((trx) => completeCampaign(deps, trx, id))) {
         logger.warn({ campaignId: id }, 'campaign completed by the reconciler');
       }
     }

@@ -2,7 +2,7 @@ import type { ClaimedRecipient, Knex } from '@switchboard/db';
 import { enqueue } from '@switchboard/queues';
 import { renderCampaignMessage, smsSegments } from '@switchboard/telephony';
 import type { WorkerDeps } from '../deps';
-import { durably, type SmsSender } from '../sms';
+import type { SmsSender } from '../sms';
 import { countOutcome } from './outcome';
 
 /** How long the fallback send job waits for the in-process send to have claimed the message. */
@@ -19,7 +19,7 @@ const MAX_SKIPS = 100;
 export type SendStep = 'created' | 'skipped' | 'finished';
 
 /**
- * One message of a campaign, for one taken unit of its rate. In one durably committed
+ * One message of a campaign, for one taken unit of its rate. In one (durably) committed
  * transaction: the next pending recipient is claimed and its message stored (an SMS row with
  * `campaign_id`, `{{name}}` rendered), so the recipient and its only message exist together
  * or not at all; recipients who opted out are skipped and counted on the way. After the
@@ -35,7 +35,7 @@ export async function sendNext(
   sms: SmsSender,
   campaignId: string,
 ): Promise<SendStep> {
-  const step = await durably(deps.knex, async (trx): Promise<SendStep | { smsId: string }> => {
+  const step = await deps.knex.transaction(async (trx): Promise<SendStep | { smsId: string }> => {
     for (let i = 0; i < MAX_SKIPS; i++) {
       const claim = await deps.stores.campaignLifecycle.claimNext(trx, campaignId);
       if (!claim) return i === 0 ? 'finished' : 'skipped';
@@ -95,6 +95,7 @@ async function storeMessage(
   });
   if (sms) return true;
   const why = await deps.stores.sms.whyNotSendable(
+    trx,
     claim.tenantId,
     claim.receptionistId,
     claim.phone,

@@ -41,7 +41,7 @@ export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
       // The claim is spent (never dialled again), so the call must end: as failed, unless
       // the provider got as far as reporting how it ended. The id makes this report once.
       const now = await untilCommitted(deps.logger, 'read a call', () =>
-        deps.stores.calls.findById(call.id),
+        deps.stores.calls.findById(deps.knex, call.id),
       );
       if (now && FINAL_CALL_STATUSES.includes(now.status)) return;
       await report({

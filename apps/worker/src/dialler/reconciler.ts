@@ -38,7 +38,7 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
       BATCH,
     );
     for (const id of stale) {
-      const call = await stores.calls.findById(id);
+      const call = await stores.calls.findById(deps.knex, id);
       if (!call?.providerCallId) continue;
       const message = notConnectedMessage(
         requestOf(call, call.providerCallId),
@@ -46,7 +46,7 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
         new Date(),
       );
       // One attempt per tick: a failed one is simply tried again by the next tick.
-      await applyTelephonyMessage(deps.knex, { ...message, id: `sweep_${call.id}_${call.status}` });
+      await applyTelephonyMessage(deps, { ...message, id: `sweep_${call.id}_${call.status}` });
       logger.warn({ callId: id, status: call.status }, 'outbound call stopped progressing; failed');
     }
   }

@@ -14,6 +14,6 @@ export async function reportUntilCommitted(
   message: TelephonyMessage,
 ): Promise<void> {
   await untilCommitted(deps.logger, `telephony report ${message.type}`, () =>
-    applyTelephonyMessage(deps.knex, message),
+    applyTelephonyMessage(deps, message),
   );
 }

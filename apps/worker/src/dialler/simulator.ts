@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { answeredCall } from '@switchboard/telephony';
+import { answeredCall } from '@switchboard/simulation';
 import { notConnectedMessage, type NotConnected } from './messages';
 import type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 

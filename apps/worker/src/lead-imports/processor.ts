@@ -9,7 +9,7 @@ import type { WorkerDeps } from '../deps';
  */
 export function leadImportProcessor(deps: WorkerDeps, batchSize?: number) {
   return async (data: LeadImportJob): Promise<void> => {
-    const outcome = await runImport(deps.knex, data.importId, {
+    const outcome = await runImport(deps, data.importId, {
       batchSize,
       onProgress: (_imp, rows) => deps.metrics.importRows.inc(rows),
     });

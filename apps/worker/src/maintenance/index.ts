@@ -45,7 +45,7 @@ export async function runLocked(
   const got = await deps.redis.set(key, token, 'PX', LOCK_TTL_MS, 'NX');
   if (got !== 'OK') return undefined;
   try {
-    return await runMaintenance(deps.knex, {
+    return await runMaintenance(deps, {
       deliveryRetentionDays: deps.config.deliveryRetentionDays,
       now: opts.maintenanceClock?.(),
     });

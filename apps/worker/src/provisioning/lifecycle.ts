@@ -6,7 +6,7 @@ import type { Knex, ProvisioningClaim, ReceptionistProvisioning } from '@switchb
  * packages/db): each transition in its own transaction with its event, committed durably.
  * The claim and the purchased number guard a purchase from the provider, so they must be on
  * disk before the worker moves on; ready and error carry outbox events, facts for
- * subscribers. (The worker's pool may commit asynchronously; these never do.)
+ * subscribers. (Commits are durable unless a transaction opts out; these never do.)
  */
 export class ProvisioningLifecycle {
   constructor(
@@ -15,20 +15,20 @@ export class ProvisioningLifecycle {
   ) {}
 
   claim(ref: { id: string; round: number; attempt: number; leaseMs: number }) {
-    return this.durably((trx) => this.store.claim(trx, ref));
+    return this.knex.transaction((trx) => this.store.claim(trx, ref));
   }
 
   recordNumber(claim: ProvisioningClaim, phoneNumber: string): Promise<boolean> {
-    return this.durably((trx) => this.store.recordNumber(trx, claim, phoneNumber));
+    return this.knex.transaction((trx) => this.store.recordNumber(trx, claim, phoneNumber));
   }
 
   release(claim: ProvisioningClaim, retryAt: Date): Promise<boolean> {
-    return this.durably((trx) => this.store.release(trx, claim, retryAt));
+    return this.knex.transaction((trx) => this.store.release(trx, claim, retryAt));
   }
 
   /** provisioning → ready with `receptionist.ready`; false when the claim was lost. */
   ready(claim: ProvisioningClaim, phoneNumber: string, assistantId: string): Promise<boolean> {
-    return this.durably(async (trx) => {
+    return this.knex.transaction(async (trx) => {
       const at = new Date();
       const r = await this.store.markReady(trx, claim, { phoneNumber, assistantId, at });
       if (!r) return false;
@@ -52,7 +52,7 @@ export class ProvisioningLifecycle {
     ref: { id: string; round: number; attempt: number; onlyIfLapsed?: boolean },
     error: { code: string; message: string },
   ): Promise<boolean> {
-    return this.durably(async (trx) => {
+    return this.knex.transaction(async (trx) => {
       const at = new Date();
       const r = await this.store.markError(trx, ref, { ...error, at });
       if (!r) return false;
@@ -63,13 +63,6 @@ export class ProvisioningLifecycle {
         data: { error_code: error.code, message: error.message, failed_at: at.toISOString() },
       });
       return true;
-    });
-  }
-
-  private durably<T>(work: (trx: Knex) => Promise<T>): Promise<T> {
-    return this.knex.transaction(async (trx) => {
-      await trx.raw('SET LOCAL synchronous_commit = on');
-      return work(trx);
     });
   }
 }

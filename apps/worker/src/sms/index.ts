@@ -5,12 +5,15 @@ import { SmsOutcomeHooks, type SmsOutcomeHook } from './outcome-hooks';
 import type { SmsProvider } from './provider';
 import { startSmsReconciler } from './reconciler';
 import { sendProcessor } from './send';
-import { SimulatorSmsProvider } from './simulator';
+import {
+  SimulatorSmsProvider,
+  simulatorReceiptProcessor,
+  type SimulatorSmsOptions,
+} from './simulator';
 
 export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 export type { SmsOutcomeHook } from './outcome-hooks';
-export { SimulatorSmsProvider, simulatorHandoffs } from './simulator';
-export { durably } from './send';
+export { SimulatorSmsProvider, simulatorHandoffs, type SimulatorSmsOptions } from './simulator';
 
 export interface SmsSenderOptions extends QueueTimings {
   reconcileIntervalMs?: number;
@@ -19,6 +22,8 @@ export interface SmsSenderOptions extends QueueTimings {
   staleSendingMs?: number;
   /** Defaults to the simulator at SIMULATOR_SPEED. */
   provider?: SmsProvider;
+  /** Options of that default simulator (tests: a fixed receipt delay). */
+  simulator?: SimulatorSmsOptions;
 }
 
 /** The SMS sender as other domains of the worker see it. */
@@ -34,9 +39,10 @@ export interface SmsSender extends Component {
 }
 
 /**
- * The SMS sender: a worker on the sms queue driving an SmsProvider, and the reconciler that
+ * The SMS sender: a worker on the sms queue driving an SmsProvider, the reconciler that
  * releases scheduled messages, re-enqueues queued messages whose job is missing and fails
- * sends a dead worker left behind. One component, so the runner starts and drains it with a
+ * sends a dead worker left behind, and (with the simulator) the worker that applies the
+ * simulated carrier's due receipts. One component, so the runner starts and drains it with a
  * single line. Owners of messages (campaigns) register outcome hooks before the runner
  * yields, so no outcome is recorded without them.
  */
@@ -47,7 +53,8 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
       deps.config.simulatorSpeed,
       deps.redis,
       deps.config.queuePrefix,
-      deps.knex,
+      deps.queues,
+      opts.simulator,
     );
   const staleSendingMs = opts.staleSendingMs ?? 120_000;
   const hooks = new SmsOutcomeHooks();
@@ -59,6 +66,15 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
     ...opts,
     concurrency: deps.config.workerConcurrency,
   });
+  // The simulated carrier's receipts, due in Redis (any worker applies them, this one or the
+  // next after a restart). Started whenever the simulator is the provider.
+  const receipts =
+    provider instanceof SimulatorSmsProvider
+      ? startQueueWorker(deps, 'smsSimulatorReceipts', simulatorReceiptProcessor(deps), {
+          ...opts,
+          concurrency: deps.config.workerConcurrency,
+        })
+      : null;
   const reconciler = startSmsReconciler(deps, hooks, {
     intervalMs: opts.reconcileIntervalMs ?? 5_000,
     graceMs: opts.reconcileGraceMs ?? 15_000,
@@ -78,7 +94,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
       return true;
     },
     async close() {
-      await Promise.all([worker.close(), reconciler.close(), ...inFlight]);
+      await Promise.all([worker.close(), reconciler.close(), receipts?.close(), ...inFlight]);
       await provider.close();
     },
   };

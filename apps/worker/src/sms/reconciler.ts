@@ -4,7 +4,7 @@ import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import type { SmsOutcomeHooks } from './outcome-hooks';
-import { durably, failed } from './send';
+import { failed } from './send';
 import { freeStuckJobs } from '../stuck-jobs';
 
 export interface SmsReconcilerOptions {
@@ -40,7 +40,7 @@ export function startSmsReconciler(
   const lifecycle = stores.smsLifecycle;
 
   async function release(): Promise<string[]> {
-    const released = await durably(deps.knex, async (trx) => {
+    const released = await deps.knex.transaction(async (trx) => {
       const due = await lifecycle.release(trx, BATCH);
       for (const sms of due) if (sms.status === 'cancelled') await failed(hooks, trx, sms);
       return due.filter((sms) => sms.status === 'queued').map((sms) => sms.id);
@@ -58,7 +58,7 @@ export function startSmsReconciler(
       );
     }
     // One transaction: a campaign's message fails with its recipient counted (failed).
-    const interrupted = await durably(deps.knex, async (trx) => {
+    const interrupted = await deps.knex.transaction(async (trx) => {
       const stale = await lifecycle.failInterrupted(trx, opts.staleSendingMs, BATCH);
       for (const sms of stale) await failed(hooks, trx, sms);
       return stale.map((sms) => sms.id);

@@ -6,18 +6,6 @@ import { untilCommitted } from '../until-committed';
 import type { SmsOutcomeHooks } from './outcome-hooks';
 import type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 
-/**
- * Runs `fn` in a transaction that commits durably, whatever the pool's default: a claim that
- * guards a hand-off to the carrier, and the outcome with its `sms.sent` event, must survive a
- * crash of Postgres right after the commit.
- */
-export function durably<T>(knex: Knex, fn: (trx: Knex) => Promise<T>): Promise<T> {
-  return knex.transaction(async (trx) => {
-    await trx.raw('SET LOCAL synchronous_commit = on');
-    return fn(trx);
-  });
-}
-
 const requestOf = (sms: Sms): SmsRequest => ({
   smsId: sms.id,
   receptionistId: sms.receptionistId,
@@ -48,7 +36,7 @@ export function sendProcessor(
   return async (data) => {
     // Before the claim: the reconciler judges a send interrupted `staleSendingMs` after it.
     const claimedAt = Date.now();
-    const sms = await durably(deps.knex, async (trx) => {
+    const sms = await deps.knex.transaction(async (trx) => {
       const claimed = await lifecycle.claim(trx, data.smsId);
       // Failed by the claim (the recipient opted out since): reported and settled now.
       if (claimed?.status === 'failed') await failed(hooks, trx, claimed);
@@ -101,7 +89,7 @@ function recordOutcome(
   result: SmsSendResult,
 ): Promise<boolean> {
   const lifecycle = deps.stores.smsLifecycle;
-  return durably(deps.knex, async (trx) => {
+  return deps.knex.transaction(async (trx) => {
     if (result.status === 'rejected') {
       const failedSms = await lifecycle.markFailed(trx, sms.id, result.errorCode);
       if (!failedSms) return false;

@@ -1,5 +1,5 @@
 import {
-  DeliveryLifecycle,
+  type DeliveryLifecycle,
   isTransientDbError,
   type AttemptRecord,
   type ClaimedDelivery,
@@ -34,7 +34,7 @@ const DEADLOCK_OR_SERIALIZATION = new Set(['40P01', '40001']);
 export function createDeliveryBatches(
   knex: Knex,
   lockMs: number,
-  lifecycle = new DeliveryLifecycle(),
+  lifecycle: DeliveryLifecycle,
 ): DeliveryBatches {
   const opts: BatcherOptions = {
     maxItems: BATCH_MAX_ITEMS,

@@ -41,7 +41,7 @@ export async function resolveTarget(
     };
   }
   if (!d.receptionistId) return null;
-  const r = await stores.receptionists.getWebhookTarget(d.receptionistId);
+  const r = await stores.receptionists.getWebhookTarget(knex, d.receptionistId);
   if (!r?.url) return null;
   const context = receptionistSecretContext(r.tenantId, d.receptionistId);
   let sealed = r.secretCiphertext;

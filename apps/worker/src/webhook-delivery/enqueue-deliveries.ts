@@ -17,7 +17,12 @@ export async function enqueueDeliveries(
     'deliveries',
     deliveries.map((d) => ({
       data: deliveryJob(d),
-      opts: { delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0) },
+      opts: {
+        delay: Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0),
+        // An attempt whose claim lapsed (in flight when its worker died) goes to the head of
+        // the queue, as it goes before parked jobs for a lane slot (in-flight.ts, `urgent`).
+        ...(d.claims > 0 ? { lifo: true } : {}),
+      },
     })),
   );
 }

@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import { TenantRetentionStore } from '../stores/tenant-retention-store';
+import type { Db } from '../stores/create-stores';
 import { ensureAhead } from './catalog';
 import { dropBefore, finishDetached } from './drop';
 import {
@@ -44,7 +43,7 @@ const DAY_MS = 86_400_000;
  * run that fails part-way (Postgres away, a lock not granted) is completed by the next.
  */
 export async function runMaintenance(
-  knex: Knex,
+  { knex, stores }: Db,
   opts: MaintenanceOptions,
 ): Promise<MaintenanceReport> {
   const lockTimeoutMs = opts.lockTimeoutMs ?? 2_000;
@@ -55,7 +54,7 @@ export async function runMaintenance(
   const now = jobNow < dbNow ? jobNow : dbNow;
   const today = floorTo(now, 'day');
 
-  const own = await new TenantRetentionStore(knex).listSet();
+  const own = await stores.tenantRetention.listSet();
   const withDelivery = own.filter((r) => r.deliveryDays !== null);
   const keepDays = Math.max(
     opts.deliveryRetentionDays,

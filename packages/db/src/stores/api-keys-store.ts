@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
+import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
 import { rateLimitOf, type RateLimit } from './tenants-store';
 
 const TABLE = 'api_keys';
@@ -77,6 +78,20 @@ const TOUCH_EVERY_MS = 60_000;
 const UNKNOWN_KEYS_MAX = 10_000;
 export const UNKNOWN_KEY_TTL_MS = 60_000;
 
+/**
+ * The positive cache of active keys, with their tenant's rate limit (docs/DECISIONS.md,
+ * Rate limits): kept only by a store built with `cacheActiveKeys` (the API's), and only
+ * while the process is told of changes (`watchingChanges`, set by the API's LISTEN
+ * connection on API_KEY_CHANGES_CHANNEL). `revoke` and TenantsStore.setRateLimit notify that
+ * channel on commit, and every listening process drops all its cached keys when notified,
+ * so a revocation or a new limit applies from the next request in practice (the
+ * notification arrives within milliseconds of the commit); this process's own `revoke`
+ * drops them before it returns. ACTIVE_KEY_TTL_MS bounds a key's life in the cache
+ * whatever happens to the notifications: a revoked key is refused within 2 s at worst.
+ */
+const ACTIVE_KEYS_MAX = 10_000;
+export const ACTIVE_KEY_TTL_MS = 2_000;
+
 export class ApiKeysStore {
   /** When this process last recorded each key's use: at most one UPDATE a minute per key. */
   private readonly touched = new Map<string, number>();
@@ -86,7 +101,38 @@ export class ApiKeysStore {
     ttl: UNKNOWN_KEY_TTL_MS,
   });
 
-  constructor(private readonly db: Knex) {}
+  /** Hashes of keys found active, with what the lookup read (see ACTIVE_KEY_TTL_MS). */
+  private readonly active = new LRUCache<string, ActiveApiKey>({
+    max: ACTIVE_KEYS_MAX,
+    ttl: ACTIVE_KEY_TTL_MS,
+  });
+  private watching = false;
+  /** Counts the drops: a lookup that a drop overtook does not cache what it read. */
+  private generation = 0;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly options: { cacheActiveKeys?: boolean } = {},
+  ) {}
+
+  /**
+   * Whether this process hears of revocations and limit changes now (its LISTEN connection
+   * is up). Active keys are cached only meanwhile; a change of state drops them all.
+   */
+  get watchingChanges(): boolean {
+    return this.watching;
+  }
+
+  set watchingChanges(watching: boolean) {
+    this.watching = watching;
+    this.forgetActiveKeys();
+  }
+
+  /** Drops every cached active key (a notification on API_KEY_CHANGES_CHANNEL). */
+  forgetActiveKeys(): void {
+    this.generation += 1;
+    this.active.clear();
+  }
 
   /** Creates a key; the plaintext is returned here and never again. */
   async create(input: {
@@ -110,15 +156,19 @@ export class ApiKeysStore {
   }
 
   /**
-   * The active (not revoked) key with this plaintext. An active key is read fresh on every
-   * call (no positive cache); a miss is cached (see UNKNOWN_KEY_TTL_MS).
+   * The active (not revoked) key with this plaintext. A miss is cached (UNKNOWN_KEY_TTL_MS);
+   * so is a hit, by the API's store while it hears of changes (ACTIVE_KEY_TTL_MS).
    * It runs on every authenticated request, so it is a prepared statement, and it reads the
    * tenant's rate limit in the same round trip (a primary-key join), so limiting a key
    * costs Postgres nothing more.
    */
   async findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
     const hash = hashApiKey(key);
+    const cached = this.active.get(hash);
+    if (cached) return cached;
     if (this.unknown.has(hash)) return undefined;
+    const caching = this.options.cacheActiveKeys === true && this.watching;
+    const generation = this.generation;
     const [row] = await runPrepared<
       ApiKeyRow & { rate_limit_per_second: number | null; rate_limit_burst: number | null }
     >(
@@ -134,10 +184,13 @@ export class ApiKeysStore {
       this.unknown.set(hash, true);
       return undefined;
     }
-    return {
+    const found = {
       ...toApiKey(row),
       rateLimit: rateLimitOf(row.rate_limit_per_second, row.rate_limit_burst),
     };
+    // Not when told of a change while the lookup ran: it may have read the old row.
+    if (caching && this.watching && this.generation === generation) this.active.set(hash, found);
+    return found;
   }
 
   /** Records use at most once a minute per key so authentication stays one read. */
@@ -162,12 +215,20 @@ export class ApiKeysStore {
     return rows.map(toApiKey);
   }
 
-  /** Revokes a key; returns undefined when no such key exists. Revoking twice is harmless. */
+  /**
+   * Revokes a key; returns undefined when no such key exists. Revoking twice is harmless.
+   * The revocation notifies API_KEY_CHANGES_CHANNEL on commit (every API process drops its
+   * cached keys), and this process's cache is dropped before this returns.
+   */
   async revoke(id: string): Promise<ApiKey | undefined> {
-    await this.db(TABLE)
-      .where({ id })
-      .whereNull('revoked_at')
-      .update({ revoked_at: this.db.fn.now() });
+    await this.db.transaction(async (trx) => {
+      const revoked = await trx(TABLE)
+        .where({ id })
+        .whereNull('revoked_at')
+        .update({ revoked_at: this.db.fn.now() });
+      if (revoked > 0) await trx.raw(`SELECT ${NOTIFY_API_KEY_CHANGE_SQL}`, [id]);
+    });
+    this.forgetActiveKeys();
     const row = await this.db<ApiKeyRow>(TABLE).where({ id }).first();
     return row && toApiKey(row);
   }

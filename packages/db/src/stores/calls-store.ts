@@ -28,7 +28,7 @@ export class CallsStore {
   constructor(private readonly db: Knex) {}
 
   /** Calls with the receptionist's name joined in (a primary-key lookup per row). */
-  private select(db: Knex = this.db): Knex.QueryBuilder {
+  private select(db: Knex): Knex.QueryBuilder {
     return db(`${TABLE} as c`)
       .join('receptionists as r', 'r.id', 'c.receptionist_id')
       .select('c.*', 'r.name as receptionist_name');
@@ -48,6 +48,34 @@ export class CallsStore {
       ...callColumns(fields),
     });
     return callId;
+  }
+
+  /**
+   * Inserts a call first reported by the telephony side, unless the receptionist has one with
+   * that provider call id already: the uniqueness trigger on (receptionist_id,
+   * provider_call_id) makes two first messages racing each other converge on one row (the
+   * second insert is skipped). Read it back with `findByProviderForUpdate`.
+   */
+  async insertReported(
+    trx: Knex,
+    input: Pick<Call, 'tenantId' | 'receptionistId' | 'direction' | 'from' | 'to' | 'startedAt'> & {
+      providerCallId: string;
+    },
+  ): Promise<void> {
+    await trx(TABLE)
+      .insert({
+        id: newId('call'),
+        tenant_id: input.tenantId,
+        receptionist_id: input.receptionistId,
+        provider_call_id: input.providerCallId,
+        direction: input.direction,
+        status: 'ringing',
+        from_number: input.from,
+        to_number: input.to,
+        started_at: input.startedAt,
+      })
+      .onConflict()
+      .ignore();
   }
 
   async update(trx: Knex, id: string, fields: CallFields): Promise<void> {
@@ -70,7 +98,7 @@ export class CallsStore {
   }
 
   /** The tenant's call, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string, db: Knex = this.db): Promise<Call | undefined> {
+  async get(db: Knex, tenantId: string, id: string): Promise<Call | undefined> {
     const row = (await this.select(db).where({ 'c.tenant_id': tenantId, 'c.id': id }).first()) as
       CallRow | undefined;
     return row && toCall(row);
@@ -162,7 +190,7 @@ export class CallsStore {
   }
 
   /** Any tenant's call by id: for the worker, which acts on ids from its own jobs. */
-  async findById(id: string, db: Knex = this.db): Promise<Call | undefined> {
+  async findById(db: Knex, id: string): Promise<Call | undefined> {
     const row = (await this.select(db).where('c.id', id).first()) as CallRow | undefined;
     return row && toCall(row);
   }

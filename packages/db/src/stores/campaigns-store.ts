@@ -38,7 +38,7 @@ export class CampaignsStore {
   }
 
   /** Any tenant's campaign by id: for the worker, which acts on ids it found itself. */
-  async findById(id: string, db: Knex = this.db): Promise<Campaign | undefined> {
+  async findById(db: Knex, id: string): Promise<Campaign | undefined> {
     const row = (await db(TABLE).select(CAMPAIGN_COLUMNS).where({ id }).first()) as
       CampaignRow | undefined;
     return row && toCampaign(row);

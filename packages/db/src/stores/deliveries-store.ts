@@ -93,7 +93,7 @@ export type AttemptOutcome =
 export class DeliveriesStore {
   constructor(private readonly db: Knex) {}
 
-  async get(id: string, db: Knex = this.db): Promise<Delivery | undefined> {
+  async get(db: Knex, id: string): Promise<Delivery | undefined> {
     const [from, to] = idTimeWindow([id]);
     const row = await db<DeliveryRow>(TABLE)
       .where({ id })

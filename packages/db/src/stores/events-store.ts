@@ -54,57 +54,57 @@ export interface UnpublishedEvent {
   traceparent: string | null;
 }
 
-/** The event outbox. Inserts always run inside the caller's transaction. */
+/**
+ * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),
+ * so an event exists if and only if the state change it reports commits. It never runs on
+ * the pool, so it is a statement of the transaction it is given, not a method of a store.
+ *
+ * Many events in one statement (one JSON parameter, whatever their number). An event with
+ * no target when it is emitted (no active subscription of its tenant takes its type, and
+ * its receptionist has no legacy webhook_url) is stored published and fanned out already:
+ * it never enters the outbox or the events queue, so a flood of such events (an import in
+ * a tenant without webhooks) waits behind no one and makes no one wait. Its deliveries are
+ * those of the subscriptions active at emission (docs/API.md, Webhooks).
+ */
+export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx.raw(
+    `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
+                         published_at, fanned_out_at)
+     SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
+            CASE WHEN t.targeted THEN NULL ELSE now() END,
+            CASE WHEN t.targeted THEN NULL ELSE now() END
+       FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
+            type text, data jsonb, created_at timestamptz, traceparent text)
+      CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
+                        WHERE s.tenant_id = x.tenant_id
+                          -- A paused subscription is a target: its deliveries wait.
+                          AND (s.is_active OR s.disabled_reason = 'manual')
+                          AND (s.events = '{}' OR x.type = ANY (s.events)))
+            OR EXISTS (SELECT 1 FROM receptionists r
+                        WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
+            AS targeted
+      ) t`,
+    [
+      JSON.stringify(
+        events.map((e) => ({
+          id: e.id,
+          tenant_id: e.tenantId,
+          receptionist_id: e.receptionistId,
+          type: e.type,
+          data: e.data,
+          created_at: e.createdAt,
+          traceparent: e.traceparent ?? null,
+        })),
+      ),
+    ],
+  );
+}
+
+/** The event outbox (reads; the writes are `insertEvents`, in the caller's transaction). */
 export class EventsStore {
   constructor(private readonly db: Knex) {}
-
-  async insert(trx: Knex, event: NewEvent): Promise<void> {
-    await this.insertMany(trx, [event]);
-  }
-
-  /**
-   * Many events in one statement (one JSON parameter, whatever their number). An event with
-   * no target when it is emitted (no active subscription of its tenant takes its type, and
-   * its receptionist has no legacy webhook_url) is stored published and fanned out already:
-   * it never enters the outbox or the events queue, so a flood of such events (an import in
-   * a tenant without webhooks) waits behind no one and makes no one wait. Its deliveries are
-   * those of the subscriptions active at emission (docs/API.md, Webhooks).
-   */
-  async insertMany(trx: Knex, events: readonly NewEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    await trx.raw(
-      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
-                           published_at, fanned_out_at)
-       SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
-              CASE WHEN t.targeted THEN NULL ELSE now() END,
-              CASE WHEN t.targeted THEN NULL ELSE now() END
-         FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
-              type text, data jsonb, created_at timestamptz, traceparent text)
-        CROSS JOIN LATERAL (
-          SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
-                          WHERE s.tenant_id = x.tenant_id
-                            -- A paused subscription is a target: its deliveries wait.
-                            AND (s.is_active OR s.disabled_reason = 'manual')
-                            AND (s.events = '{}' OR x.type = ANY (s.events)))
-              OR EXISTS (SELECT 1 FROM receptionists r
-                          WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
-              AS targeted
-        ) t`,
-      [
-        JSON.stringify(
-          events.map((e) => ({
-            id: e.id,
-            tenant_id: e.tenantId,
-            receptionist_id: e.receptionistId,
-            type: e.type,
-            data: e.data,
-            created_at: e.createdAt,
-            traceparent: e.traceparent ?? null,
-          })),
-        ),
-      ],
-    );
-  }
 
   async get(id: string): Promise<StoredEvent | undefined> {
     const [from, to] = idTimeWindow([id]);

@@ -152,7 +152,7 @@ export class LeadImportsStore {
     return row && toImport(row);
   }
 
-  async findById(id: string, db: Knex = this.db): Promise<LeadImport | undefined> {
+  async findById(db: Knex, id: string): Promise<LeadImport | undefined> {
     const row = (await db(TABLE).where({ id }).first()) as LeadImportRow | undefined;
     return row && toImport(row);
   }

@@ -134,7 +134,7 @@ export class LeadsStore {
   }
 
   /** The tenant's lead, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string, db: Knex = this.db): Promise<Lead | undefined> {
+  async get(db: Knex, tenantId: string, id: string): Promise<Lead | undefined> {
     const row = (await db(TABLE).where({ tenant_id: tenantId, id }).first()) as LeadRow | undefined;
     return row && toLead(row);
   }
@@ -162,10 +162,9 @@ export class LeadsStore {
     return row && toLead(row);
   }
 
-  async findByIdempotencyKey(tenantId: string, key: string): Promise<Lead | undefined> {
-    const row = (await this.db(TABLE)
-      .where({ tenant_id: tenantId, idempotency_key: key })
-      .first()) as LeadRow | undefined;
+  async findByIdempotencyKey(db: Knex, tenantId: string, key: string): Promise<Lead | undefined> {
+    const row = (await db(TABLE).where({ tenant_id: tenantId, idempotency_key: key }).first()) as
+      LeadRow | undefined;
     return row && toLead(row);
   }
 

@@ -17,11 +17,12 @@ export class ReceptionistsStore {
   constructor(private readonly db: Knex) {}
 
   /**
-   * Inserts a receptionist as given (the operator CLI's ready ones, fixtures). It starts no
-   * provisioning: a receptionist to be provisioned is created by
-   * `ReceptionistProvisioning.create`, which also schedules its first attempt.
+   * Inserts a receptionist as given (the operator CLI's ready ones, fixtures), in the
+   * caller's transaction. It starts no provisioning: a receptionist to be provisioned is
+   * created by `ReceptionistProvisioning.create`, which also schedules its first attempt.
    */
-  async create(
+  async insert(
+    trx: Knex,
     input: {
       tenantId: string;
       name: string;
@@ -32,7 +33,6 @@ export class ReceptionistsStore {
       greeting?: string | null;
       provisionedAt?: Date | null;
     },
-    trx: Knex = this.db,
   ): Promise<Receptionist> {
     const [row] = await trx<ReceptionistRow>(TABLE)
       .insert({
@@ -50,9 +50,24 @@ export class ReceptionistsStore {
     return toReceptionist(row as ReceptionistRow);
   }
 
+  /** `insert` on the pool (one autocommit statement). */
+  create(input: Parameters<ReceptionistsStore['insert']>[1]): Promise<Receptionist> {
+    return this.insert(this.db, input);
+  }
+
   /** The tenant's receptionist, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string, trx: Knex = this.db): Promise<Receptionist | undefined> {
-    const row = (await trx(TABLE)
+  /** Any tenant's receptionist a telephony message names, as ingestion needs it. */
+  async reportTarget(
+    trx: Knex,
+    id: string,
+  ): Promise<{ id: string; tenantId: string; phoneNumber: string | null } | undefined> {
+    const row = (await trx(TABLE).where({ id }).first('id', 'tenant_id', 'phone_number')) as
+      { id: string; tenant_id: string; phone_number: string | null } | undefined;
+    return row && { id: row.id, tenantId: row.tenant_id, phoneNumber: row.phone_number };
+  }
+
+  async get(db: Knex, tenantId: string, id: string): Promise<Receptionist | undefined> {
+    const row = (await db(TABLE)
       .select(RECEPTIONIST_COLUMNS)
       .where({ tenant_id: tenantId, id })
       .first()) as ReceptionistRow | undefined;
@@ -102,8 +117,8 @@ export class ReceptionistsStore {
 
   /** The legacy webhook target of a receptionist (worker side: no tenant needed). */
   async getWebhookTarget(
+    db: Knex,
     id: string,
-    db: Knex = this.db,
   ): Promise<
     { tenantId: string; url: string | null; secretCiphertext: string | null } | undefined
   > {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
-import { SmsLifecycle } from './sms-lifecycle';
+import type { SmsLifecycle } from './sms-lifecycle';
 import { SMS_COLUMNS, toSms, type SmsRow } from './sms-rows';
 import type { NewOutboundSms, SendRefusal, Sms, SmsFilters } from './sms-types';
 
@@ -14,9 +14,10 @@ const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)',
  * statement of the SMS lifecycle (sms-lifecycle.ts).
  */
 export class SmsStore {
-  private readonly lifecycle = new SmsLifecycle();
-
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly lifecycle: SmsLifecycle,
+  ) {}
 
   /**
    * Stores a queued outbound message from the tenant's ready receptionist (its number becomes
@@ -34,16 +35,20 @@ export class SmsStore {
     return existing ? { sms: existing, created: false } : undefined;
   }
 
-  /** Why `createOutbound` stored nothing; null when nothing stands in the way (any more). */
+  /**
+   * Why `createOutbound` stored nothing; null when nothing stands in the way (any more). On
+   * `db`: the pool, or the caller's open transaction (never the pool from inside one).
+   */
   async whyNotSendable(
+    db: Knex,
     tenantId: string,
     receptionistId: string,
     to: string,
   ): Promise<SendRefusal | null> {
-    const row = (await this.db('receptionists as r')
+    const row = (await db('receptionists as r')
       .select('r.status', 'r.phone_number')
       .select(
-        this.db.raw(
+        db.raw(
           'EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.tenant_id = r.tenant_id AND o.phone = ? AND o.opted_out) AS opted_out',
           [to],
         ),
@@ -74,7 +79,7 @@ export class SmsStore {
   }
 
   /** Any tenant's message by id: for the worker, which acts on ids from its own jobs. */
-  async findById(id: string, db: Knex = this.db): Promise<Sms | undefined> {
+  async findById(db: Knex, id: string): Promise<Sms | undefined> {
     const row = (await db(TABLE).select(SMS_COLUMNS).where({ id }).first()) as SmsRow | undefined;
     return row && toSms(row);
   }

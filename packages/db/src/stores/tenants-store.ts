@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
+import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
 
 const TABLE = 'tenants';
 
@@ -89,22 +90,26 @@ export class TenantsStore {
   /**
    * Sets the tenant's API rate limit, or clears it (`null`: the deployment's defaults). It
    * applies from the next request of every API process: keys are read with their tenant's
-   * limit on every request, never cached.
+   * limit, and the change notifies API_KEY_CHANGES_CHANNEL on commit, on which every API
+   * process drops the keys it holds (ApiKeysStore, ACTIVE_KEY_TTL_MS).
    */
   async setRateLimit(id: string, limit: RateLimit | null): Promise<Tenant | undefined> {
-    const [row] = await this.db<TenantRow>(TABLE)
-      .where({ id })
-      .update({
-        rate_limit_per_second: limit?.perSecond ?? null,
-        rate_limit_burst: limit?.burst ?? null,
-      })
-      .returning('*');
-    return row && toTenant(row as TenantRow);
+    return this.db.transaction(async (trx) => {
+      const [row] = await trx<TenantRow>(TABLE)
+        .where({ id })
+        .update({
+          rate_limit_per_second: limit?.perSecond ?? null,
+          rate_limit_burst: limit?.burst ?? null,
+        })
+        .returning('*');
+      if (row) await trx.raw(`SELECT ${NOTIFY_API_KEY_CHANGE_SQL}`, [id]);
+      return row && toTenant(row as TenantRow);
+    });
   }
 
   /** The tenant's keyword reply texts; null where it uses the documented default. */
-  async smsReplies(id: string): Promise<SmsReplyTexts | undefined> {
-    const row = (await this.db(TABLE)
+  async smsReplies(db: Knex, id: string): Promise<SmsReplyTexts | undefined> {
+    const row = (await db(TABLE)
       .where({ id })
       .first('sms_reply_opt_out', 'sms_reply_opt_in', 'sms_reply_help')) as
       | {
@@ -130,7 +135,7 @@ export class TenantsStore {
     const update: Record<string, string | null> = {};
     for (const [kind, text] of Object.entries(texts)) update[`sms_reply_${kind}`] = text;
     if (Object.keys(update).length) await this.db(TABLE).where({ id }).update(update);
-    return this.smsReplies(id);
+    return this.smsReplies(this.db, id);
   }
 
   /** Sets the origins allowed to frame the tenant portal (empty: none). */

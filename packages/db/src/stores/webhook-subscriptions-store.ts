@@ -240,7 +240,7 @@ export class WebhookSubscriptionsStore {
 
   /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */
   async enable(tenantId: string, id: string): Promise<WebhookSubscription | undefined> {
-    return this.update(tenantId, id, { isActive: true });
+    return this.update(this.db, tenantId, id, { isActive: true });
   }
 
   /**
@@ -250,12 +250,13 @@ export class WebhookSubscriptionsStore {
    * any subscription that sent webhook.failing. Undefined if not found.
    */
   async update(
+    db: Knex,
     tenantId: string,
     id: string,
     patch: WebhookSubscriptionPatch,
   ): Promise<WebhookSubscription | undefined> {
-    const raw = this.db.raw.bind(this.db);
-    const set: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    const raw = db.raw.bind(db);
+    const set: Record<string, unknown> = { updated_at: db.fn.now() };
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.events !== undefined) set.events = patch.events;
     if (patch.description !== undefined) set.description = patch.description;
@@ -276,11 +277,20 @@ export class WebhookSubscriptionsStore {
         disabled_reason: raw("CASE WHEN is_active THEN 'manual' ELSE disabled_reason END"),
       });
     }
-    const [row] = await this.db(TABLE)
-      .where({ tenant_id: tenantId, id })
-      .update(set)
-      .returning(COLUMNS);
+    const [row] = await db(TABLE).where({ tenant_id: tenantId, id }).update(set).returning(COLUMNS);
     return row ? toSubscription(row as WebhookSubscriptionRow) : undefined;
+  }
+
+  /**
+   * Whether the tenant's subscription is active, its row locked (FOR NO KEY UPDATE) for the
+   * rest of the caller's transaction; undefined when not found.
+   */
+  async lockActive(trx: Knex, tenantId: string, id: string): Promise<boolean | undefined> {
+    const row = (await trx(TABLE)
+      .where({ tenant_id: tenantId, id })
+      .forNoKeyUpdate()
+      .first('is_active')) as { is_active: boolean } | undefined;
+    return row?.is_active;
   }
 
   /**

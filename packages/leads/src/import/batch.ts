@@ -1,5 +1,5 @@
 import {
-  LeadsStore,
+  type LeadsStore,
   type ImportBatchOutcome,
   type ImportRowError,
   type Knex,
@@ -49,10 +49,10 @@ function laterWins(earlier: LeadFields, later: LeadFields): LeadFields {
 /** The tenant's leads that hold these rows' keys, locked, by key. */
 async function lockExisting(
   trx: Knex,
+  store: LeadsStore,
   tenantId: string,
   rows: readonly ValidRow[],
 ): Promise<Map<string, Lead>> {
-  const store = new LeadsStore(trx);
   const phones = rows.flatMap((r) => (r.fields.phone ? [r.fields.phone] : []));
   const emails = rows.flatMap((r) =>
     r.fields.phone ? [] : [(r.fields.email as string).toLowerCase()],
@@ -77,10 +77,10 @@ async function lockExisting(
  */
 export async function applyBatch(
   trx: Knex,
+  store: LeadsStore,
   imp: LeadImport,
   rows: readonly ParsedRow[],
 ): Promise<ImportBatchOutcome> {
-  const store = new LeadsStore(trx);
   const errors: ImportRowError[] = [];
   const lastByKey = new Map<string, ValidRow>();
   let duplicates = 0;
@@ -106,7 +106,7 @@ export async function applyBatch(
   for (let pass = 0; pass < 2 && pending.length > 0; pass++) {
     const insertFirst = pass === 0 ? pending.filter((r) => r.fields.phone) : [];
     const lookFirst = pass === 0 ? pending.filter((r) => !r.fields.phone) : pending;
-    const existing = await lockExisting(trx, imp.tenantId, lookFirst);
+    const existing = await lockExisting(trx, store, imp.tenantId, lookFirst);
     const fresh: ValidRow[] = [...insertFirst];
     for (const r of lookFirst) {
       const lead = existing.get(r.key);

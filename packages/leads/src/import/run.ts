@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { LeadImportsStore, type Knex, type LeadImport } from '@switchboard/db';
+import type { Db, LeadImport } from '@switchboard/db';
 import { applyBatch } from './batch';
 import { csvParser, ImportFileError, malformed, mapHeader, type ColumnMap } from './csv';
 import { parseRow, type ParsedRow } from './rows';
@@ -30,11 +30,11 @@ class Superseded extends Error {}
  * job recovered while its first worker still runs, the CLI and a worker) never both apply it.
  */
 export async function runImport(
-  knex: Knex,
+  { knex, stores }: Db,
   importId: string,
   opts: RunImportOptions = {},
 ): Promise<RunImportResult> {
-  const imports = new LeadImportsStore(knex);
+  const imports = stores.leadImports;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   const started = await imports.startRun(importId);
   if (!started) return 'not_processing';
@@ -50,7 +50,7 @@ export async function runImport(
       if (!current || current.status !== 'processing' || current.processedRows !== cursor) {
         throw new Superseded();
       }
-      const outcome = await applyBatch(trx, current, rows);
+      const outcome = await applyBatch(trx, stores.leads, current, rows);
       return imports.recordBatch(trx, current, outcome, done);
     });
     const committed = imp.processedRows - cursor;

@@ -1550,7 +1550,7 @@ export interface components {
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
-            /** @description Attempts per second across every worker; null = unlimited */
+            /** @description Attempts per second across every worker; null = unlimited. Deliveries over the rate wait for their turn (never failures) */
             rate_limit_per_second: number | null;
             /**
              * Format: date-time
@@ -2326,7 +2326,7 @@ export interface components {
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
-            /** @description Attempts per second across every worker; null = unlimited */
+            /** @description Attempts per second across every worker; null = unlimited. Deliveries over the rate wait for their turn (never failures) */
             rate_limit_per_second: number | null;
             /**
              * Format: date-time
@@ -2341,7 +2341,7 @@ export interface components {
             /** @description Event names to deliver; omitted or empty means every event */
             events?: string[];
             description?: string | null;
-            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries over the rate wait for their turn: never refused, never counted as failures */
             rate_limit_per_second?: number | null;
         };
         /** WebhookSubscriptionPatch */
@@ -2353,7 +2353,7 @@ export interface components {
             description?: string | null;
             /** @description false pauses (disabled_reason manual: deliveries wait and go out on resume); true enables and zeroes the failure counter */
             is_active?: boolean;
-            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries over the rate wait for their turn: never refused, never counted as failures */
             rate_limit_per_second?: number | null;
         };
         /** WebhookTestEvent */

@@ -1,13 +1,13 @@
 import { emit } from '@switchboard/events';
 import { captureCallLead } from '@switchboard/leads';
 import {
-  CallsStore,
   FINAL_CALL_STATUSES,
   minutesOf,
-  newId,
   type Call,
   type CallStatus,
+  type Db,
   type Knex,
+  type Stores,
 } from '@switchboard/db';
 import { UnknownReceptionistError } from './errors';
 import { meterCompletedCall } from '../metering/usage';
@@ -46,37 +46,20 @@ const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallS
  * moves a finished call back.
  */
 export async function applyTelephonyMessage(
-  knex: Knex,
+  { knex, stores }: Db,
   message: TelephonyMessage,
 ): Promise<ApplyResult> {
   return knex.transaction(async (trx) => {
     // A receipt is never an error to the carrier, whatever receptionist it names.
-    if (message.type === 'sms.status') return applySmsStatus(trx, message);
-    const receptionist = (await trx('receptionists')
-      .where({ id: message.receptionist_id })
-      .first('id', 'tenant_id', 'phone_number')) as
-      { id: string; tenant_id: string; phone_number: string | null } | undefined;
+    if (message.type === 'sms.status') return applySmsStatus(trx, stores, message);
+    const receptionist = await stores.receptionists.reportTarget(trx, message.receptionist_id);
     if (!receptionist) throw new UnknownReceptionistError(message.receptionist_id);
-    const recorded = await trx('telephony_messages')
-      .insert({ id: message.id, type: message.type })
-      // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
-      .onConflict()
-      .ignore()
-      .returning('id');
-    if (recorded.length === 0) return { duplicate: true };
-    if (message.type === 'sms.inbound') {
-      const target = {
-        id: receptionist.id,
-        tenantId: receptionist.tenant_id,
-        phoneNumber: receptionist.phone_number,
-      };
-      return applyInboundSms(trx, target, message);
-    }
+    if (!(await stores.telephonyMessages.record(trx, message))) return { duplicate: true };
+    if (message.type === 'sms.inbound') return applyInboundSms(trx, stores, receptionist, message);
 
-    const calls = new CallsStore(trx);
-    const call = await ensureCall(trx, calls, receptionist.tenant_id, message);
-    await trx('telephony_messages').where({ id: message.id }).update({ call_id: call.id });
-    const ctx = { trx, calls, call, tenantId: receptionist.tenant_id };
+    const call = await ensureCall(trx, stores, receptionist.tenantId, message);
+    await stores.telephonyMessages.attachCall(trx, message.id, call.id);
+    const ctx = { trx, stores, call, tenantId: receptionist.tenantId };
     if (message.type === 'call.started') await started(ctx, message);
     else if (message.type === 'call.ended') await ended(ctx, message);
     else await missed(ctx, message);
@@ -85,31 +68,24 @@ export async function applyTelephonyMessage(
 }
 
 /**
- * The call the message is about, locked. Created by the first message that mentions it;
- * The uniqueness trigger on (receptionist_id, provider_call_id) makes two first messages
- * racing each other converge on one row (the second insert is skipped).
+ * The call the message is about, locked. Created by the first message that mentions it
+ * (two first messages racing each other converge on one row: `insertReported`).
  */
 async function ensureCall(
   trx: Knex,
-  calls: CallsStore,
+  { calls }: Stores,
   tenantId: string,
   m: CallMessage,
 ): Promise<Call> {
-  const startedAt = new Date(m.type === 'call.started' ? m.occurred_at : m.started_at);
-  await trx('calls')
-    .insert({
-      id: newId('call'),
-      tenant_id: tenantId,
-      receptionist_id: m.receptionist_id,
-      provider_call_id: m.provider_call_id,
-      direction: m.type === 'call.missed' ? 'inbound' : m.direction,
-      status: 'ringing',
-      from_number: m.from,
-      to_number: m.to,
-      started_at: startedAt,
-    })
-    .onConflict()
-    .ignore();
+  await calls.insertReported(trx, {
+    tenantId,
+    receptionistId: m.receptionist_id,
+    providerCallId: m.provider_call_id,
+    direction: m.type === 'call.missed' ? 'inbound' : m.direction,
+    from: m.from,
+    to: m.to,
+    startedAt: new Date(m.type === 'call.started' ? m.occurred_at : m.started_at),
+  });
   const call = await calls.findByProviderForUpdate(trx, m.receptionist_id, m.provider_call_id);
   if (!call) throw new Error('call row vanished inside its transaction');
   return call;
@@ -117,14 +93,14 @@ async function ensureCall(
 
 interface Ctx {
   trx: Knex;
-  calls: CallsStore;
+  stores: Stores;
   call: Call;
   tenantId: string;
 }
 
-async function started({ trx, calls, call, tenantId }: Ctx, m: CallStartedMessage) {
+async function started({ trx, stores, call, tenantId }: Ctx, m: CallStartedMessage) {
   const isFinal = FINAL_CALL_STATUSES.includes(call.status);
-  await calls.update(trx, call.id, {
+  await stores.calls.update(trx, call.id, {
     ...(isFinal ? {} : { status: 'in_progress' as const }),
     customerName: call.customerName ?? m.customer_name ?? null,
   });
@@ -142,7 +118,7 @@ async function started({ trx, calls, call, tenantId }: Ctx, m: CallStartedMessag
   });
 }
 
-async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
+async function ended({ trx, stores, call, tenantId }: Ctx, m: CallEndedMessage) {
   const status = STATUS_BY_END_REASON[m.end_reason] ?? 'completed';
   const customerName = m.customer_name ?? call.customerName ?? null;
   const customerPhone = m.customer_phone ?? (m.direction === 'inbound' ? m.from : m.to);
@@ -155,7 +131,7 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   // not set yet; the call row is locked (ensureCall), so no other message can race this one.
   const minutes =
     status === 'completed' && call.countedMinutes === null ? minutesOf(m.duration_seconds) : null;
-  await calls.update(trx, call.id, {
+  await stores.calls.update(trx, call.id, {
     status,
     ...(minutes !== null ? { countedMinutes: minutes } : {}),
     customerName,
@@ -173,7 +149,7 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   if (firstEnd) await completedEvent(trx, tenantId, call, m, customerName, customerPhone);
   // A caller the assistant captured as a lead becomes one, in this same transaction.
   if (status === 'completed' && call.direction === 'inbound' && m.outcome === 'lead_captured') {
-    await captureCallLead(trx, {
+    await captureCallLead(trx, stores.leads, {
       tenantId,
       receptionistId: call.receptionistId,
       callId: call.id,
@@ -183,7 +159,7 @@ async function ended({ trx, calls, call, tenantId }: Ctx, m: CallEndedMessage) {
   }
   // Last, because it holds the tenant's usage row locked until the commit (see usage.ts).
   if (minutes !== null) {
-    await meterCompletedCall(trx, {
+    await meterCompletedCall(trx, stores.usage, {
       tenantId,
       receptionistId: call.receptionistId,
       endedAt,
@@ -221,12 +197,12 @@ async function completedEvent(
   });
 }
 
-async function missed({ trx, calls, call, tenantId }: Ctx, m: CallMissedMessage) {
+async function missed({ trx, stores, call, tenantId }: Ctx, m: CallMissedMessage) {
   const endedAt = new Date(m.occurred_at);
   // One end per call, as in ended(): a call.missed for a call that already ended changes
   // nothing (a missed call is not a completed one) and emits nothing.
   if (call.endedAt !== null) return;
-  await calls.update(trx, call.id, {
+  await stores.calls.update(trx, call.id, {
     status: 'missed',
     outcome: 'no_outcome',
     endReason: m.reason === 'abandoned' ? 'abandoned' : 'no_answer',

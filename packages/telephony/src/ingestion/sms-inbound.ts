@@ -1,12 +1,5 @@
 import { emit } from '@switchboard/events';
-import {
-  newId,
-  SmsLifecycle,
-  SmsOptOutsStore,
-  TenantsStore,
-  UsageStore,
-  type Knex,
-} from '@switchboard/db';
+import { newId, type Knex, type Stores } from '@switchboard/db';
 import { NumberNotOwnedError } from './errors';
 import type { SmsInboundMessage } from './messages';
 import { smsReplyText } from '../text/sms-replies';
@@ -18,8 +11,6 @@ export interface InboundTarget {
   tenantId: string;
   phoneNumber: string | null;
 }
-
-const lifecycle = new SmsLifecycle();
 
 /**
  * Applies `sms.inbound` inside ingestion's transaction (its message id is already recorded):
@@ -34,6 +25,7 @@ const lifecycle = new SmsLifecycle();
  */
 export async function applyInboundSms(
   trx: Knex,
+  stores: Stores,
   receptionist: InboundTarget,
   m: SmsInboundMessage,
 ): Promise<{ duplicate: true } | { duplicate: false; smsId: string; replySmsId: string | null }> {
@@ -41,6 +33,7 @@ export async function applyInboundSms(
   const message = safeSmsText(m.message);
   const keyword = smsKeyword(message);
   const receivedAt = new Date(m.occurred_at);
+  const lifecycle = stores.smsLifecycle;
   const sms = await lifecycle.insertInbound(trx, {
     tenantId: receptionist.tenantId,
     receptionistId: receptionist.id,
@@ -53,14 +46,14 @@ export async function applyInboundSms(
   });
   if (!sms) return { duplicate: true };
   // Counted in the transaction that stores it, so usage holds it once its 202 is sent.
-  await new UsageStore(trx).countSms(trx, {
+  await stores.usage.countSms(trx, {
     tenantId: receptionist.tenantId,
     receptionistId: receptionist.id,
     at: receivedAt,
     direction: 'inbound',
   });
   if (keyword === 'opt_out' || keyword === 'opt_in') {
-    await new SmsOptOutsStore(trx).record(trx, {
+    await stores.smsOptOuts.record(trx, {
       tenantId: receptionist.tenantId,
       phone: m.from,
       optedOut: keyword === 'opt_out',
@@ -71,7 +64,7 @@ export async function applyInboundSms(
   }
   let replySmsId: string | null = null;
   if (keyword) {
-    const text = smsReplyText(keyword, await new TenantsStore(trx).smsReplies(sms.tenantId));
+    const text = smsReplyText(keyword, await stores.tenants.smsReplies(trx, sms.tenantId));
     // Refused (nothing stored) when the sender opted out: only the STOP confirmation goes
     // to a number that opted out.
     const reply = await lifecycle.insertOutbound(trx, newId('sms'), {

@@ -1,8 +1,6 @@
-import { SmsLifecycle, type Knex } from '@switchboard/db';
+import type { Knex, Stores } from '@switchboard/db';
 import type { SmsStatusMessage } from './messages';
 import { applySmsReceipt } from '../sms/outcomes';
-
-const lifecycle = new SmsLifecycle();
 
 /**
  * Applies `sms.status` (a carrier's delivery receipt) in ingestion's transaction: records
@@ -14,16 +12,11 @@ const lifecycle = new SmsLifecycle();
  */
 export async function applySmsStatus(
   trx: Knex,
+  stores: Stores,
   m: SmsStatusMessage,
 ): Promise<{ duplicate: true } | { duplicate: false; receipt: 'applied' | 'ignored' }> {
-  const recorded = await trx('telephony_messages')
-    .insert({ id: m.id, type: m.type })
-    // The id is unique across partitions by telephony_messages' trigger (a replay is skipped).
-    .onConflict()
-    .ignore()
-    .returning('id');
-  if (recorded.length === 0) return { duplicate: true };
-  const moved = await applySmsReceipt(trx, lifecycle, {
+  if (!(await stores.telephonyMessages.record(trx, m))) return { duplicate: true };
+  const moved = await applySmsReceipt(trx, stores.smsLifecycle, {
     receptionistId: m.receptionist_id,
     providerMessageId: m.provider_message_id,
     status: m.status,

@@ -1,5 +1,5 @@
 import { emit } from '@switchboard/events';
-import { UsageStore, type Knex } from '@switchboard/db';
+import type { Knex, UsageStore } from '@switchboard/db';
 
 /**
  * Meters a call that ended `completed`, in the transaction that completes it and marks it
@@ -10,9 +10,10 @@ import { UsageStore, type Knex } from '@switchboard/db';
  */
 export async function meterCompletedCall(
   trx: Knex,
+  usage: UsageStore,
   call: { tenantId: string; receptionistId: string; endedAt: Date; minutes: number },
 ): Promise<void> {
-  const counted = await new UsageStore(trx).addCompletedCall(trx, call);
+  const counted = await usage.addCompletedCall(trx, call);
   for (const threshold of counted.thresholdsReached) {
     await emit(trx, {
       tenantId: call.tenantId,

@@ -22,7 +22,7 @@ export function callRoutes(deps: Deps): RouteDef[] {
 
   /** 404 unless the receptionist is the caller's: another tenant's id is not found. */
   const ownReceptionist = async (tenantId: string, id: string, param: string) => {
-    if (!(await receptionists.get(tenantId, id))) throw notFound('receptionist', param);
+    if (!(await receptionists.get(deps.knex, tenantId, id))) throw notFound('receptionist', param);
   };
 
   return [
@@ -103,7 +103,7 @@ export function callRoutes(deps: Deps): RouteDef[] {
       },
       errors: { 404: 'resource_not_found: no such call in this tenant' },
       handler: async (req, res) => {
-        const call = await calls.get(req.auth.tenantId, req.valid.params.id as string);
+        const call = await calls.get(deps.knex, req.auth.tenantId, req.valid.params.id as string);
         if (!call) throw notFound('call', 'id');
         res.json(renderCallDetail(call));
       },

@@ -43,8 +43,13 @@ function checkRecipients(message: string, added: RecipientsAdded): void {
   }
 }
 
-async function checkReceptionist(deps: Deps, tenantId: string, id: string): Promise<void> {
-  const receptionist = await deps.stores.receptionists.get(tenantId, id);
+async function checkReceptionist(
+  deps: Deps,
+  trx: Knex,
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  const receptionist = await deps.stores.receptionists.get(trx, tenantId, id);
   if (!receptionist) throw notFound('receptionist', 'receptionist_id');
   if (receptionist.status !== 'ready' || !receptionist.phoneNumber) {
     throw new ApiError(
@@ -74,7 +79,7 @@ async function accept(
     idempotency && (await campaigns.findByIdempotencyKey(trx, tenantId, idempotency.key));
   const held = await holder();
   if (held) return { campaign: held, created: false };
-  await checkReceptionist(deps, tenantId, body.receptionist_id);
+  await checkReceptionist(deps, trx, tenantId, body.receptionist_id);
   const campaign = await lifecycle.insert(trx, {
     tenantId,
     receptionistId: body.receptionist_id,

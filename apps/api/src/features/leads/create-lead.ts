@@ -19,7 +19,7 @@ export async function createLeadFor(
   idempotency: IdempotencyScope | null,
 ): Promise<IdempotentResponse> {
   return withLeadErrors(async () => {
-    const { lead, created } = await createLead(deps.knex, {
+    const { lead, created } = await createLead(deps, {
       tenantId,
       source,
       fields: toLeadFields(body),

@@ -161,7 +161,11 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       responses: { 200: { description: 'The lead', schema: leadSchema, example: leadExample } },
       errors: { 404: 'resource_not_found: no such lead in this account' },
       handler: async (req, res) => {
-        const found = await deps.stores.leads.get(req.auth.tenantId, req.valid.params.id as string);
+        const found = await deps.stores.leads.get(
+          deps.knex,
+          req.auth.tenantId,
+          req.valid.params.id as string,
+        );
         if (!found) throw notFound('lead', 'id');
         res.json(renderLead(found));
       },

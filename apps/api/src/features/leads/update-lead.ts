@@ -19,7 +19,7 @@ export async function updateLeadFor(
   body: UpdateLeadBody,
 ): Promise<ReturnType<typeof renderLead>> {
   return withLeadErrors(async () => {
-    const lead = await updateLead(deps.knex, tenantId, id, toLeadFields(body));
+    const lead = await updateLead(deps, tenantId, id, toLeadFields(body));
     if (!lead) throw notFound('lead', 'id');
     return renderLead(lead);
   });

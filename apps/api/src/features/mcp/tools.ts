@@ -88,7 +88,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     scope: 'read',
     inputSchema: getCallInputSchema,
     async run(deps, tenantId, input) {
-      const call = await deps.stores.calls.get(tenantId, input.id as string);
+      const call = await deps.stores.calls.get(deps.knex, tenantId, input.id as string);
       if (!call) throw notFound('call', 'id');
       return renderCallDetail(call);
     },

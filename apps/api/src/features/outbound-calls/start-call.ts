@@ -70,7 +70,7 @@ export async function startOutboundCall(
     return accepted(result.call, customerName, false);
   }
   // Nothing inserted: say why (the fast path above is one statement, this one is rare).
-  const receptionist = await receptionists.get(tenantId, body.receptionist_id);
+  const receptionist = await receptionists.get(deps.knex, tenantId, body.receptionist_id);
   if (!receptionist) throw notFound('receptionist', 'receptionist_id');
   throw receptionistNotReady(receptionist);
 }

@@ -10,7 +10,7 @@ import { renderReceptionist } from './render';
 export async function reprovisionReceptionist(deps: Deps, tenantId: string, id: string) {
   const started = await deps.stores.provisioning.reprovision(deps.knex, tenantId, id);
   if (!started) {
-    const found = await deps.stores.receptionists.get(tenantId, id);
+    const found = await deps.stores.receptionists.get(deps.knex, tenantId, id);
     if (!found) throw notFound('receptionist', 'id');
     throw conflict(
       'invalid_state',

@@ -98,7 +98,11 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
       },
       errors: { 404: 'resource_not_found: no such receptionist in this tenant' },
       handler: async (req, res) => {
-        const found = await receptionists.get(req.auth.tenantId, req.valid.params.id as string);
+        const found = await receptionists.get(
+          deps.knex,
+          req.auth.tenantId,
+          req.valid.params.id as string,
+        );
         if (!found) throw notFound('receptionist', 'id');
         res.json(renderReceptionist(found));
       },

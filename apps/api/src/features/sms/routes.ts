@@ -138,7 +138,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
           ...dateRange(query),
         };
         const page = pageRequest(req, deps.cursors, 'sms');
-        if (!(await receptionists.get(tenantId, receptionistId))) {
+        if (!(await receptionists.get(deps.knex, tenantId, receptionistId))) {
           throw notFound('receptionist', 'id');
         }
         const result = await sms.listForReceptionist(tenantId, receptionistId, filters, page);

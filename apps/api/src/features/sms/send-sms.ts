@@ -75,7 +75,12 @@ export async function sendSms(
       if (!sendAt) await enqueueSend(deps, result.sms.id);
       return accepted(result.sms, false);
     }
-    const reason = await deps.stores.sms.whyNotSendable(tenantId, body.receptionist_id, body.to);
+    const reason = await deps.stores.sms.whyNotSendable(
+      deps.knex,
+      tenantId,
+      body.receptionist_id,
+      body.to,
+    );
     if (reason || attempt === 2) {
       throw refusal(reason ?? 'recipient_opted_out', body.receptionist_id, body.to);
     }

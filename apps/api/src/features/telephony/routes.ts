@@ -57,7 +57,7 @@ export function telephonyRouter(deps: Deps): Router {
       }
       const message = validate(body) as TelephonyMessage;
       try {
-        const result = await applyTelephonyMessage(deps.knex, message);
+        const result = await applyTelephonyMessage(deps, message);
         if (result.duplicate) {
           res.status(200).json({ accepted: false, duplicate: true });
           return;

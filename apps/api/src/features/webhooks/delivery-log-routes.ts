@@ -153,7 +153,7 @@ export function webhookDeliveryLogRoutes(deps: Deps): RouteDef[] {
       },
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);
-        const d = await deliveries.get(String(req.valid.params.delivery_id));
+        const d = await deliveries.get(deps.knex, String(req.valid.params.delivery_id));
         const event = d?.subscriptionId === subscription.id && (await events.get(d.eventId));
         if (!d || !event) throw notFound('delivery', 'delivery_id');
         const attempts = (await deliveryAttempts.forDeliveries([d.id])).get(d.id) ?? [];

@@ -138,7 +138,7 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);
         const deliveryId = req.valid.params.delivery_id as string;
-        const existing = await deliveries.get(deliveryId);
+        const existing = await deliveries.get(deps.knex, deliveryId);
         if (!existing || existing.subscriptionId !== subscription.id) {
           throw notFound('delivery', 'delivery_id');
         }

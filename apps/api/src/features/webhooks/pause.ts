@@ -1,8 +1,4 @@
-import {
-  WebhookSubscriptionsStore,
-  type WebhookSubscription,
-  type WebhookSubscriptionPatch,
-} from '@switchboard/db';
+import type { WebhookSubscription, WebhookSubscriptionPatch } from '@switchboard/db';
 import { emit } from '@switchboard/events';
 import type { Deps } from '../../deps';
 
@@ -19,15 +15,13 @@ export async function updateAndReport(
   id: string,
   patch: WebhookSubscriptionPatch,
 ): Promise<WebhookSubscription | undefined> {
-  if (patch.isActive !== false) return deps.stores.webhookSubscriptions.update(tenantId, id, patch);
+  const subscriptions = deps.stores.webhookSubscriptions;
+  if (patch.isActive !== false) return subscriptions.update(deps.knex, tenantId, id, patch);
   return deps.knex.transaction(async (trx) => {
-    const was = (await trx('webhook_subscriptions')
-      .where({ tenant_id: tenantId, id })
-      .forNoKeyUpdate()
-      .first('is_active')) as { is_active: boolean } | undefined;
-    if (!was) return undefined;
-    const updated = await new WebhookSubscriptionsStore(trx).update(tenantId, id, patch);
-    if (updated && was.is_active && updated.disabledAt) {
+    const wasActive = await subscriptions.lockActive(trx, tenantId, id);
+    if (wasActive === undefined) return undefined;
+    const updated = await subscriptions.update(trx, tenantId, id, patch);
+    if (updated && wasActive && updated.disabledAt) {
       await emit(trx, {
         tenantId,
         type: 'webhook.disabled',

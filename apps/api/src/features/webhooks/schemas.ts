@@ -23,7 +23,9 @@ const rateLimitSchema = {
   type: ['integer', 'null'],
   minimum: 1,
   maximum: 1000,
-  description: 'Attempts per second to this endpoint, across every worker; null = unlimited',
+  description:
+    'Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries ' +
+    'over the rate wait for their turn: never refused, never counted as failures',
 } as const;
 
 const createWebhookBodySchemaUrl = {
@@ -136,7 +138,9 @@ const readProperties = {
   last_failure_at: nullableTimestamp,
   rate_limit_per_second: {
     type: ['integer', 'null'],
-    description: 'Attempts per second across every worker; null = unlimited',
+    description:
+      'Attempts per second across every worker; null = unlimited. Deliveries over the rate ' +
+      'wait for their turn (never failures)',
   },
   secret_overlap_ends_at: {
     ...nullableTimestamp,

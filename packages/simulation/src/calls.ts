@@ -3,7 +3,7 @@ import type {
   CallEndedMessage,
   CallMissedMessage,
   CallStartedMessage,
-} from '../ingestion/messages';
+} from '@switchboard/telephony';
 
 /**
  * Realistic call content for demo data and the outbound-call simulator: who calls, what is
