@@ -96,6 +96,8 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
 
   const [open] = await lifecycle.fanOut(knex, [eventId]);
   expect(open?.id).toMatch(/^dlv_[0-9a-f]{12}7[0-9a-f]{19}$/);
+  // A re-run creates nothing and finds the open delivery (read from the event's day on).
+  expect((await lifecycle.fanOut(knex, [eventId])).map((o) => o.id)).toEqual([open!.id]);
   const delivery = await ctx.deps.stores.deliveries.get(knex, open!.id);
   // created_at is now() kept to the millisecond (rounded); the id has it floored.
   expect(

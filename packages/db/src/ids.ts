@@ -59,13 +59,26 @@ export const newTimeOrderedIdSql = (prefix: TimeOrderedPrefix): string =>
  * side absorbs the rounding of milliseconds to a timestamp.
  */
 export function idTimeBoundsSql(idExpr: string, column: string): string {
-  const t =
-    `(CASE WHEN ${idExpr} ~ '${TIME_ORDERED.source}' ` +
-    `THEN to_timestamp(('x' || substr(${idExpr}, 5, 12))::bit(48)::bigint / 1000.0) END)`;
+  const t = idTimeSql(idExpr);
   return (
     `(${column} >= coalesce(${t} - interval '1 second', '-infinity') ` +
     `AND ${column} < coalesce(${t} + interval '1 second', 'infinity'))`
   );
+}
+
+/** SQL: the time `idExpr` carries, or NULL. */
+const idTimeSql = (idExpr: string): string =>
+  `(CASE WHEN ${idExpr} ~ '${TIME_ORDERED.source}' ` +
+  `THEN to_timestamp(('x' || substr(${idExpr}, 5, 12))::bit(48)::bigint / 1000.0) END)`;
+
+/**
+ * SQL: `column` (of rows made after the row `idExpr` names, by Postgres' clock) no earlier
+ * than an hour before the time `idExpr` carries, or true when it carries none. The hour
+ * allows for an application clock ahead of Postgres' (an event's id is made by the
+ * application), as the claim's read of a delivery's event does.
+ */
+export function afterIdTimeSql(idExpr: string, column: string): string {
+  return `${column} >= coalesce(${idTimeSql(idExpr)} - interval '1 hour', '-infinity')`;
 }
 
 /**

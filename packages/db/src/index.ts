@@ -5,6 +5,7 @@ export { isTransientDbError } from './errors';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';
 export {
+  afterIdTimeSql,
   idTimeBoundsSql,
   idTimeWindow,
   newId,

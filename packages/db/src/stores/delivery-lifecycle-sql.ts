@@ -1,5 +1,5 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
-import { idTimeBoundsSql, newTimeOrderedIdSql } from '../ids';
+import { afterIdTimeSql, idTimeBoundsSql, newTimeOrderedIdSql } from '../ids';
 import type { DeliveryRow } from './deliveries-store';
 import { eventOfDelivery } from './event-of-delivery';
 import {
@@ -86,7 +86,8 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
      UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
        .map((c) => `d.${c}`)
        .join(', ')}
-                 FROM q JOIN webhook_deliveries d ON d.event_id = q.id
+                 FROM q JOIN webhook_deliveries d
+                   ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
                 WHERE d.status IN ('pending', 'delivering')`;
 
 /**
