@@ -1,6 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import globalSetup from '../test/support/global-setup';
 import globalTeardown from '../test/support/global-teardown';
 import type { PartResult } from './part';
+import { useBuiltServices } from './harness/stack';
 import { PARTS } from './parts';
 
 // npm run chaos [-- PART ...]: runs the named parts of the chaos suite (all of them without
@@ -23,6 +26,14 @@ async function main(): Promise<number> {
     return 2;
   }
   const chosen = names.length ? names : Object.keys(PARTS);
+  // The API and the worker run as deployed: compiled (`npm run build -- services`, a few
+  // seconds), started with `node` and no TypeScript loader.
+  log('» building the services (npm run build -- services)');
+  execFileSync('npm', ['run', '--silent', 'build', '--', 'services'], {
+    cwd: path.resolve(__dirname, '..'),
+    stdio: ['ignore', 2, 'inherit'], // stdout is the tables only
+  });
+  useBuiltServices();
   await globalSetup();
   const results: Array<[string, PartResult]> = [];
   try {

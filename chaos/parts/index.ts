@@ -1,9 +1,13 @@
 import type { ChaosPart } from '../part';
 import { apiSigtermPart } from './api-sigterm';
+import { autoDisablePart } from './auto-disable';
 import { fuzzPart } from './fuzz';
+import { importKillPart } from './import-kill';
 import { postgresOutagePart } from './postgres-outage';
 import { redisFrozenPart, redisOutagePart } from './redis-outage';
+import { smsFaultsPart } from './sms-faults';
 import { stuckReceiverPart } from './stuck-receiver';
+import { usageThresholdsPart } from './usage-thresholds';
 import { workerKillPart } from './worker-kill';
 
 /**
@@ -18,4 +22,8 @@ export const PARTS: Record<string, ChaosPart> = {
   'postgres-outage': postgresOutagePart,
   'api-sigterm': apiSigtermPart,
   'stuck-receiver': stuckReceiverPart,
+  'sms-faults': smsFaultsPart,
+  'import-kill': importKillPart,
+  'usage-thresholds': usageThresholdsPart,
+  'auto-disable': autoDisablePart,
 };

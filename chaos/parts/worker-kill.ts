@@ -18,6 +18,12 @@ export interface WorkerKillOptions {
    * can take longer than that just to start the new worker process).
    */
   enforceInFlightBound?: boolean;
+  /**
+   * Worker processes running at once (default 1). With 2 or more, each kill hits one of
+   * them in turn and another replica recovers its attempts: the figure then shows the
+   * recovery timers alone, without the start-up of the restarted process.
+   */
+  workers?: number;
   log(line: string): void;
 }
 
@@ -46,6 +52,8 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
     },
   });
   try {
+    const fleet = [stack.worker];
+    while (fleet.length < (opts.workers ?? 1)) fleet.push(await stack.startWorker());
     const { receptionistId } = await callSubscriber(stack, stack.hookUrl('/hook'));
     const distinct = () =>
       new Set(stack.receiver.requests.map((r) => r.headers['x-service-event-id'])).size;
@@ -64,20 +72,36 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         while (distinct() < threshold && Date.now() < deadline)
           await new Promise((r) => setTimeout(r, 20));
         if (distinct() < threshold) throw new Error(`stuck below ${threshold} deliveries`);
-        await stack.worker.kill();
+        const victim = (k - 1) % fleet.length;
+        await (fleet[victim] as (typeof fleet)[number]).kill();
         killed++;
         const at = Date.now();
         const before = distinct();
         // The attempts the killed process had in flight (claimed, not recorded): each must be
         // attempted again within WEBHOOK_TIMEOUT_MS + 5 s of the kill.
         const seenFrom = stack.receiver.requests.length;
-        const inFlight = (await stack.servers.ctx.deps
-          .knex('webhook_deliveries')
-          .where({ status: 'delivering' })
-          .pluck('event_id')) as string[];
+        const delivering = async () =>
+          (await stack.servers.ctx.deps
+            .knex('webhook_deliveries')
+            .where({ status: 'delivering' })
+            .pluck('event_id')) as string[];
+        let inFlight = await delivering();
+        // The replacement starts at once; the figures are read while it starts (with other
+        // replicas running, the recovery does not wait for it).
+        const restarting = stack.startWorker();
+        let readyAt = Infinity;
+        restarting.then(
+          () => (readyAt = Date.now()),
+          () => undefined,
+        );
+        if (fleet.length > 1) {
+          // The other replicas' attempts end within milliseconds (the receiver answers in 5):
+          // still claimed 2 s after the kill means claimed by the dead process.
+          await new Promise((r) => setTimeout(r, 2000));
+          const still = new Set(await delivering());
+          inFlight = inFlight.filter((id) => still.has(id));
+        }
         log(`  SIGKILL ${k}/${kills} at ${before} events delivered; restarting the worker`);
-        stack.worker = await stack.startWorker();
-        const ready = Date.now() - at;
         while (distinct() === before && Date.now() - at < 60_000)
           await new Promise((r) => setTimeout(r, 20));
         resumeMs.push(Date.now() - at);
@@ -91,6 +115,9 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         while (!again() && Date.now() - at < 90_000) await new Promise((r) => setTimeout(r, 50));
         const back = again() ? Date.now() - at : Infinity;
         inFlightBackMs.push(back);
+        fleet[victim] = await restarting;
+        stack.worker = fleet[victim] as (typeof fleet)[number];
+        const ready = readyAt - at;
         log(
           `  worker ready after ${secs(ready)}, deliveries resumed after ${secs(resumed)}, ` +
             `${inFlight.length} in flight at the kill all attempted again after ${secs(back)}`,
@@ -149,7 +176,7 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
     return {
       figures: [
         ['events acked (202)', `${a.acked} of ${events}`],
-        ['worker SIGKILLs', killed],
+        ['worker SIGKILLs', `${killed} (${fleet.length} worker process(es) running)`],
         ['delivered (distinct event ids)', a.acked - a.undelivered.length - a.uncommitted.length],
         ['lost', a.undelivered.length + a.uncommitted.length],
         ['duplicate requests', `${a.duplicates} (bound: ${kills} × ${IN_FLIGHT} in flight)`],
@@ -161,6 +188,7 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
           'in-flight deliveries attempted again after a kill (max)',
           `${secs(Math.max(0, ...inFlightBackMs))} (bound: WEBHOOK_TIMEOUT_MS + 5 s = ${secs(bound)})`,
         ],
+        ['… after each kill', inFlightBackMs.map((ms) => secs(ms)).join(', ')],
         ['event id header ≠ body id', a.mismatched],
         ['delivery rows not succeeded', open],
         ['every row final, from the first request', secs(settled)],
@@ -180,6 +208,7 @@ export const workerKillPart: ChaosPart = {
       events: intEnv('CHAOS_EVENTS', 2000),
       kills: intEnv('CHAOS_KILLS', 5),
       enforceInFlightBound: true,
+      workers: intEnv('CHAOS_WORKERS', 1),
       log,
     }),
 };

@@ -81,8 +81,12 @@ beforeAll(async () => {
         ? res.writeHead(500, { 'Content-Type': 'text/plain' }).end('down for maintenance')
         : res.writeHead(204).end(),
   });
-  // One attempt per round: a failure is final at once, so the log shows it without waiting.
-  ctx = await createTestContext({ WEBHOOK_MAX_ATTEMPTS: '1' }, { webhookCa: cert.cert });
+  // One attempt per round: a failure is final at once, so the log shows it without waiting;
+  // disabled after 4 failures in a row, so 2 make an endpoint `failing` (half the threshold).
+  ctx = await createTestContext(
+    { WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_DISABLE_AFTER_FAILURES: '4' },
+    { webhookCa: cert.cert },
+  );
   worker = await startTestWorker(ctx, { webhookCa: cert.cert });
   served = await serveApp(ctx.app);
   base = served.base;
@@ -262,43 +266,73 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   await page.getByRole('button', { name: 'I have copied it' }).click();
   expect(await secret.count()).toBe(0);
 
-  // Break the receiver: the call's delivery fails, and the filtered log shows it in full.
+  // Break the receiver: two calls' deliveries fail, half the threshold of 4, so the endpoint
+  // is failing (webhook.failing); the filtered log shows the failures in full.
   broken = true;
+  await emitCallStarted(ctx, tenantId, rcp);
   await emitCallStarted(ctx, tenantId, rcp);
   await page.getByLabel('Status').selectOption('failed');
   await page.getByLabel('Event').fill('call.started');
   await waitFor(
-    'the failed delivery in the filtered log',
+    'two failed deliveries in the filtered log, and the failing state',
     async () => {
       await page.getByRole('button', { name: 'Apply filters' }).click();
-      return (await page.locator('li.delivery[data-status="failed"]').count()) > 0;
+      return (
+        (await page.locator('li.delivery[data-status="failed"]').count()) === 2 &&
+        (await page.locator('.facts .badge.warn').count()) === 1
+      );
     },
     { timeoutMs: 30_000, intervalMs: 250 },
   );
+  expect(await page.locator('.facts .badge.warn').textContent()).toBe('Failing');
+  await page.getByTestId('failing-note').getByText('keep failing (2 in a row)').waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({
+    is_active: true,
+    consecutive_failures: 2,
+    failing: true,
+  });
   await page.locator('li.delivery summary').first().click();
   await page.getByRole('button', { name: 'Show payload and headers' }).first().click();
   await page.getByText(/Attempt 1 .*HTTP 500/).waitFor();
   await page.getByRole('heading', { name: 'Response headers' }).first().waitFor();
   await page.getByText('content-type: text/plain').first().waitFor();
-  await check(page, '14-failed-delivery');
+  await check(page, '14-failing-endpoint');
+  // The list shows the state too.
+  await page.getByRole('link', { name: 'All endpoints' }).click();
+  await page.getByRole('cell', { name: 'Failing' }).waitFor();
+  await check(page, '15-failing-list');
+  await page.getByRole('link', { name: endpoint.body.url }).click();
+  await page.getByRole('heading', { name: 'Health' }).waitFor();
 
-  // Fix it and recover: the progress completes and the delivery succeeded.
+  // Fix it and recover: the progress completes, both deliveries succeeded, the endpoint is
+  // no longer failing.
   broken = false;
   await page.getByRole('button', { name: 'Recover' }).click();
   await page.locator('[data-testid="recovery"][data-status="completed"]').waitFor();
-  await page.getByText(/1 found, 1 delivered, 0 failed/).waitFor();
+  await page.getByText(/2 found, 2 delivered, 0 failed/).waitFor();
   await page.getByLabel('Status').selectOption('succeeded');
-  await page.getByRole('button', { name: 'Apply filters' }).click();
-  await page.locator('li.delivery[data-status="succeeded"]').first().waitFor();
-  await check(page, '15-recovered');
+  await waitFor(
+    'the recovered deliveries, and the endpoint active again',
+    async () => {
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      return (
+        (await page.locator('li.delivery[data-status="succeeded"]').count()) === 2 &&
+        (await page.locator('.facts .badge.ok').count()) === 1
+      );
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  expect(await page.getByTestId('failing-note').count()).toBe(0);
+  await check(page, '16-recovered');
   const failed = await api('GET', `/webhooks/${id}/deliveries?status=failed`, admin);
   expect(failed.body.data).toEqual([]);
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({ failing: false });
 
   // The event catalog.
   await page.getByRole('link', { name: 'Event catalog' }).click();
   await page.getByRole('heading', { name: 'Event catalog' }).waitFor();
   await page.locator('[data-event="call.started"]').waitFor();
-  await check(page, '16-event-catalog');
+  await check(page, '17-event-catalog');
   await page.close();
   expect((await api('DELETE', `/webhooks/${id}`, admin)).status).toBe(204);
 }, 120_000);

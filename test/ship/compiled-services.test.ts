@@ -1,4 +1,4 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { verifyWebhook } from '@switchboard/sdk';
+import { PORTAL_DIST } from '../../apps/api/src/features/portal/page';
 import {
   generateCertificate,
   startReceiver,
@@ -27,7 +28,7 @@ import { receptionistTenant } from '../support/receptionist';
 // The Docker image's steps without Docker (docker/Dockerfile): the manifests, `npm ci
 // --omit=dev` as its prod-deps stage runs it, the compiled services where its runtime stage
 // copies them, then the compiled API and worker carry one outbound call's webhook to an HTTPS
-// receiver on 127.0.0.1.
+// receiver on 127.0.0.1, and the compiled API serves the portal's page where the image has it.
 const run = promisify(execFile);
 const DOCKERFILE = readFileSync(resolve(ROOT, 'docker/Dockerfile'), 'utf8');
 const stage = (name: string): string => {
@@ -90,6 +91,12 @@ beforeAll(async () => {
   await run(process.execPath, [TSX_CLI, 'scripts/build.ts', 'services', '--out', IMAGE], {
     cwd: ROOT,
   });
+  // The build stage's `npm run portal:build`: the page is the same for every checkout.
+  if (!existsSync(join(PORTAL_DIST, 'index.html'))) {
+    const built = spawnSync('npm', ['run', '--silent', 'portal:build'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('npm run portal:build failed');
+  }
+  cpSync(PORTAL_DIST, join(IMAGE, 'apps/portal/dist'), { recursive: true });
 }, 240_000);
 
 afterAll(() => {
@@ -101,8 +108,11 @@ it('installs production dependencies only, and the build makes what the image co
   for (const dev of ['tsx', 'jest', 'esbuild', 'tsup', 'eslint']) {
     expect([dev, existsSync(join(IMAGE, 'node_modules', dev))]).toEqual([dev, false]);
   }
+  expect(COPIED).toContain('apps/portal/dist');
   for (const dir of COPIED)
-    expect(readdirSync(join(IMAGE, dir))).toContainEqual(expect.stringMatching(/\.js$/));
+    expect(readdirSync(join(IMAGE, dir))).toContainEqual(
+      expect.stringMatching(/\.js$|^index\.html$/),
+    );
   expect(existsSync(join(IMAGE, 'apps/api/src'))).toBe(false);
 });
 
@@ -158,6 +168,13 @@ describe('the compiled API and worker', () => {
       },
       { timeoutMs: 90_000, intervalMs: 100 },
     );
+    // The page a portal link opens, from the image's apps/portal/dist.
+    const page = await fetch(`${base.replace('/api/v1', '')}/portal`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const script = /src="(\/portal\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${base.replace('/api/v1', '')}${script}`)).status).toBe(200);
     const { auth, rcp } = await receptionistTenant(ctx, { phoneNumber: '+14155550142' });
     const post = (path: string, body: object) =>
       fetch(`${base}${path}`, {

@@ -54,6 +54,11 @@ export interface ApiProcessOptions {
   env?: Record<string, string>;
   /** Run from this directory with exactly `env` (no test environment): a fresh checkout. */
   cwd?: string;
+  /**
+   * The compiled entry (`apps/api/dist/server.js`, what `npm run start:api` runs, after
+   * `npm run build`) instead of the TypeScript through tsx.
+   */
+  built?: boolean;
 }
 
 /**
@@ -84,7 +89,9 @@ export async function startApiProcess(
       };
   const proc: ChildProcess = spawn(
     process.execPath,
-    ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')],
+    opts.built
+      ? ['--enable-source-maps', resolve(opts.cwd ?? ROOT, 'apps/api/dist/server.js')]
+      : ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')],
     { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const undo = killOnExit(proc);

@@ -37,6 +37,7 @@ export const READ_SHAPE_KEYS = [
   'disabled_at',
   'disabled_reason',
   'events',
+  'failing',
   'id',
   'is_active',
   'last_delivery_at',

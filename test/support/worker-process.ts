@@ -16,23 +16,28 @@ export interface WorkerProcess {
 
 /**
  * The worker as a separate process: by default test/support/worker-main.ts (same deps, same
- * processors, shortened recovery timings), or with `entry: 'production'` the production
- * entry and timings, on `config`'s database, Redis (one server or a
+ * processors, shortened recovery timings), with `entry: 'production'` the production entry
+ * and timings (its TypeScript, through tsx), or with `entry: 'built'` the compiled production
+ * entry (`apps/worker/dist/main.js`, what `npm run start:worker` runs: `npm run build` first),
+ * on `config`'s database, Redis (one server or a
  * cluster) and prefix. `env` adds variables (e.g. NODE_EXTRA_CA_CERTS for a test receiver).
  * Resolves once the worker said it is ready; killed when this process exits.
  */
 export async function startWorkerProcess(
   config: Config,
   env: Record<string, string> = {},
-  opts: { entry?: 'production' | 'test' } = {},
+  opts: { entry?: 'production' | 'built' | 'test' } = {},
 ): Promise<WorkerProcess> {
-  // `production`: apps/worker/src/main.ts itself, with its default timings (it says it is
-  // ready in its log, at level info; its /metrics on a free port).
-  const production = opts.entry === 'production';
+  // `production` and `built`: apps/worker/src/main.ts itself or its compiled bundle, with
+  // its default timings (it says it is ready in its log, at level info; /metrics on a free
+  // port).
+  const production = opts.entry === 'production' || opts.entry === 'built';
   const child = spawn(
     process.execPath,
-    // `--import tsx` keeps the worker in this one process (the tsx CLI would add a child).
-    ['--import', 'tsx', production ? 'apps/worker/src/main.ts' : 'test/support/worker-main.ts'],
+    opts.entry === 'built'
+      ? ['--enable-source-maps', 'apps/worker/dist/main.js']
+      : // `--import tsx` keeps the worker in this one process (the tsx CLI would add a child).
+        ['--import', 'tsx', production ? 'apps/worker/src/main.ts' : 'test/support/worker-main.ts'],
     {
       cwd: ROOT,
       env: {

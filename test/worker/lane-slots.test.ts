@@ -63,3 +63,23 @@ it('the slot of a holder that died (no renewal) frees itself after its TTL', asy
   await pastTtls(1);
   expect(await lanes.acquire(lane, 'next')).toBe('ok');
 });
+
+it('a recovered attempt (urgent) gets the next freed slot, before parked jobs and inline attempts', async () => {
+  const lanes = lanesFor(ctx);
+  const lane = { tenantId: 'ten_urgent', targetId: 'sub_urgent' };
+  expect(await lanes.acquire(lane, 'live')).toBe('ok');
+  // A backlog job parks first; then the job of an attempt whose worker died.
+  expect(await lanes.acquire(lane, 'p#1', 'parked-job')).toBe('target');
+  await lanes.park(lane, 'target', 'parked-job');
+  expect(await lanes.acquire(lane, 'u#1', 'urgent-job')).toBe('target');
+  await lanes.park(lane, 'target', 'urgent-job', true);
+  await lanes.release(lane, 'live');
+  // The freed slot is kept for the urgent job: neither an inline attempt nor the job parked
+  // before it can take it.
+  expect(await lanes.acquire(lane, 'inline')).toBe('target');
+  expect(await lanes.acquire(lane, 'p#2', 'parked-job')).toBe('target');
+  expect(await lanes.acquire(lane, 'u#2', 'urgent-job')).toBe('ok');
+  // Its release wakes the parked one as before.
+  await lanes.release(lane, 'u#2');
+  expect(await lanes.acquire(lane, 'p#3', 'parked-job')).toBe('ok');
+});

@@ -83,12 +83,18 @@ it('tells the other subscriptions, never the one concerned, at 10 and 15 failure
   const row = await ctx.deps.knex('webhook_subscriptions').where({ id: down }).first();
   expect(row).toMatchObject({ is_active: false, consecutive_failures: 20, failing_level: 2 });
   expect(new Date(String(disabled?.data.disabled_at)).getTime()).toBe(row.disabled_at.getTime());
+  // The read shape's `failing` is for an active endpoint: a disabled one is not `failing`.
+  const read = await request(ctx.app).get(`/api/v1/webhooks/${down}`).set('Authorization', auth);
+  expect(read.body).toMatchObject({ is_active: false, consecutive_failures: 20, failing: false });
 
   // Re-enabled and answering again: the first success reports the recovery.
   failing = false;
   const patch = (body: object) =>
     request(ctx.app).patch(`/api/v1/webhooks/${down}`).set('Authorization', auth).send(body);
-  expect((await patch({ is_active: true })).status).toBe(200);
+  // The failing level stays (for webhook.recovered) but the zeroed streak is not `failing`.
+  const enabled = await patch({ is_active: true });
+  expect(enabled.status).toBe(200);
+  expect(enabled.body).toMatchObject({ is_active: true, consecutive_failures: 0, failing: false });
   await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId);
   await waitFor('webhook.recovered', () => ops().length === 4);
   expect(ops()[3]).toMatchObject({

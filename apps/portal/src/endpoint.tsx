@@ -98,6 +98,13 @@ export function EndpointPage(props: PageProps & { id: string }) {
             </>
           )}
         </dl>
+        {endpoint.failing && (
+          <p class="warnline" data-testid="failing-note">
+            Deliveries to this endpoint keep failing ({endpoint.consecutive_failures} in a row). If
+            they go on failing, the endpoint is disabled and its waiting deliveries are cancelled.
+            Fix the receiver, then recover what failed.
+          </p>
+        )}
         <ErrorNote message={error} />
         {can.manage && (
           <div class="actions">

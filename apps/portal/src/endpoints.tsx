@@ -5,6 +5,7 @@ import { plain, when } from './format';
 import { ErrorNote } from './states';
 
 export function StatusBadge({ s }: { s: WebhookSubscription }) {
+  if (s.failing) return <span class="badge warn">Failing</span>;
   if (s.is_active) return <span class="badge ok">Active</span>;
   const why = s.disabled_reason === 'consecutive_failures' ? 'Disabled after failures' : 'Paused';
   return <span class="badge bad">{why}</span>;

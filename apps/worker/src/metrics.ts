@@ -11,6 +11,7 @@ export interface Metrics {
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
   deliveryWaits: Counter<'lane'>;
+  deliveriesThrottled: Counter;
   smsSent: Counter;
   smsFailed: Counter;
   campaignsCompleted: Counter;
@@ -58,6 +59,11 @@ export function createMetrics(): Metrics {
       name: 'switchboard_delivery_waits_total',
       help: 'Delivery jobs parked because a lane (target or tenant) had no free in-flight slot',
       labelNames: ['lane'],
+      registers: [registry],
+    }),
+    deliveriesThrottled: new Counter({
+      name: 'switchboard_deliveries_throttled_total',
+      help: "Delivery attempts that waited for a slot of their subscription's rate_limit_per_second (not failures)",
       registers: [registry],
     }),
     smsSent: new Counter({

@@ -20,3 +20,74 @@ export type IdPrefix =
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomUUID().replace(/-/g, '')}`;
 }
+
+/**
+ * Ids of the rows of day-partitioned tables that are looked up by id alone (events,
+ * deliveries) carry their creation time, so that a lookup prunes to one partition
+ * (docs/DECISIONS.md, Partitioning and retention). The 32 hex characters are laid out as a
+ * UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version nibble 7, then 74 random
+ * bits. Ids made before (random UUIDv4, nibble 4 at the same place) never match, and their
+ * lookups probe every partition as they always did.
+ */
+export type TimeOrderedPrefix = 'evt' | 'dlv';
+
+const TIME_ORDERED = /^(evt|dlv)_[0-9a-f]{12}7[0-9a-f]{19}$/;
+
+/** A time-ordered id for a row whose partition key is `at` (exactly, to the millisecond). */
+export function newTimeOrderedId(prefix: TimeOrderedPrefix, at: Date): string {
+  const random = randomUUID().replace(/-/g, '').slice(13);
+  return `${prefix}_${at.getTime().toString(16).padStart(12, '0')}7${random}`;
+}
+
+/** The creation time an id carries; null for an id that carries none. */
+export function timeOfId(id: string): Date | null {
+  return TIME_ORDERED.test(id) ? new Date(parseInt(id.slice(4, 16), 16)) : null;
+}
+
+/**
+ * SQL: a new time-ordered id made from the transaction's `now()`, for a row whose partition
+ * key defaults to `now()` in the same statement.
+ */
+export const newTimeOrderedIdSql = (prefix: TimeOrderedPrefix): string =>
+  `'${prefix}_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' ` +
+  `|| substr(replace(gen_random_uuid()::text, '-', ''), 14)`;
+
+/**
+ * SQL: `column` within a second of the time `idExpr` carries, or true when it carries none.
+ * Every function in it is immutable, so Postgres prunes partitions with it at plan time for
+ * a literal and at run time for a parameter or a nested loop's outer row. The second either
+ * side absorbs the rounding of milliseconds to a timestamp.
+ */
+export function idTimeBoundsSql(idExpr: string, column: string): string {
+  const t = idTimeSql(idExpr);
+  return (
+    `(${column} >= coalesce(${t} - interval '1 second', '-infinity') ` +
+    `AND ${column} < coalesce(${t} + interval '1 second', 'infinity'))`
+  );
+}
+
+/** SQL: the time `idExpr` carries, or NULL. */
+const idTimeSql = (idExpr: string): string =>
+  `(CASE WHEN ${idExpr} ~ '${TIME_ORDERED.source}' ` +
+  `THEN to_timestamp(('x' || substr(${idExpr}, 5, 12))::bit(48)::bigint / 1000.0) END)`;
+
+/**
+ * SQL: `column` (of rows made after the row `idExpr` names, by Postgres' clock) no earlier
+ * than an hour before the time `idExpr` carries, or true when it carries none. The hour
+ * allows for an application clock ahead of Postgres' (an event's id is made by the
+ * application), as the claim's read of a delivery's event does.
+ */
+export function afterIdTimeSql(idExpr: string, column: string): string {
+  return `${column} >= coalesce(${idTimeSql(idExpr)} - interval '1 hour', '-infinity')`;
+}
+
+/**
+ * Bounds on the partition key of rows with these ids, for a statement's `key >= ? AND key <
+ * ?`: a second either side of the times they carry, or unbounded when one carries none.
+ */
+export function idTimeWindow(ids: readonly string[]): [Date | string, Date | string] {
+  const times = ids.map(timeOfId);
+  if (times.length === 0 || times.some((t) => t === null)) return ['-infinity', 'infinity'];
+  const ms = (times as Date[]).map((t) => t.getTime());
+  return [new Date(Math.min(...ms) - 1000), new Date(Math.max(...ms) + 1000)];
+}

@@ -4,7 +4,17 @@ export { commitAsynchronously } from './commit';
 export { isTransientDbError } from './errors';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';
-export { newId, type IdPrefix } from './ids';
+export {
+  afterIdTimeSql,
+  idTimeBoundsSql,
+  idTimeWindow,
+  newId,
+  newTimeOrderedId,
+  newTimeOrderedIdSql,
+  timeOfId,
+  type IdPrefix,
+  type TimeOrderedPrefix,
+} from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export { createStores, type Db, type Stores } from './stores/create-stores';
 export * from './stores/tenants-store';

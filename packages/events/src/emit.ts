@@ -1,6 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { insertEvents, newId, type Knex } from '@switchboard/db';
+import { insertEvents, newTimeOrderedId, type Knex } from '@switchboard/db';
 import { currentTraceparent, inSpan } from '@switchboard/telemetry';
 import type { FromSchema } from 'json-schema-to-ts';
 import {
@@ -82,7 +82,9 @@ function checked<T extends EventType>(input: EmitInput<T>): string | null {
 // The envelope timestamp is the commit-side emission time; `data` carries when things happened.
 export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>): Promise<string> {
   const receptionistId = checked(input);
-  const id = newId('evt');
+  // The id carries its row's created_at, so lookups by id find its partition.
+  const createdAt = new Date();
+  const id = newTimeOrderedId('evt', createdAt);
   const attributes = { 'switchboard.event_id': id, 'switchboard.event_type': input.type };
   await inSpan('outbox.write', { attributes }, async () => {
     await insertEvents(trx, [
@@ -92,7 +94,7 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
         receptionistId,
         type: input.type,
         data: input.data as Record<string, unknown>,
-        createdAt: new Date(),
+        createdAt,
         traceparent: currentTraceparent(),
       },
     ]);
@@ -115,7 +117,7 @@ export async function emitMany<T extends EventType>(
   const traceparent = currentTraceparent();
   const rows = inputs.map((input) => ({
     traceparent,
-    id: newId('evt'),
+    id: newTimeOrderedId('evt', createdAt),
     tenantId: input.tenantId,
     receptionistId: checked(input),
     type: input.type,

@@ -125,8 +125,10 @@ export const catalog = {
     name: 'event',
     schema: eventJobSchema,
     jobId: (d) => d.eventId,
-    // Fan-out is idempotent and its first attempts do not hold the job: back within 15 s.
-    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Fan-out is idempotent and its first attempts do not hold the job (it waits for them
+    // 250 ms at most): a job of a dead worker is back within 5 s (lock) + 2 s (check), so the
+    // deliveries it had not yet made or started go out well within the 15 s of docs/RELIABILITY.md.
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
     // Tenants take turns: one tenant's burst in the relay's window does not run first.
     fairGroup: (d) => d.tenantId ?? '',
   }),
@@ -193,8 +195,10 @@ export const catalog = {
     name: 'import',
     schema: leadImportJobSchema,
     jobId: (d) => d.importId,
-    // Long jobs (one per file) that resume after their last committed batch: back in 15 s.
-    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    // Long jobs (one per file) that resume after their last committed batch: back within
+    // 5 s (lock) + 2 s (check). A lock lost under a live worker only runs a second copy,
+    // which commits nothing its cursor guard refuses (lead-imports/processor.ts).
+    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
   }),
   /**
    * One job per accepted campaign: start it (queued → running) and begin sending it at once.

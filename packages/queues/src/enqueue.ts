@@ -31,7 +31,12 @@ async function specsOf<K extends CatalogKey>(
     queue,
     jobs.map((j) => group(j.data)),
   );
-  return specs.map((s, i) => ({ ...s, opts: { ...s.opts, priority: priorities[i] } }));
+  // A LIFO job (an attempt whose claim lapsed) keeps no priority: BullMQ takes it from the
+  // head of the wait list, ahead of every tenant's turn. It is counted all the same (its
+  // start takes it off).
+  return specs.map((s, i) =>
+    s.opts.lifo ? s : { ...s, opts: { ...s.opts, priority: priorities[i] } },
+  );
 }
 
 /** Adds jobs of one catalog kind in one round trip (worker paths: waits out a Redis outage). */

@@ -11,7 +11,8 @@ import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
 import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
-import type { InFlightLanes, Lane } from './in-flight';
+import type { InFlightLanes, Lane, Verdict } from './in-flight';
+import type { Throttle } from './throttle';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -19,7 +20,7 @@ const SECRET_RETRY_MS = 60_000;
  * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
  * outcome (a batched statement: milliseconds; a record slower than this only risks sending
  * again, with the same event id). An attempt of a worker killed mid-attempt runs again after
- * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 1 s) and the time
+ * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 0.5 s) and the time
  * to send: within WEBHOOK_TIMEOUT_MS + 5 s.
  */
 export const CLAIM_MARGIN_MS = 3_000;
@@ -45,8 +46,14 @@ const OUTCOME_UNKNOWN: AttemptResult = {
   duration_ms: 0,
 };
 
-/** One attempt of one delivery, from its claim to its recorded outcome. */
-export type Attempt = (request: ClaimRequest) => Promise<void>;
+/**
+ * One attempt of one delivery, from its claim to its recorded outcome. Ends with
+ * `throttledUntil` when the attempt was not made because the subscription's throttle
+ * (./throttle.ts) kept it a later slot: the row was given back, due then, and the caller
+ * makes the attempt's job wait for it.
+ */
+export type Attempt = (request: ClaimRequest) => Promise<AttemptEnd>;
+export type AttemptEnd = { throttledUntil: number } | undefined;
 
 /**
  * The deliveries processor: retries, manual retries, and first attempts that could not run
@@ -59,15 +66,21 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     if (!lane) return; // the delivery is gone
     const jobId = job.id as string;
     const holder = `${jobId}#${randomUUID()}`;
-    const verdict = await lanes.acquire(lane, holder);
+    // A job made for a claim that lapsed (its attempt was in flight when its worker died)
+    // takes the lane's next free slot, before any backlog (see in-flight.ts, `urgent`).
+    const urgent = (data.claims ?? 0) > 0;
+    let verdict = await lanes.acquire(lane, holder, jobId);
+    if (verdict !== 'ok' && urgent)
+      verdict = await awaitUrgentSlot(lanes, lane, verdict, holder, jobId);
     if (verdict !== 'ok') {
       await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
-      await lanes.park(lane, verdict, jobId);
+      await lanes.park(lane, verdict, jobId, urgent);
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();
     }
+    let end: AttemptEnd;
     try {
-      await lanes.hold(
+      end = await lanes.hold(
         lane,
         holder,
         () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
@@ -79,7 +92,40 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
         deps.logger.warn({ err, deliveryId: data.deliveryId }, 'could not release a lane slot');
       });
     }
+    if (end) {
+      // Throttled: this job waits for the slot kept for it (nothing was attempted).
+      await job.moveToDelayed(end.throttledUntil, token);
+      throw new DelayedError();
+    }
   };
+}
+
+/** How long a recovered attempt waits, holding its worker slot, for its lane's next slot. */
+const URGENT_WAIT_MS = 5_000;
+const URGENT_POLL_MS = 25;
+
+/**
+ * A recovered attempt refused a slot is listed as urgent, so the next slot its lane frees is
+ * reserved for it, and waits for that slot here, in its worker slot: parked in BullMQ it
+ * would be promoted to the tail of the queue, behind the backlog it is meant to go before.
+ * There are a handful of such jobs per crash (at most the dead process's slots). After
+ * URGENT_WAIT_MS it parks like any job (still urgent) and gives its worker slot back.
+ */
+async function awaitUrgentSlot(
+  lanes: InFlightLanes,
+  lane: Lane,
+  refused: Exclude<Verdict, 'ok'>,
+  holder: string,
+  jobId: string,
+): Promise<Verdict> {
+  await lanes.park(lane, refused, jobId, true);
+  const until = Date.now() + URGENT_WAIT_MS;
+  let verdict: Verdict = refused;
+  while (verdict !== 'ok' && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, URGENT_POLL_MS));
+    verdict = await lanes.acquire(lane, holder, jobId);
+  }
+  return verdict;
 }
 
 /** The lanes named by the job, or read from the row for jobs made without them. */
@@ -96,10 +142,14 @@ async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undef
  * recorded atomically; the claim and the record join the process's batches. A further
  * attempt is a delayed job, never a sleep holding a slot. The caller holds a lane slot.
  */
-export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attempt {
+export function attemptRunner(
+  deps: WorkerDeps,
+  batches: DeliveryBatches,
+  throttle: Throttle,
+): Attempt {
   const { config, knex, logger, metrics, sender } = deps;
 
-  return async (data: ClaimRequest): Promise<void> => {
+  return async (data: ClaimRequest): Promise<AttemptEnd> => {
     const claimed = await batches.claim(data);
     if (!claimed) return; // gone, final, already past this attempt, or held by another worker
     const { delivery: d, event } = claimed;
@@ -125,9 +175,14 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         );
         return;
       }
+      const slotKey = `${d.id}/${d.round}/${data.attempt}`;
       if (target === 'paused') {
-        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume.
+        // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
+        // waits its turn again if it had a throttle slot).
         await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
+        if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
+          await throttle.forget(d.subscriptionId, slotKey);
+        }
         log.info('delivery waits: subscription paused');
         return;
       }
@@ -136,6 +191,17 @@ export function attemptRunner(deps: WorkerDeps, batches: DeliveryBatches): Attem
         metrics.deliveries.inc({ outcome: 'canceled' });
         log.info('delivery canceled: target gone or disabled');
         return;
+      }
+      const limit = claimed.subscription?.rateLimitPerSecond;
+      if (limit && d.subscriptionId) {
+        const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
+        if (waitMs > 0) {
+          // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
+          await batches.lifecycle.release(knex, d.id, waitMs);
+          if (fresh) metrics.deliveriesThrottled.inc();
+          log.debug({ waitMs }, 'delivery waits: subscription throttled');
+          return { throttledUntil: Date.now() + waitMs };
+        }
       }
       const body = JSON.stringify(buildEnvelope(event));
       const headers = signPayload({

@@ -21,6 +21,9 @@ export async function enqueueDeliveries(
       data: deliveryJob(d),
       opts: {
         delay: delayMs ?? Math.max(0, d.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : 0),
+        // An attempt whose claim lapsed (in flight when its worker died) goes to the head of
+        // the queue, as it goes before parked jobs for a lane slot (in-flight.ts, `urgent`).
+        ...(d.claims > 0 ? { lifo: true } : {}),
       },
     })),
   );

@@ -102,12 +102,15 @@ export function fanOutProcessor(
     const started = now.map(({ d, lane, holder }) =>
       inline.start(lane.tenantId, async () => {
         try {
-          await lanes.hold(
+          const end = await lanes.hold(
             lane,
             holder,
             () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }),
             (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
           );
+          // Throttled: a job waits for the slot the attempt was given.
+          if (end)
+            await enqueueDeliveries(deps, [{ ...d, nextAttemptAt: new Date(end.throttledUntil) }]);
         } catch (err) {
           // The claim lapses and the reconciler redoes the attempt (same event id).
           deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');

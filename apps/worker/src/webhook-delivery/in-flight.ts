@@ -23,38 +23,66 @@ export interface LaneCaps {
 }
 
 // Redis data, under the deployment's prefix (so under its hash tag, one cluster slot):
-//   held:<lane>    ZSET holder → expiry (ms, Redis clock): the slots in use;
-//   parked:<lane>  LIST of job ids waiting for a slot of that lane (delayed in BullMQ);
-//   waiting        SET of lanes with parked jobs, for the periodic wake-up.
+//   held:<lane>     ZSET holder → expiry (ms, Redis clock): the slots in use;
+//   parked:<lane>   LIST of job ids waiting for a slot of that lane (delayed in BullMQ);
+//   urgent:<lane>   LIST of job ids of recovered attempts (in flight when their worker died)
+//                   waiting for a slot: they are woken before every parked job;
+//   reserved:<lane> ZSET job id → expiry: slots kept for urgent jobs just woken, which no
+//                   other acquire may take until the job comes for it (or RESERVE_MS passes);
+//   waiting         SET of lanes with parked or urgent jobs, for the periodic wake-up.
 // A lane is `s:<target id>` or `t:<tenant id>`. Every script cleans expired slots first.
 const LUA_FUNCTIONS = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- Pops as many parked jobs as the lane has free slots: the caller promotes them.
-local function settle(held, parked, waiting, cap, lane, now)
+-- Pops as many waiting jobs as the lane has free slots, urgent ones first (each keeps its
+-- slot reserved until it comes to take it): the caller promotes them.
+local function settle(held, parked, urgent, reserved, waiting, cap, lane, now, reserve_ms)
   redis.call('ZREMRANGEBYSCORE', held, '-inf', now)
-  local free = cap - redis.call('ZCARD', held)
+  redis.call('ZREMRANGEBYSCORE', reserved, '-inf', now)
+  local free = cap - redis.call('ZCARD', held) - redis.call('ZCARD', reserved)
   local woken = {}
+  while free > 0 do
+    local id = redis.call('LPOP', urgent)
+    if not id then break end
+    redis.call('ZADD', reserved, now + reserve_ms, id)
+    redis.call('PEXPIRE', reserved, reserve_ms)
+    woken[#woken + 1] = id
+    free = free - 1
+  end
   while free > 0 do
     local id = redis.call('LPOP', parked)
     if not id then break end
     woken[#woken + 1] = id
     free = free - 1
   end
-  if redis.call('LLEN', parked) == 0 then redis.call('SREM', waiting, lane) end
+  if redis.call('LLEN', parked) == 0 and redis.call('LLEN', urgent) == 0 then
+    redis.call('SREM', waiting, lane)
+  end
   return woken
 end
 `;
 
-/** KEYS: target held, tenant held. ARGV: holder, ttl ms, target cap, tenant cap. */
+/**
+ * KEYS: target held, tenant held, target reserved, tenant reserved. ARGV: holder, ttl ms,
+ * target cap, tenant cap, job id ('' for an inline attempt). A slot reserved for this job is
+ * its own; one reserved for another job is taken.
+ */
 const ACQUIRE = `${LUA_FUNCTIONS}
 local now = now_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 'target' end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'tenant' end
+for i = 1, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+local function full(held, reserved, cap)
+  local used = redis.call('ZCARD', held) + redis.call('ZCARD', reserved)
+  if ARGV[5] ~= '' and redis.call('ZSCORE', reserved, ARGV[5]) then used = used - 1 end
+  return used >= cap
+end
+if full(KEYS[1], KEYS[3], tonumber(ARGV[3])) then return 'target' end
+if full(KEYS[2], KEYS[4], tonumber(ARGV[4])) then return 'tenant' end
+if ARGV[5] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[5])
+end
 local expires = now + tonumber(ARGV[2])
 for i = 1, 2 do
   redis.call('ZADD', KEYS[i], expires, ARGV[1])
@@ -88,31 +116,44 @@ end
 return held`;
 
 /**
- * KEYS: target held, tenant held, target parked, tenant parked, waiting.
- * ARGV: holder, target cap, tenant cap, target lane, tenant lane. Returns job ids to wake.
+ * KEYS: target held, tenant held, target parked, tenant parked, target urgent, tenant urgent,
+ * target reserved, tenant reserved, waiting.
+ * ARGV: holder, target cap, tenant cap, target lane, tenant lane, reserve ms. Returns job ids
+ * to wake.
  */
 const RELEASE = `${LUA_FUNCTIONS}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 local now = now_ms()
-local woken = settle(KEYS[1], KEYS[3], KEYS[5], tonumber(ARGV[2]), ARGV[4], now)
-for _, id in ipairs(settle(KEYS[2], KEYS[4], KEYS[5], tonumber(ARGV[3]), ARGV[5], now)) do
+local r = tonumber(ARGV[6])
+local woken = settle(KEYS[1], KEYS[3], KEYS[5], KEYS[7], KEYS[9], tonumber(ARGV[2]), ARGV[4], now, r)
+for _, id in ipairs(settle(KEYS[2], KEYS[4], KEYS[6], KEYS[8], KEYS[9], tonumber(ARGV[3]), ARGV[5], now, r)) do
   woken[#woken + 1] = id
 end
 return woken`;
 
 /**
- * KEYS: held, parked, waiting of one lane. ARGV: job id ('' = none), cap, lane, list ttl ms.
- * Parks the job (if any), then wakes as many as the lane has room for: a slot freed between
- * the refusal and the parking is not missed. Returns job ids to wake.
+ * KEYS: held, parked, urgent, reserved, waiting of one lane. ARGV: job id ('' = none), cap,
+ * lane, list ttl ms, '1' when the job is urgent, reserve ms. Parks the job (if any), then
+ * wakes as many as the lane has room for: a slot freed between the refusal and the parking
+ * is not missed. Returns job ids to wake.
  */
 const PARK_AND_SETTLE = `${LUA_FUNCTIONS}
 if ARGV[1] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
-  redis.call('SADD', KEYS[3], ARGV[3])
+  local list = KEYS[2]
+  if ARGV[5] == '1' then list = KEYS[3] end
+  redis.call('RPUSH', list, ARGV[1])
+  redis.call('PEXPIRE', list, ARGV[4])
+  redis.call('SADD', KEYS[5], ARGV[3])
 end
-return settle(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[2]), ARGV[3], now_ms())`;
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now_ms(), tonumber(ARGV[6]))`;
+
+/**
+ * How long a slot stays reserved for an urgent job that was woken: long enough for the job to
+ * go from delayed to a worker (milliseconds when the queue is not backed up); a job later
+ * than this finds its slot given away and parks again.
+ */
+export const RESERVE_MS = 5_000;
 
 /** How long a parked list lives without a new job (housekeeping only). */
 const PARKED_TTL_MS = 24 * 3_600_000;
@@ -148,14 +189,14 @@ export class InFlightLanes {
     private readonly jobName: string,
     private readonly caps: LaneCaps,
   ) {
-    this.acquireScript = defineScript(redis, 'sbLaneAcquire', 2, ACQUIRE);
-    this.releaseScript = defineScript(redis, 'sbLaneRelease', 5, RELEASE);
-    this.parkScript = defineScript(redis, 'sbLanePark', 3, PARK_AND_SETTLE);
+    this.acquireScript = defineScript(redis, 'sbLaneAcquire', 4, ACQUIRE);
+    this.releaseScript = defineScript(redis, 'sbLaneRelease', 9, RELEASE);
+    this.parkScript = defineScript(redis, 'sbLanePark', 5, PARK_AND_SETTLE);
     this.renewScript = defineScript(redis, 'sbLaneRenew', 2, RENEW);
     this.peekScript = defineScript(redis, 'sbLanePeek', 2, PEEK);
   }
 
-  private key(kind: 'held' | 'parked', lane: string): string {
+  private key(kind: 'held' | 'parked' | 'urgent' | 'reserved', lane: string): string {
     return `${this.prefix}:lanes:${kind}:${lane}`;
   }
   private get waitingKey(): string {
@@ -168,16 +209,23 @@ export class InFlightLanes {
     return name.startsWith('t:') ? this.caps.perTenant : this.caps.perTarget;
   }
 
-  /** Takes a slot in both lanes for `holder` (unique per attempt), or says which is full. */
-  async acquire(lane: Lane, holder: string): Promise<Verdict> {
+  /**
+   * Takes a slot in both lanes for `holder` (unique per attempt), or says which is full. A
+   * slot reserved for job `jobId` (an urgent job that was woken) is its own; slots reserved
+   * for other jobs count as taken. Inline attempts have no job id.
+   */
+  async acquire(lane: Lane, holder: string, jobId = ''): Promise<Verdict> {
     const n = this.names(lane);
     return (await this.acquireScript(
       this.key('held', n.target),
       this.key('held', n.tenant),
+      this.key('reserved', n.target),
+      this.key('reserved', n.tenant),
       holder,
       this.caps.slotTtlMs,
       this.caps.perTarget,
       this.caps.perTenant,
+      jobId,
     )) as Verdict;
   }
 
@@ -236,19 +284,35 @@ export class InFlightLanes {
       this.key('held', n.tenant),
       this.key('parked', n.target),
       this.key('parked', n.tenant),
+      this.key('urgent', n.target),
+      this.key('urgent', n.tenant),
+      this.key('reserved', n.target),
+      this.key('reserved', n.tenant),
       this.waitingKey,
       holder,
       this.caps.perTarget,
       this.caps.perTenant,
       n.target,
       n.tenant,
+      RESERVE_MS,
     )) as string[];
     await this.promote(woken);
   }
 
-  /** Lists a job that is already delayed under the lane that refused it. */
-  async park(lane: Lane, full: Exclude<Verdict, 'ok'>, jobId: string): Promise<void> {
-    await this.settle(full === 'target' ? this.names(lane).target : this.names(lane).tenant, jobId);
+  /**
+   * Lists a job that is already delayed under the lane that refused it. An `urgent` job (an
+   * attempt that was in flight when its worker died) goes before every parked one and gets
+   * the next slot that frees, kept for it until it comes: a recovered attempt waits for one
+   * slot, never behind a backlog.
+   */
+  async park(
+    lane: Lane,
+    full: Exclude<Verdict, 'ok'>,
+    jobId: string,
+    urgent = false,
+  ): Promise<void> {
+    const name = full === 'target' ? this.names(lane).target : this.names(lane).tenant;
+    await this.settle(name, jobId, urgent);
   }
 
   /** Wakes parked jobs of every lane that has room (slots expired, wake-ups lost). */
@@ -257,15 +321,19 @@ export class InFlightLanes {
     for (const lane of lanes) await this.settle(lane, '');
   }
 
-  private async settle(lane: string, jobId: string): Promise<void> {
+  private async settle(lane: string, jobId: string, urgent = false): Promise<void> {
     const woken = (await this.parkScript(
       this.key('held', lane),
       this.key('parked', lane),
+      this.key('urgent', lane),
+      this.key('reserved', lane),
       this.waitingKey,
       jobId,
       this.capOf(lane),
       lane,
       PARKED_TTL_MS,
+      urgent ? '1' : '0',
+      RESERVE_MS,
     )) as string[];
     await this.promote(woken);
   }

@@ -10,6 +10,7 @@ import { InFlightLanes } from './in-flight';
 import { InlineAttempts } from './inline-attempts';
 import { startReconciler } from './reconciler';
 import { startRelay } from './relay';
+import { createThrottle } from './throttle';
 
 export interface WebhookDeliveryOptions extends QueueTimings {
   reconcileIntervalMs?: number;
@@ -58,7 +59,7 @@ export async function startWebhookDelivery(
       deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
     );
   await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
-  const attempt = attemptRunner(deps, batches);
+  const attempt = attemptRunner(deps, batches, createThrottle(deps.redis, deps.config.queuePrefix));
   // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job may
   // start many attempts), and at most `concurrency` first attempts in flight at once in this
   // process (the rest fall back to delivery jobs). Event jobs do not wait for them.

@@ -15,12 +15,14 @@ export interface ReconcilerOptions {
 }
 
 /**
- * Lapsed claims are looked for every second: an attempt in flight at a worker's death runs
+ * Lapsed claims are looked for twice a second: an attempt in flight at a worker's death runs
  * again at most this long after its claim lapses (WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS after
- * the claim), so within WEBHOOK_TIMEOUT_MS + 5 s of the death. The query reads an index of
- * the rows being delivered only (migration 013).
+ * the claim), so WEBHOOK_TIMEOUT_MS + 3.5 s after the death plus the time to take the job and
+ * send: within WEBHOOK_TIMEOUT_MS + 5 s with 1.5 s to spare for a loaded machine
+ * (docs/RELIABILITY.md, "Crash recovery, timer by timer"). The query reads an index of the
+ * rows being delivered only (migration 013), a few rows.
  */
-export const LAPSE_CHECK_MS = 1_000;
+export const LAPSE_CHECK_MS = 500;
 
 const BATCH = 500;
 

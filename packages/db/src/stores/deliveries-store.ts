@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idTimeWindow } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
 import { eventOfDelivery } from './event-of-delivery';
 
@@ -93,7 +94,12 @@ export class DeliveriesStore {
   constructor(private readonly db: Knex) {}
 
   async get(db: Knex, id: string): Promise<Delivery | undefined> {
-    const row = await db<DeliveryRow>(TABLE).where({ id }).first();
+    const [from, to] = idTimeWindow([id]);
+    const row = await db<DeliveryRow>(TABLE)
+      .where({ id })
+      .andWhere('created_at', '>=', from)
+      .andWhere('created_at', '<', to)
+      .first();
     return row && toDelivery(row);
   }
 

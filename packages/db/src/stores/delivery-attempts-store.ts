@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idTimeWindow } from '../ids';
 
 const TABLE = 'webhook_delivery_attempts';
 
@@ -50,8 +51,11 @@ export class DeliveryAttemptsStore {
   async forDeliveries(ids: string[]): Promise<Map<string, DeliveryAttempt[]>> {
     const out = new Map<string, DeliveryAttempt[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return out;
+    // An attempt follows its delivery: the days before the oldest delivery's are skipped.
+    const [from] = idTimeWindow(ids);
     const rows = await this.db<AttemptRow>(TABLE)
       .whereIn('delivery_id', ids)
+      .andWhere('attempted_at', '>=', from)
       .orderBy([{ column: 'attempted_at' }, { column: 'id' }]);
     for (const row of rows) out.get(row.delivery_id)?.push(toAttempt(row));
     return out;

@@ -1,4 +1,5 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
+import { afterIdTimeSql, idTimeBoundsSql, newTimeOrderedIdSql } from '../ids';
 import type { DeliveryRow } from './deliveries-store';
 import { eventOfDelivery } from './event-of-delivery';
 import {
@@ -61,11 +62,11 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
      ), ev AS (
        UPDATE events e SET fanned_out_at = now()
          FROM async_commit, q
-        WHERE e.id = q.id AND e.fanned_out_at IS NULL
+        WHERE e.id = q.id AND ${idTimeBoundsSql('q.id', 'e.created_at')} AND e.fanned_out_at IS NULL
     RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
      ), to_subscriptions AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, s.id, now()
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           AND (s.events = '{}' OR ev.type = ANY (s.events))
@@ -75,7 +76,7 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
     RETURNING ${OPEN_COLUMNS}
      ), to_legacy AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
-       SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.tenant_id, ev.id, r.id, now()
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
          FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
@@ -85,7 +86,8 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
      UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
        .map((c) => `d.${c}`)
        .join(', ')}
-                 FROM q JOIN webhook_deliveries d ON d.event_id = q.id
+                 FROM q JOIN webhook_deliveries d
+                   ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
                 WHERE d.status IN ('pending', 'delivering')`;
 
 /**
@@ -100,7 +102,8 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
         SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
             claims = d.claims + 1, updated_at = now()
        FROM req, async_commit
-      WHERE d.id = req.id AND d.round = req.round AND d.attempts = req.attempts
+      WHERE d.id = req.id AND ${idTimeBoundsSql('req.id', 'd.created_at')}
+        AND d.round = req.round AND d.attempts = req.attempts
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
   RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
             d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
@@ -161,7 +164,8 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
                                       THEN coalesce(d.first_success_at, now())
                                       ELSE d.first_success_at END
          FROM input i
-        WHERE d.id = i.id AND d.round = i.round AND d.attempts = i.attempt - 1
+        WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
+          AND d.round = i.round AND d.attempts = i.attempt - 1
           AND d.status IN ('delivering', 'canceled')
     RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved
      ), moved AS (
@@ -229,7 +233,8 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
               locked_until = CASE WHEN status = 'canceled' THEN locked_until END,
               claims = CASE WHEN status = 'canceled' THEN claims ELSE 0 END,
               completed_at = CASE WHEN status = 'canceled' THEN completed_at ELSE now() END
-        WHERE id = $1 AND round = $2::int AND attempts = $3::int - 1
+        WHERE id = $1 AND ${idTimeBoundsSql('$1::text', 'created_at')}
+          AND round = $2::int AND attempts = $3::int - 1
           AND (status = 'canceled'
                OR (status = 'delivering'
                    AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))))

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
 import { toPgText } from '../text';
 import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
@@ -153,8 +154,8 @@ export class DeliveryLifecycle {
       `UPDATE webhook_deliveries
           SET status = 'pending', locked_until = NULL, claims = greatest(claims - 1, 0),
               next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
-        WHERE id = ? AND status = 'delivering'`,
-      [delayMs / 1000, id],
+        WHERE id = ? AND created_at >= ? AND created_at < ? AND status = 'delivering'`,
+      [delayMs / 1000, id, ...idTimeWindow([id])],
     );
   }
 
@@ -163,8 +164,9 @@ export class DeliveryLifecycle {
     await db.raw(
       `UPDATE webhook_deliveries
           SET status = 'canceled', locked_until = NULL, completed_at = now(), updated_at = now()
-        WHERE id = ? AND status IN ('pending', 'delivering')`,
-      [id],
+        WHERE id = ? AND created_at >= ? AND created_at < ?
+          AND status IN ('pending', 'delivering')`,
+      [id, ...idTimeWindow([id])],
     );
   }
 
@@ -174,9 +176,9 @@ export class DeliveryLifecycle {
       `UPDATE webhook_deliveries
           SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
               locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-        WHERE id = ? AND subscription_id = ?
+        WHERE id = ? AND created_at >= ? AND created_at < ? AND subscription_id = ?
     RETURNING *`,
-      [id, subscriptionId],
+      [id, ...idTimeWindow([id]), subscriptionId],
     )) as { rows: DeliveryRow[] };
     const row = rows[0];
     return row && toDelivery(row);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
 
 const TABLE = 'events';
@@ -108,7 +109,12 @@ export class EventsStore {
   constructor(private readonly db: Knex) {}
 
   async get(id: string): Promise<StoredEvent | undefined> {
-    const row = await this.db<EventRow>(TABLE).where({ id }).first();
+    const [from, to] = idTimeWindow([id]);
+    const row = await this.db<EventRow>(TABLE)
+      .where({ id })
+      .andWhere('created_at', '>=', from)
+      .andWhere('created_at', '<', to)
+      .first();
     return row && toEvent(row);
   }
 
@@ -199,7 +205,13 @@ export class EventsStore {
   }
 
   async markPublished(trx: Knex, ids: string[]): Promise<void> {
-    await trx(TABLE).whereIn('id', ids).update({ published_at: trx.fn.now() });
+    // The partitions holding the batch's ids (they carry their times), not every day kept.
+    const [from, to] = idTimeWindow(ids);
+    await trx(TABLE)
+      .whereIn('id', ids)
+      .andWhere('created_at', '>=', from)
+      .andWhere('created_at', '<', to)
+      .update({ published_at: trx.fn.now() });
   }
 
   /**

@@ -1,8 +1,10 @@
+import { newTimeOrderedIdSql } from '../ids';
+
 /**
  * SQL pieces of the operational events (webhook.failing, webhook.disabled, webhook.recovered;
  * docs/API.md, Webhooks). They are written by the delivery lifecycle's own statements, in the
  * transaction of the transition they report, with the same row shape `emit()` writes
- * (packages/events): an `evt_` id of 128 random bits, account-level (no receptionist), left
+ * (packages/events): a time-ordered `evt_` id made from the row's `created_at`, account-level (no receptionist), left
  * for the relay (published_at NULL). Each is about one subscription (`data.subscription_id`)
  * and is never delivered to it: fan-out and recovery skip that target.
  */
@@ -18,8 +20,8 @@ const typeList = SUBSCRIPTION_EVENT_TYPES.map((t) => `'${t}'`).join(', ');
 export const aboutSubscriptionSql = (e: string): string =>
   `CASE WHEN ${e}.type IN (${typeList}) THEN ${e}.data->>'subscription_id' END`;
 
-/** A new event id, as newId('evt') makes it. */
-export const NEW_EVENT_ID_SQL = `'evt_' || replace(gen_random_uuid()::text, '-', '')`;
+/** A new event id carrying `now()`, the `created_at` these inserts write (as emit() does). */
+export const NEW_EVENT_ID_SQL = newTimeOrderedIdSql('evt');
 
 /** A timestamp as the envelope's ISO 8601 UTC text, to the millisecond. */
 export const isoSql = (t: string): string =>

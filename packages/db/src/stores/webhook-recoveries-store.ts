@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId } from '../ids';
+import { newId, newTimeOrderedIdSql } from '../ids';
 import type { OpenDelivery } from './delivery-lifecycle';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
@@ -128,7 +128,7 @@ export class WebhookRecoveriesStore {
       )) as { rows: OpenRow[] };
       const { rows: missed } = (await trx.raw(
         `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-         SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), e.tenant_id, e.id, s.id, now()
+         SELECT ${newTimeOrderedIdSql('dlv')}, e.tenant_id, e.id, s.id, now()
            FROM webhook_subscriptions s
            JOIN events e ON e.tenant_id = s.tenant_id
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)

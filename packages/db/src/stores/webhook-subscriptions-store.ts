@@ -17,6 +17,11 @@ export interface WebhookSubscription {
   description: string | null;
   isActive: boolean;
   consecutiveFailures: number;
+  /**
+   * Active, and the current streak of failures has reached half the disable threshold
+   * (webhook.failing was sent for it); false again at the next success or when re-enabled.
+   */
+  failing: boolean;
   createdAt: Date;
   updatedAt: Date;
   disabledAt: Date | null;
@@ -44,6 +49,7 @@ interface WebhookSubscriptionRow {
   description: string | null;
   is_active: boolean;
   consecutive_failures: number;
+  failing_level: number;
   created_at: Date;
   updated_at: Date;
   disabled_at: Date | null;
@@ -64,6 +70,7 @@ const COLUMNS = [
   'description',
   'is_active',
   'consecutive_failures',
+  'failing_level',
   'created_at',
   'updated_at',
   'disabled_at',
@@ -83,6 +90,8 @@ const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
   description: r.description,
   isActive: r.is_active,
   consecutiveFailures: r.consecutive_failures,
+  // The level survives a re-enable (for webhook.recovered); the zeroed streak ends the state.
+  failing: r.is_active && r.failing_level > 0 && r.consecutive_failures > 0,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   disabledAt: r.disabled_at,

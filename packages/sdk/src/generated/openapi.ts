@@ -1542,13 +1542,15 @@ export interface components {
              */
             disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
+            /** @description Active, and the failures in a row have reached half of the disable threshold (webhook.failing was sent); false again at the next success or when re-enabled */
+            failing: boolean;
             /** Format: date-time */
             last_delivery_at: string | null;
             /** Format: date-time */
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
-            /** @description Attempts per second across every worker; null = unlimited */
+            /** @description Attempts per second across every worker; null = unlimited. Deliveries over the rate wait for their turn (never failures) */
             rate_limit_per_second: number | null;
             /**
              * Format: date-time
@@ -2316,13 +2318,15 @@ export interface components {
              */
             disabled_reason: "consecutive_failures" | "manual" | null;
             consecutive_failures: number;
+            /** @description Active, and the failures in a row have reached half of the disable threshold (webhook.failing was sent); false again at the next success or when re-enabled */
+            failing: boolean;
             /** Format: date-time */
             last_delivery_at: string | null;
             /** Format: date-time */
             last_success_at: string | null;
             /** Format: date-time */
             last_failure_at: string | null;
-            /** @description Attempts per second across every worker; null = unlimited */
+            /** @description Attempts per second across every worker; null = unlimited. Deliveries over the rate wait for their turn (never failures) */
             rate_limit_per_second: number | null;
             /**
              * Format: date-time
@@ -2337,7 +2341,7 @@ export interface components {
             /** @description Event names to deliver; omitted or empty means every event */
             events?: string[];
             description?: string | null;
-            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries over the rate wait for their turn: never refused, never counted as failures */
             rate_limit_per_second?: number | null;
         };
         /** WebhookSubscriptionPatch */
@@ -2349,7 +2353,7 @@ export interface components {
             description?: string | null;
             /** @description false pauses (disabled_reason manual: deliveries wait and go out on resume); true enables and zeroes the failure counter */
             is_active?: boolean;
-            /** @description Attempts per second to this endpoint, across every worker; null = unlimited */
+            /** @description Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries over the rate wait for their turn: never refused, never counted as failures */
             rate_limit_per_second?: number | null;
         };
         /** WebhookTestEvent */
@@ -6068,6 +6072,7 @@ export interface operations {
                      *           "disabled_at": null,
                      *           "disabled_reason": null,
                      *           "consecutive_failures": 0,
+                     *           "failing": false,
                      *           "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *           "last_success_at": "2026-11-21T10:16:36.000Z",
                      *           "last_failure_at": null,
@@ -6299,6 +6304,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": null,
                      *       "last_success_at": null,
                      *       "last_failure_at": null,
@@ -6596,6 +6602,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
@@ -7037,6 +7044,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
@@ -7578,6 +7586,7 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "consecutive_failures": 0,
+                     *       "failing": false,
                      *       "last_delivery_at": "2026-11-21T10:16:36.000Z",
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,

@@ -1,10 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import express, { type Express, type Response } from 'express';
 import type { Deps } from '../../deps';
 
-/** The portal's static build (`npm run portal:build`, from apps/portal). */
-export const PORTAL_DIST = resolve(__dirname, '../../../../portal/dist');
+/**
+ * The portal's static build (`npm run portal:build` writes apps/portal/dist). This file runs
+ * from its source (apps/api/src/features/portal) in tests and bundled into
+ * apps/api/dist/server.js by `npm run build`: both find the same apps folder.
+ */
+const APPS = resolve(__dirname, basename(__dirname) === 'dist' ? '../..' : '../../../..');
+export const PORTAL_DIST = join(APPS, 'portal', 'dist');
 
 const TENANT = /^ten_[A-Za-z0-9]{1,64}$/;
 

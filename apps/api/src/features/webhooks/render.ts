@@ -18,6 +18,7 @@ export const renderWebhookSubscription = (s: WebhookSubscription): WebhookSubscr
   disabled_at: s.disabledAt?.toISOString() ?? null,
   disabled_reason: s.disabledReason,
   consecutive_failures: s.consecutiveFailures,
+  failing: s.failing,
   last_delivery_at: s.lastDeliveryAt?.toISOString() ?? null,
   last_success_at: s.lastSuccessAt?.toISOString() ?? null,
   last_failure_at: s.lastFailureAt?.toISOString() ?? null,

@@ -23,7 +23,9 @@ const rateLimitSchema = {
   type: ['integer', 'null'],
   minimum: 1,
   maximum: 1000,
-  description: 'Attempts per second to this endpoint, across every worker; null = unlimited',
+  description:
+    'Attempts per second to this endpoint, across every worker; null = unlimited. Deliveries ' +
+    'over the rate wait for their turn: never refused, never counted as failures',
 } as const;
 
 const createWebhookBodySchemaUrl = {
@@ -125,12 +127,20 @@ const readProperties = {
     description: 'consecutive_failures (disabled by the service) or manual (paused by PATCH)',
   },
   consecutive_failures: { type: 'integer', minimum: 0 },
+  failing: {
+    type: 'boolean',
+    description:
+      'Active, and the failures in a row have reached half of the disable threshold ' +
+      '(webhook.failing was sent); false again at the next success or when re-enabled',
+  },
   last_delivery_at: nullableTimestamp,
   last_success_at: nullableTimestamp,
   last_failure_at: nullableTimestamp,
   rate_limit_per_second: {
     type: ['integer', 'null'],
-    description: 'Attempts per second across every worker; null = unlimited',
+    description:
+      'Attempts per second across every worker; null = unlimited. Deliveries over the rate ' +
+      'wait for their turn (never failures)',
   },
   secret_overlap_ends_at: {
     ...nullableTimestamp,
@@ -149,6 +159,7 @@ const readRequired = [
   'disabled_at',
   'disabled_reason',
   'consecutive_failures',
+  'failing',
   'last_delivery_at',
   'last_success_at',
   'last_failure_at',
@@ -248,6 +259,7 @@ export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSc
   disabled_at: null,
   disabled_reason: null,
   consecutive_failures: 0,
+  failing: false,
   last_delivery_at: '2026-11-21T10:16:36.000Z',
   last_success_at: '2026-11-21T10:16:36.000Z',
   last_failure_at: null,
