@@ -17,7 +17,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import autocannon from 'autocannon';
 import { Client } from 'pg';
 import {
   ApiKeysStore,
@@ -27,6 +26,7 @@ import {
   type KeysetPosition,
 } from '@switchboard/db';
 import { CursorCodec } from '../apps/api/src/pagination/cursor';
+import { runCannon, stopCannon } from './lib/cannon';
 import {
   type Child,
   installChildCleanup,
@@ -109,8 +109,7 @@ interface DepthResult {
 }
 
 async function main(): Promise<number> {
-  let stopCannon: (() => void) | null = null;
-  installChildCleanup(() => stopCannon?.());
+  installChildCleanup(stopCannon);
   const startedAt = new Date();
   const machine = machineInfo();
   const { benchUrl, dbName } = databaseUrls();
@@ -349,23 +348,7 @@ async function main(): Promise<number> {
       url: string,
       headers: Record<string, string>,
       duration: number,
-    ) =>
-      new Promise<autocannon.Result>((resolve, reject) => {
-        const bar = progressBar(title.padEnd(44), duration, 's');
-        let ticks = 0;
-        const instance = autocannon(
-          { url, headers, connections: CONNECTIONS, duration, title },
-          (err: Error | null, result: autocannon.Result) => {
-            bar.update(duration);
-            bar.stop();
-            stopCannon = null;
-            if (err) reject(err);
-            else resolve(result);
-          },
-        );
-        stopCannon = () => instance.stop();
-        instance.on('tick', () => bar.update(Math.min(duration, ++ticks)));
-      });
+    ) => runCannon(title, { url, headers, connections: CONNECTIONS, title }, duration);
     interface Run {
       round: number;
       requestsPerSecond: number;

@@ -36,6 +36,7 @@ import { createKnex, type Knex } from '@switchboard/db';
 import { closeRedis, createRedis } from '@switchboard/queues';
 import { cpuDelta, cpuTable } from './delivery/cpu';
 import { formatProfile, summarizeCpuProfile } from './delivery/cpuprofile';
+import { runCannon, stopCannon } from './lib/cannon';
 import {
   type Child,
   installChildCleanup,
@@ -48,7 +49,7 @@ import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { freePort } from './lib/http';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
-import { log, progressBar, step } from './lib/progress';
+import { log, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import { measureAuthShare, type AuthShare } from './compare/auth-share';
@@ -104,29 +105,12 @@ interface Comparison {
   unit: string;
 }
 
-let stopCannon: (() => void) | null = null;
-
 function cannon(
   title: string,
   opts: autocannon.Options,
   duration: number,
 ): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const bar = progressBar(title.padEnd(44), duration, 's');
-    let ticks = 0;
-    const instance = autocannon(
-      { ...opts, connections: CONNECTIONS, duration },
-      (err: Error | null, result: autocannon.Result) => {
-        bar.update(duration);
-        bar.stop();
-        stopCannon = null;
-        if (err) reject(err);
-        else resolve(result);
-      },
-    );
-    stopCannon = () => instance.stop();
-    instance.on('tick', () => bar.update(Math.min(duration, ++ticks)));
-  });
+  return runCannon(title, { ...opts, connections: CONNECTIONS }, duration);
 }
 
 /** Pids of the Postgres backends connected to the bench database now. */
@@ -413,7 +397,7 @@ async function deliveryComparisons(): Promise<{
 }
 
 async function main(): Promise<number> {
-  installChildCleanup(() => stopCannon?.());
+  installChildCleanup(stopCannon);
   const startedAt = new Date();
   const machine = machineInfo();
   log(

@@ -21,12 +21,13 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { createKnex } from '@switchboard/db';
 import { closeRedis, createQueues, createRedis } from '@switchboard/queues';
+import { runCannon, stopCannon } from './lib/cannon';
 import { installChildCleanup, startTsChild, stopAllChildren, waitForHttp } from './lib/children';
 import { freePort } from './lib/http';
 import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { cpuSnapshot } from './lib/proc';
-import { log, progressBar, step } from './lib/progress';
+import { log, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import { deleteRedisPrefix, setupDatabase } from './outbound/setup';
@@ -57,8 +58,6 @@ const fmt = (n: number, digits = 0): string =>
     ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
     : 'n/a';
 
-let stopCannon: (() => void) | null = null;
-
 /** One autocannon run; `nextKey` gives each request its Idempotency-Key. */
 function cannon(
   title: string,
@@ -66,42 +65,31 @@ function cannon(
   nextKey: () => string,
   duration: number,
 ): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const bar = progressBar(title.padEnd(40), duration, 's');
-    let ticks = 0;
-    const instance = autocannon(
-      {
-        url: target.base,
-        connections: CONNECTIONS,
-        duration,
-        requests: [
-          {
-            method: 'POST',
-            path: target.path,
-            headers: target.headers,
-            body: target.body,
-            setupRequest: (req) => ({
-              ...req,
-              headers: { ...req.headers, 'idempotency-key': nextKey() },
-            }),
-          },
-        ],
-      },
-      (err: Error | null, result: autocannon.Result) => {
-        bar.update(duration);
-        bar.stop();
-        stopCannon = null;
-        if (err) reject(err);
-        else resolve(result);
-      },
-    );
-    stopCannon = () => instance.stop();
-    instance.on('tick', () => bar.update(Math.min(duration, ++ticks)));
-  });
+  return runCannon(
+    title,
+    {
+      url: target.base,
+      connections: CONNECTIONS,
+      requests: [
+        {
+          method: 'POST',
+          path: target.path,
+          headers: target.headers,
+          body: target.body,
+          setupRequest: (req) => ({
+            ...req,
+            headers: { ...req.headers, 'idempotency-key': nextKey() },
+          }),
+        },
+      ],
+    },
+    duration,
+    40,
+  );
 }
 
 async function main(): Promise<number> {
-  installChildCleanup(() => stopCannon?.());
+  installChildCleanup(stopCannon);
   const startedAt = new Date();
   const machine = machineInfo();
   log(`outbound benchmark: nproc ${machine.nproc}, node ${machine.node}`);
