@@ -12,6 +12,7 @@
 import express from 'express';
 import { CallsStore, createKnex } from '@switchboard/db';
 import { renderCallListItem } from '../apps/api/src/shared/call-render';
+import { runBareServer, serveUntilSignal } from './lib/bare-server';
 
 const SAMPLE_IDS = 10_000;
 
@@ -44,18 +45,7 @@ async function main(): Promise<void> {
     const page = await calls.list(tenantId, {}, { limit: 20 });
     res.json({ calls: page.rows.map(renderCallListItem), next_cursor: null });
   });
-  const server = app.listen(port, '127.0.0.1');
-  const stop = () => {
-    server.close(() => {
-      void knex.destroy().finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  serveUntilSignal(app, port, () => knex.destroy());
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bare-server: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runBareServer(main);

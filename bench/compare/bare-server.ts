@@ -17,6 +17,7 @@ import { CallsStore, createKnex, hashApiKey } from '@switchboard/db';
 import { closeQueues, createQueues, createRedis, enqueueFromRequest } from '@switchboard/queues';
 import { renderCallListItem } from '../../apps/api/src/shared/call-render';
 import { runPrepared } from '../../packages/db/src/prepared';
+import { runBareServer, serveUntilSignal } from '../lib/bare-server';
 
 /** The statement ApiKeysStore.findActiveByKey runs (under a name of its own). */
 const KEY_SQL = `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
@@ -84,20 +85,9 @@ async function main(): Promise<void> {
     await redis.set(redisKey, JSON.stringify({ state: 'done', body: answer }), 'PX', 60_000);
     res.status(202).json(answer);
   });
-  const server = app.listen(port, '127.0.0.1');
-  const stop = () => {
-    server.close(() => {
-      void Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]).finally(() =>
-        process.exit(0),
-      );
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  serveUntilSignal(app, port, () =>
+    Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]),
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bare-server: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runBareServer(main);

@@ -9,6 +9,7 @@
  */
 import express from 'express';
 import { closeRedis, createRedis } from '@switchboard/queues';
+import { runBareServer, serveUntilSignal } from '../lib/bare-server';
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT);
@@ -29,18 +30,7 @@ async function main(): Promise<void> {
     const value = await redis.get(key);
     res.status(202).json({ claimed: set === 'OK', stored: value !== null });
   });
-  const server = app.listen(port, '127.0.0.1');
-  const stop = () => {
-    server.close(() => {
-      void closeRedis(redis).finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  serveUntilSignal(app, port, () => closeRedis(redis));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bare-server: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runBareServer(main);
