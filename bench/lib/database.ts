@@ -34,3 +34,11 @@ export async function withClient<T>(url: string, run: (c: Client) => Promise<T>)
     await client.end();
   }
 }
+
+/** Drops the database `name` (closing its connections) and creates it empty, via `adminUrl`. */
+export async function dropAndCreateDatabase(adminUrl: string, name: string): Promise<void> {
+  await withClient(adminUrl, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.query(`CREATE DATABASE "${name}"`);
+  });
+}

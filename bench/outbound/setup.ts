@@ -1,14 +1,7 @@
-import { Client } from 'pg';
-import {
-  ApiKeysStore,
-  createKnex,
-  migrateLatest,
-  ReceptionistsStore,
-  TenantsStore,
-} from '@switchboard/db';
+import { createKnex, migrateLatest } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
-import { localDatabase } from '../lib/database';
-import { LIFTED_KEY_LIMIT } from '../lib/env';
+import { dropAndCreateDatabase, localDatabase } from '../lib/database';
+import { createWriteTenant } from '../lib/tenant';
 
 export interface OutboundSetup {
   benchUrl: string;
@@ -30,34 +23,16 @@ export function benchDatabase(): { adminUrl: string; benchUrl: string; dbName: s
  */
 export async function setupDatabase(): Promise<OutboundSetup> {
   const { adminUrl, benchUrl, dbName } = benchDatabase();
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE "${dbName}"`);
-  } finally {
-    await admin.end();
-  }
+  await dropAndCreateDatabase(adminUrl, dbName);
   const knex = createKnex(benchUrl, { poolMax: 2 });
   try {
     await migrateLatest(knex);
-    const tenants = new TenantsStore(knex);
-    const tenant = await tenants.create({ name: 'Outbound Bench' });
-    // The measured key's limit is lifted: the run measures the limiter, never its 429s.
-    await tenants.setRateLimit(tenant.id, LIFTED_KEY_LIMIT);
-    const { key } = await new ApiKeysStore(knex).create({
-      tenantId: tenant.id,
-      scopes: ['write'],
-      name: 'outbound benchmark',
-    });
-    const receptionist = await new ReceptionistsStore(knex).create({
-      tenantId: tenant.id,
-      name: 'Front Desk',
-      status: 'ready',
-      phoneNumber: '+14155550100',
-      provisionedAt: new Date(),
-    });
-    return { benchUrl, dbName, apiKey: key, receptionistId: receptionist.id };
+    const { apiKey, receptionistId } = await createWriteTenant(
+      knex,
+      'Outbound Bench',
+      'outbound benchmark',
+    );
+    return { benchUrl, dbName, apiKey, receptionistId };
   } finally {
     await knex.destroy();
   }
