@@ -48,6 +48,15 @@ export async function startTestWorker(
   };
 }
 
+/** The data of a new inbound call's `call.started` (a fresh call id, started now). */
+export const callStartedData = () => ({
+  call_id: `call_${randomBytes(8).toString('hex')}`,
+  direction: 'inbound' as const,
+  from: '+14155550100',
+  to: '+14155550199',
+  started_at: new Date().toISOString(),
+});
+
 /** A committed `call.started` for the receptionist (what ingestion would emit). */
 export function emitCallStarted(
   ctx: TestContext,
@@ -60,13 +69,7 @@ export function emitCallStarted(
       tenantId,
       receptionistId,
       type: 'call.started',
-      data: {
-        call_id: `call_${randomBytes(8).toString('hex')}`,
-        direction: 'inbound',
-        from: '+14155550100',
-        to: '+14155550199',
-        started_at: new Date().toISOString(),
-      },
+      data: callStartedData(),
     });
   return trx.isTransaction ? write(trx) : trx.transaction(write);
 }

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { insertEvents, newId } from '@switchboard/db';
 import { enqueueDeliveries } from '../../apps/worker/src/webhook-delivery/enqueue-deliveries';
 import {
@@ -8,7 +7,13 @@ import {
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
-import { emitCallStarted, startTestWorker, waitFor, type TestWorker } from '../support/worker';
+import {
+  callStartedData,
+  emitCallStarted,
+  startTestWorker,
+  waitFor,
+  type TestWorker,
+} from '../support/worker';
 import request from 'supertest';
 
 // Issue 22, item 2, scaled down: tenant C's 40 subscriptions hang, and thousands of C's
@@ -95,13 +100,7 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
         tenantId: c.tenantId,
         receptionistId: c.receptionistId,
         type: 'call.started',
-        data: {
-          call_id: `call_${randomBytes(8).toString('hex')}`,
-          direction: 'inbound',
-          from: '+14155550100',
-          to: '+14155550199',
-          started_at: new Date().toISOString(),
-        },
+        data: callStartedData(),
         createdAt: new Date(),
       })),
     );

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { emitMany } from '@switchboard/events';
 import {
   generateCertificate,
@@ -8,6 +7,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import {
+  callStartedData,
   emitCallStarted,
   startTestWorker,
   subscriber,
@@ -43,14 +43,6 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const callStarted = () => ({
-  call_id: `call_${randomBytes(8).toString('hex')}`,
-  direction: 'inbound' as const,
-  from: '+14155550100',
-  to: '+14155550199',
-  started_at: new Date().toISOString(),
-});
-
 it("one tenant's burst of events does not delay another tenant's event", async () => {
   const base = `https://127.0.0.1:${receiver.port}`;
   const d = await subscriber(ctx, `${base}/d`, ['call.started']);
@@ -64,7 +56,7 @@ it("one tenant's burst of events does not delay another tenant's event", async (
         tenantId: d.tenant.tenantId,
         receptionistId: d.receptionistId,
         type: 'call.started' as const,
-        data: callStarted(),
+        data: callStartedData(),
       })),
     ),
   );

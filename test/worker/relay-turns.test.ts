@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { insertEvents, newId } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
-import { subscriber } from '../support/worker';
+import { callStartedData, subscriber } from '../support/worker';
 
 // The relay's claim takes tenants in turn (docs/DECISIONS.md, Fairness between tenants):
 // each batch interleaves the tenants it serves, and beyond `maxTenants` tenants the next
@@ -27,13 +26,7 @@ it('claims unpublished events from every tenant in turn', async () => {
           tenantId: s.tenant.tenantId,
           receptionistId: s.receptionistId,
           type: 'call.started',
-          data: {
-            call_id: `call_${randomBytes(8).toString('hex')}`,
-            direction: 'inbound',
-            from: '+14155550100',
-            to: '+14155550199',
-            started_at: new Date().toISOString(),
-          },
+          data: callStartedData(),
           createdAt: new Date(),
         })),
       ),
