@@ -24,6 +24,15 @@ export interface WorkerKillOptions {
    * recovery timers alone, without the start-up of the restarted process.
    */
   workers?: number;
+  /**
+   * Spreads the ingestion over at least this long (default: as fast as it goes). Each kill
+   * waits for its in-flight attempts to come back (up to WEBHOOK_TIMEOUT_MS + 5 s), so on a
+   * fast machine an unpaced run delivers everything before the last kills, which then
+   * interrupt nothing: pacing keeps every kill in the middle of the deliveries.
+   */
+  ingestOverMs?: number;
+  /** How long the receiver takes to answer (default 5 ms): what keeps attempts in flight. */
+  receiverDelayMs?: number;
   log(line: string): void;
 }
 
@@ -44,7 +53,10 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
   const { events, kills, log } = opts;
   const stack = await startStack({
     // A few milliseconds per request keep deliveries in flight when the worker is killed.
-    routes: { '/hook': (_req, res) => void setTimeout(() => res.writeHead(200).end(), 5) },
+    routes: {
+      '/hook': (_req, res) =>
+        void setTimeout(() => res.writeHead(200).end(), opts.receiverDelayMs ?? 5),
+    },
     workerEnv: {
       WORKER_CONCURRENCY: '20',
       WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION: String(IN_FLIGHT),
@@ -59,7 +71,10 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
       new Set(stack.receiver.requests.map((r) => r.headers['x-service-event-id'])).size;
     const outcomes: Outcome[] = [];
     const started = Date.now();
-    const ingestion = pool(events, 8, async () => {
+    const spacingMs = (opts.ingestOverMs ?? 0) / events;
+    const ingestion = pool(events, 8, async (i) => {
+      const due = started + i * spacingMs;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
       outcomes.push(await stack.ingest(receptionistId));
     });
     let killed = 0;
@@ -203,12 +218,19 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
 
 export const workerKillPart: ChaosPart = {
   description: 'worker SIGKILLed 5 times during 2,000 deliveries: nothing lost, no stray duplicate',
-  run: ({ log }) =>
-    runWorkerKill({
+  run: ({ log }) => {
+    const kills = intEnv('CHAOS_KILLS', 5);
+    return runWorkerKill({
       events: intEnv('CHAOS_EVENTS', 2000),
-      kills: intEnv('CHAOS_KILLS', 5),
+      kills,
       enforceInFlightBound: true,
+      // Each kill's recovery window (WEBHOOK_TIMEOUT_MS + 5 s) once per kill, and one more.
+      ingestOverMs: (kills + 1) * (DEFAULT_WEBHOOK_TIMEOUT_MS + 5_000),
+      // At the paced rate (about 20 events a second) a 250 ms answer keeps about five
+      // attempts in flight at every kill, under the lane's cap of IN_FLIGHT.
+      receiverDelayMs: 250,
       workers: intEnv('CHAOS_WORKERS', 1),
       log,
-    }),
+    });
+  },
 };
