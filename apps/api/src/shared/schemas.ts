@@ -99,6 +99,20 @@ export const idParamSchema = (prefix: string, name = 'id') =>
     properties: { [name]: { type: 'string', pattern: `^${prefix}_[A-Za-z0-9]{1,64}$` } },
   }) as const;
 
+/** Path parameter of every /webhooks/{id} route: subscription ids are plain UUIDs. */
+export const webhookIdParamSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: {
+      type: 'string',
+      format: 'uuid',
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: 'Subscription id (UUID)',
+    },
+  },
+} as const;
+
 export const paginated = (item: object) =>
   ({
     type: 'object',

@@ -1,4 +1,4 @@
-import { bookingSchema } from '@switchboard/db';
+import { bookingSchema, CALL_OUTCOMES, END_REASONS } from '@switchboard/db';
 import { E164_PATTERN } from '@switchboard/phone';
 
 /**
@@ -107,30 +107,8 @@ export const callEndedMessage = {
     started_at: ts,
     answered_at: ts,
     duration_seconds: { type: 'integer', minimum: 0, maximum: 86_400 },
-    outcome: {
-      enum: [
-        'booked',
-        'lead_captured',
-        'message_taken',
-        'transferred',
-        'information_provided',
-        'spam',
-        'no_outcome',
-      ],
-    },
-    end_reason: {
-      enum: [
-        'caller_hangup',
-        'agent_hangup',
-        'transferred',
-        'voicemail',
-        'no_answer',
-        'busy',
-        'max_duration',
-        'abandoned',
-        'error',
-      ],
-    },
+    outcome: { enum: CALL_OUTCOMES },
+    end_reason: { enum: END_REASONS },
     transcript: transcriptSchema,
     recording: recordingSchema,
     booking: bookingSchema,

@@ -98,20 +98,6 @@ export const portalTokenExample = {
 
 export const portalSessionParamSchema = idParamSchema('ps');
 
-/** Subscription ids are plain UUIDs (docs/API.md, Webhooks). */
-export const statsParamSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: {
-    id: {
-      type: 'string',
-      format: 'uuid',
-      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-      description: 'Subscription id (UUID)',
-    },
-  },
-} as const;
-
 const nullableMs = { type: ['integer', 'null'], minimum: 0 } as const;
 
 export const webhookStatsSchema = {

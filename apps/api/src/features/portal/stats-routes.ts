@@ -1,7 +1,8 @@
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { statsParamSchema, webhookStatsExample, webhookStatsSchema } from './schemas';
+import { webhookIdParamSchema } from '../../shared/schemas';
+import { webhookStatsExample, webhookStatsSchema } from './schemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -20,7 +21,7 @@ export function webhookStatsRoutes(deps: Deps): RouteDef[] {
       tag: 'Webhooks',
       scope: 'admin',
       portal: { capability: 'view', subscriptions: 'path' },
-      params: statsParamSchema,
+      params: webhookIdParamSchema,
       responses: {
         200: {
           description: 'Per-minute counts and latency',

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { nullableTimestamp, pageQuerySchema, timestamp } from '../../shared/schemas';
-import { webhookIdParamSchema } from './schemas';
+import { webhookIdParamSchema } from '../../shared/schemas';
 
 /** Path of the delivery log: the subscription (UUID). */
 export const webhookDeliveriesParamSchema = webhookIdParamSchema;

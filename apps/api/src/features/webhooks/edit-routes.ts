@@ -6,6 +6,7 @@ import { generateSigningSecret } from '@switchboard/webhooks';
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
+import { webhookIdParamSchema } from '../../shared/schemas';
 import { checkSubscriptionUrl } from '../../shared/webhook-url';
 import { renderWebhookSubscription, SECRET_WARNING } from './render';
 import {
@@ -14,7 +15,6 @@ import {
   rotatedSecretExample,
   rotatedSecretSchema,
   rotateSecretBodySchema,
-  webhookIdParamSchema,
   webhookSubscriptionExample,
   webhookSubscriptionSchema,
 } from './schemas';

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps';
 import { conflict, invalidParameter, notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { nullableTimestamp, timestamp } from '../../shared/schemas';
-import { webhookIdParamSchema } from './schemas';
+import { webhookIdParamSchema } from '../../shared/schemas';
 
 const TAG = 'Webhooks';
 const DAY_MS = 86_400_000;

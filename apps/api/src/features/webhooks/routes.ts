@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { WebhookSubscription } from '@switchboard/db';
 import type { Deps } from '../../deps';
+import { webhookIdParamSchema } from '../../shared/schemas';
 import { notFound } from '../../errors';
 import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
 import { consumeAll, RateLimiter } from '../../http/rate-limit';
@@ -10,7 +11,6 @@ import {
   createdWebhookSubscriptionSchema,
   createWebhookBodyExample,
   createWebhookBodySchema,
-  webhookIdParamSchema,
   webhookSubscriptionExample,
   webhookSubscriptionSchema,
   webhookTestResultExample,

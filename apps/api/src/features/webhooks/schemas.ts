@@ -4,20 +4,6 @@ import { nullableTimestamp, timestamp } from '../../shared/schemas';
 /** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
 export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
 
-/** Path parameter of every /webhooks/{id} route: subscription ids are plain UUIDs. */
-export const webhookIdParamSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: {
-    id: {
-      type: 'string',
-      format: 'uuid',
-      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-      description: 'Subscription id (UUID)',
-    },
-  },
-} as const;
-
 /** 1 to 1,000 attempts per second across every worker, or null for unlimited. */
 const rateLimitSchema = {
   type: ['integer', 'null'],
