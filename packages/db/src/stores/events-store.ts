@@ -4,14 +4,20 @@ import { runPrepared } from '../prepared';
 
 const TABLE = 'events';
 
-/** An event as committed to the outbox. */
-export interface StoredEvent {
+/** An event as written into the outbox. */
+export interface NewEvent {
   id: string;
   tenantId: string;
   receptionistId: string | null;
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** W3C trace context of the span that wrote it (null: tracing off). */
+  traceparent?: string | null;
+}
+
+/** An event as committed to the outbox: what was written, and how far it has gone out. */
+export interface StoredEvent extends Omit<NewEvent, 'traceparent'> {
   publishedAt: Date | null;
   fannedOutAt: Date | null;
 }
@@ -37,17 +43,6 @@ const toEvent = (r: EventRow): StoredEvent => ({
   publishedAt: r.published_at,
   fannedOutAt: r.fanned_out_at,
 });
-
-export interface NewEvent {
-  id: string;
-  tenantId: string;
-  receptionistId: string | null;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-  /** W3C trace context of the span that wrote it (null: tracing off). */
-  traceparent?: string | null;
-}
 
 /** An outbox event claimed for publishing, with the trace it belongs to. */
 export interface UnpublishedEvent {
