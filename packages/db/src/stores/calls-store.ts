@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import type {
   AcceptedOutboundCall,
   Call,
@@ -19,7 +19,6 @@ import {
   toSummary,
   type AcceptedRow,
   type CallRow,
-  type SummaryRow,
 } from './calls-rows';
 
 const TABLE = 'calls';
@@ -111,7 +110,7 @@ export class CallsStore {
   async list(
     tenantId: string,
     filters: CallFilters,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<CallSummary>> {
     const q = this.db(`${TABLE} as c`)
       .join('receptionists as r', 'r.id', 'c.receptionist_id')
@@ -126,13 +125,7 @@ export class CallsStore {
     if (filters.status) q.andWhere('c.status', filters.status);
     if (filters.from) q.andWhere('c.started_at', '>=', filters.from);
     if (filters.toExclusive) q.andWhere('c.started_at', '<', filters.toExclusive);
-    const result = await keysetPage<SummaryRow>(q, {
-      timeColumn: 'c.started_at',
-      idColumn: 'c.id',
-      ...page,
-      position: (r) => ({ t: r.started_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toSummary), next: result.next };
+    return newestFirst(q, page, toSummary, { time: 'started_at', alias: 'c' });
   }
   /**
    * Inserts a queued outbound call from the tenant's receptionist (its number becomes `from`),
