@@ -20,6 +20,7 @@ import {
   type AcceptedRow,
   type CallRow,
 } from './calls-rows';
+import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'calls';
 
@@ -215,15 +216,18 @@ export class CallsStore {
    * (a worker died mid-call, or the provider never reported the end).
    */
   async staleOutbound(ringingMs: number, inProgressMs: number, limit: number): Promise<string[]> {
-    const ago = (ms: number) => this.db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
     const rows = (await this.db(TABLE)
       .select('id')
       .where({ direction: 'outbound' })
       .andWhere((q) =>
         q
-          .where((r) => r.where('status', 'ringing').andWhere('updated_at', '<', ago(ringingMs)))
+          .where((r) =>
+            r.where('status', 'ringing').andWhere('updated_at', '<', ago(this.db, ringingMs)),
+          )
           .orWhere((r) =>
-            r.where('status', 'in_progress').andWhere('updated_at', '<', ago(inProgressMs)),
+            r
+              .where('status', 'in_progress')
+              .andWhere('updated_at', '<', ago(this.db, inProgressMs)),
           ),
       )
       .orderBy('updated_at')
@@ -233,16 +237,7 @@ export class CallsStore {
 
   /** Outbound calls still queued `graceMs` after they were accepted, oldest first. */
   async queuedOutbound(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .where({ status: 'queued', direction: 'outbound' })
-      .andWhere(
-        'created_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('created_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const queued = this.db(TABLE).where({ status: 'queued', direction: 'outbound' });
+    return idsOlderThan(this.db, queued, 'created_at', graceMs, limit);
   }
 }

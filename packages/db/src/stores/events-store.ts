@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
+import { idsOlderThan } from './older-than';
 
 const TABLE = 'events';
 
@@ -215,17 +216,7 @@ export class EventsStore {
    * re-adding them here would let a tenant's backlog past everyone else's events.
    */
   async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .whereNull('fanned_out_at')
-      .whereNotNull('published_at')
-      .andWhere(
-        'published_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('published_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const published = this.db(TABLE).whereNull('fanned_out_at').whereNotNull('published_at');
+    return idsOlderThan(this.db, published, 'published_at', graceMs, limit);
   }
 }

@@ -4,10 +4,9 @@ import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import type { SmsLifecycle } from './sms-lifecycle';
 import { SMS_COLUMNS, toSms, type SmsRow } from './sms-rows';
 import type { NewOutboundSms, SendRefusal, Sms, SmsFilters } from './sms-types';
+import { idsOlderThan } from './older-than';
 
 const TABLE = 'sms_messages';
-
-const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
 
 /**
  * SMS reads, and the accepting insert of POST /sms/send. Every transition of a message is a
@@ -102,12 +101,7 @@ export class SmsStore {
 
   /** Outbound messages still queued `graceMs` after they were accepted, oldest first. */
   async queuedOlderThan(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .where('status', 'queued')
-      .andWhere('updated_at', '<', ago(this.db, graceMs))
-      .orderBy('updated_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const queued = this.db(TABLE).where('status', 'queued');
+    return idsOlderThan(this.db, queued, 'updated_at', graceMs, limit);
   }
 }
