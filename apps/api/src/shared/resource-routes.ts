@@ -18,7 +18,7 @@ type RouteDoc = Pick<
 /** The success answer of a route that has one: its description, schema and example body. */
 type Answer = Required<Pick<ResponseSpec, 'description' | 'schema' | 'example'>>;
 
-/** The documented `Location` header of an answer that names a resource, e.g. "The call: /api/v1/calls/{id}". */
+/** The `Location` header of an answer naming one resource ("The call: /api/v1/calls/{id}"). */
 export const locationHeaderDoc = (description: string) => ({
   Location: { description, schema: { type: 'string' } },
 });
