@@ -1,6 +1,12 @@
 /** Time partitioning of the history tables: layout, online conversion, maintenance. */
 export * from './spec';
-export { attachedPartitions, ensureAhead, partitionRanges, isPartitioned } from './catalog';
+export {
+  attachedPartitions,
+  contiguousSpan,
+  ensureAhead,
+  partitionRanges,
+  isPartitioned,
+} from './catalog';
 export { convertToPartitioned, type ConvertOptions, type ConvertResult } from './convert';
 export { dropCaptureLog } from './capture';
 export { runMaintenance, type MaintenanceOptions, type MaintenanceReport } from './maintenance';

@@ -83,6 +83,17 @@ export type StartRecoveryResult =
 const OPEN =
   'id, tenant_id, event_id, subscription_id, receptionist_id, round, attempts, claims, next_attempt_at';
 
+/**
+ * How much earlier than its event's `created_at` a delivery's `created_at` can be. A delivery
+ * is made after its event committed (by the fan-out of the relayed event, or by a recovery),
+ * at Postgres' `now()`; the event's `created_at` is the application's clock, which may run
+ * ahead of Postgres' (the same allowance as the claim's read of a delivery's event). So the
+ * deliveries of the events created since T all lie in the partitions from T minus this on:
+ * the recovery's check for an existing delivery reads those days, not every day kept, and
+ * the plain `e.created_at >= since` lets Postgres prune the events' days when it plans.
+ */
+const DELIVERY_AFTER_EVENT = "interval '1 hour'";
+
 /** Recoveries (POST /webhooks/{id}/recover): resend what failed, send what was missed. */
 export class WebhookRecoveriesStore {
   constructor(private readonly db: Knex) {}
@@ -132,14 +143,15 @@ export class WebhookRecoveriesStore {
            FROM webhook_subscriptions s
            JOIN events e ON e.tenant_id = s.tenant_id
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
-            AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
+            AND e.created_at >= ? AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
             AND (s.events = '{}' OR e.type = ANY (s.events))
             AND ${aboutSubscriptionSql('e')} IS DISTINCT FROM s.id::text
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                             WHERE d.subscription_id = s.id AND d.event_id = e.id)
+                             WHERE d.subscription_id = s.id AND d.event_id = e.id
+                               AND d.created_at >= ?::timestamptz - ${DELIVERY_AFTER_EVENT})
          ON CONFLICT DO NOTHING
       RETURNING ${OPEN}`,
-        [subscriptionId, since, until],
+        [subscriptionId, since, since, until, since],
       )) as { rows: OpenRow[] };
       const all = [...resent, ...missed];
       const id = newId('rec');
