@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import type { Knex } from '@switchboard/db';
 
 /** A statement as the code sent it to Postgres ($1, $2, ... and their values). */
@@ -6,19 +7,28 @@ export interface Statement {
   bindings: readonly unknown[];
 }
 
-/** The statements `fn` sends through `knex` (its query events), in order. */
-export async function captureStatements(
-  knex: Knex,
-  fn: () => Promise<unknown>,
-): Promise<Statement[]> {
+/**
+ * The statements `fn` sends to Postgres, in order: every query of a pg client (knex's and
+ * the prepared statements run on its connections), with their values.
+ */
+export async function captureStatements(fn: () => Promise<unknown>): Promise<Statement[]> {
   const seen: Statement[] = [];
-  const listener = (q: { sql: string; bindings?: readonly unknown[] }) =>
-    seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
-  knex.on('query', listener);
+  const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const [first, second] = args;
+    if (typeof first === 'string') {
+      seen.push({ sql: first, bindings: Array.isArray(second) ? second : [] });
+    } else if (first && typeof first === 'object' && 'text' in first) {
+      const q = first as { text: string; values?: unknown[] };
+      seen.push({ sql: q.text, bindings: q.values ?? (Array.isArray(second) ? second : []) });
+    }
+    return original.apply(this, args);
+  };
   try {
     await fn();
   } finally {
-    knex.removeListener('query', listener);
+    proto.query = original;
   }
   return seen;
 }

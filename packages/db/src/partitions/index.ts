@@ -11,3 +11,10 @@ export { convertToPartitioned, type ConvertOptions, type ConvertResult } from '.
 export { dropCaptureLog } from './capture';
 export { runMaintenance, type MaintenanceOptions, type MaintenanceReport } from './maintenance';
 export { dropBefore } from './drop';
+export {
+  atOrAfterFloorSql,
+  lowerDeliveriesFloorSql,
+  PENDING_FLOOR_SWEEP_MS,
+  sweepPendingFloor,
+  type FloorTable,
+} from './pending-floors';

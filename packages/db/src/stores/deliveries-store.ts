@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
-import { contiguousSpan, PARTITIONED_TABLES, type PartitionedTable } from '../partitions';
+import { contiguousSpan } from '../partitions/catalog';
+import { PARTITIONED_TABLES, type PartitionedTable } from '../partitions/spec';
 import { eventOfDelivery } from './event-of-delivery';
 
 const TABLE = 'webhook_deliveries';

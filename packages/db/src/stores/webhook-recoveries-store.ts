@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId, newTimeOrderedIdSql } from '../ids';
+import { lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import type { OpenDelivery } from './delivery-lifecycle';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
@@ -128,13 +129,18 @@ export class WebhookRecoveriesStore {
         [subscriptionId],
       )) as { rows: RecoveryRow[] };
       if (running.some((r) => r.status === 'running')) return { kind: 'in_progress' };
+      // Final deliveries pending again: the pending floor comes down to the oldest
+      // (packages/db/src/partitions/pending-floors.ts).
       const { rows: resent } = (await trx.raw(
-        `UPDATE webhook_deliveries
-            SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
-                locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-          WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
-            AND created_at >= ? AND created_at < ?
-      RETURNING ${OPEN}`,
+        `WITH d AS (
+           UPDATE webhook_deliveries
+              SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+                  locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+            WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
+              AND created_at >= ? AND created_at < ?
+        RETURNING ${OPEN}, created_at
+         ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
+         SELECT ${OPEN} FROM d`,
         [subscriptionId, tenantId, since, until],
       )) as { rows: OpenRow[] };
       const { rows: missed } = (await trx.raw(
