@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import type { Config } from '@switchboard/config';
+import { API_BUNDLE } from './bundles';
 import { killOnExit } from './children';
 import { redisEnv, testEnv } from './env';
 import { waitFor } from './wait';
@@ -62,9 +63,10 @@ export interface ApiProcessOptions {
 }
 
 /**
- * A real API process (`apps/api/src/server.ts`) on the test file's database and Redis
- * prefix. Started as `node --import tsx`, like `npm run start:api`, so the pid is the API
- * itself and signals reach it directly.
+ * A real API process (`apps/api/src/server.ts`, compiled by the global setup) on the test
+ * file's database and Redis prefix; from another directory (`cwd`, a fresh checkout) its
+ * TypeScript through `node --import tsx`. Started by `node` itself, so the pid is the API and
+ * signals reach it directly.
  */
 export async function startApiProcess(
   config: Pick<Config, 'databaseUrl' | 'redis' | 'queuePrefix'> | null,
@@ -91,7 +93,10 @@ export async function startApiProcess(
     process.execPath,
     opts.built
       ? ['--enable-source-maps', resolve(opts.cwd ?? ROOT, 'apps/api/dist/server.js')]
-      : ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')],
+      : opts.cwd
+        ? ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')]
+        : // The bundle the global setup compiled from this run's sources (test/support/bundles.ts).
+          ['--enable-source-maps', API_BUNDLE],
     { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const undo = killOnExit(proc);

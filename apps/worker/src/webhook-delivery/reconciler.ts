@@ -1,7 +1,7 @@
 import { catalog, enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import {
   PENDING_FLOOR_SWEEP_MS,
   sweepPendingFloor,
@@ -101,10 +101,5 @@ export function startReconciler(
     logger,
     sweepFloors,
   );
-  return {
-    name: 'reconciler',
-    async close() {
-      await Promise.all([main.close(), lapse.close(), floors.close()]);
-    },
-  };
+  return composite('reconciler', [main, lapse, floors]);
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import { contiguousSpan } from '../partitions/catalog';
 import { PARTITIONED_TABLES, type PartitionedTable } from '../partitions/spec';
 import { eventOfDelivery } from './event-of-delivery';
@@ -114,7 +114,7 @@ export class DeliveriesStore {
   /** A subscription's delivery log, newest first. */
   async listForSubscription(
     subscriptionId: string,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
     filter: Omit<DeliveryFilter, 'tenantId' | 'subscriptionId'> = {},
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     return this.list({ ...filter, subscriptionId }, page);
@@ -136,7 +136,7 @@ export class DeliveriesStore {
    */
   async list(
     filter: DeliveryFilter,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const span = await this.span();
     const segment = (from: Date | null, to: Date | null): Knex.QueryBuilder => {
@@ -170,16 +170,12 @@ export class DeliveriesStore {
       : [segment(null, null)];
     const union = this.db.unionAll(segments, true);
     const q = this.db.select('*').from(union.as('p'));
-    const result = await keysetPage<DeliveryRow & { event_type: string }>(q, {
-      timeColumn: 'p.created_at',
-      idColumn: 'p.id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+    const toItem = (r: DeliveryRow & { event_type: string }) => ({
+      ...toDelivery(r),
+      eventType: r.event_type,
     });
-    return {
-      rows: result.rows.map((r) => ({ ...toDelivery(r), eventType: r.event_type })),
-      next: result.next,
-    };
+    // The outer query orders the spans' rows again (a merge of three short lists).
+    return newestFirst(q, page, toItem, { time: 'created_at', alias: 'p' });
   }
 
   private spanCache: { at: number; span: Promise<Span> } | null = null;

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { newId, newTimeOrderedIdSql } from '../ids';
 import { lowerDeliveriesFloorSql } from '../partitions/pending-floors';
-import type { OpenDelivery } from './delivery-lifecycle';
+import { toOpenDelivery, type OpenDelivery } from './delivery-lifecycle';
+import { OPEN_COLUMNS, type OpenRow } from './delivery-lifecycle-sql';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
 /** A recovery with its counts, computed from its deliveries as they are now. */
@@ -81,9 +82,6 @@ export type StartRecoveryResult =
   | { kind: 'started'; recovery: WebhookRecovery; deliveries: OpenDelivery[] }
   | { kind: 'in_progress' };
 
-const OPEN =
-  'id, tenant_id, event_id, subscription_id, receptionist_id, round, attempts, claims, next_attempt_at';
-
 /**
  * How much earlier than its event's `created_at` a delivery's `created_at` can be. A delivery
  * is made after its event committed (by the fan-out of the relayed event, or by a recovery),
@@ -138,9 +136,9 @@ export class WebhookRecoveriesStore {
                   locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
             WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
               AND created_at >= ? AND created_at < ?
-        RETURNING ${OPEN}, created_at
+        RETURNING ${OPEN_COLUMNS}, created_at
          ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
-         SELECT ${OPEN} FROM d`,
+         SELECT ${OPEN_COLUMNS} FROM d`,
         [subscriptionId, tenantId, since, until],
       )) as { rows: OpenRow[] };
       const { rows: missed } = (await trx.raw(
@@ -156,7 +154,7 @@ export class WebhookRecoveriesStore {
                              WHERE d.subscription_id = s.id AND d.event_id = e.id
                                AND d.created_at >= ?::timestamptz - ${DELIVERY_AFTER_EVENT})
          ON CONFLICT DO NOTHING
-      RETURNING ${OPEN}`,
+      RETURNING ${OPEN_COLUMNS}`,
         [subscriptionId, since, since, until, since],
       )) as { rows: OpenRow[] };
       const all = [...resent, ...missed];
@@ -176,30 +174,8 @@ export class WebhookRecoveriesStore {
       return {
         kind: 'started',
         recovery: toRecovery(rows[0] as RecoveryRow),
-        deliveries: all.map((r) => ({
-          id: r.id,
-          tenantId: r.tenant_id,
-          eventId: r.event_id,
-          subscriptionId: r.subscription_id,
-          receptionistId: r.receptionist_id,
-          round: r.round,
-          attempts: r.attempts,
-          claims: r.claims,
-          nextAttemptAt: r.next_attempt_at,
-        })),
+        deliveries: all.map(toOpenDelivery),
       };
     });
   }
-}
-
-interface OpenRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  subscription_id: string | null;
-  receptionist_id: string | null;
-  round: number;
-  attempts: number;
-  claims: number;
-  next_attempt_at: Date | null;
 }
