@@ -33,6 +33,16 @@ async function holders(knex: Knex, name: string): Promise<string[]> {
   return rows.map((r) => r.tbl);
 }
 
+/**
+ * One key at a time, each in its own transaction. Dropping a key locks its referenced table
+ * (ACCESS EXCLUSIVE) besides the deliveries; in one transaction the three drops held
+ * `tenants` while waiting for `receptionists`, and a concurrent insert whose key checks
+ * locked them in the other order (a call: receptionist, then tenant) deadlocked with it. A
+ * drop is idempotent (IF EXISTS), so a run interrupted between two drops is completed by the
+ * next.
+ */
+export const config = { transaction: false };
+
 export async function up(knex: Knex): Promise<void> {
   for (const name of KEYS) {
     for (const table of await holders(knex, name)) {
