@@ -24,6 +24,7 @@
  * Result: stdout table, bench/.results/fairness-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '@switchboard/config';
 import { createKnex, type Knex } from '@switchboard/db';
@@ -44,7 +45,7 @@ import { runFlood, type FloodResult } from './fairness/flood';
 import { installChildCleanup, stopAllChildren } from './lib/children';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
-import { log, sleep, step } from './lib/progress';
+import { log, progressBar, sleep, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { summarize, table, type LatencySummary } from './lib/stats';
 
@@ -140,6 +141,15 @@ async function main(): Promise<void> {
     const committedAt = new Map<string, number>();
     const interval = 1000 / RATE;
     const t0 = performance.now();
+    // One line every 10 s: a long phase shows it is alive and how A and D are doing.
+    const ticker = setInterval(() => {
+      const arrived = [...committedAt.keys()].filter((id) => receivedAt.has(id)).length;
+      log(
+        `  ${phase}: ${Math.round((performance.now() - t0) / 1000)} s, A ${committedAt.size} sent / ${arrived} received, D received ${dReceived}, load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
+    }, 10_000);
     for (let i = 0; i < RATE * SECONDS; i++) {
       const due = t0 + i * interval;
       const wait = due - performance.now();
@@ -154,6 +164,7 @@ async function main(): Promise<void> {
       );
       committedAt.set(id, performance.now());
     }
+    clearInterval(ticker);
     const n = await note();
     const deadline = Date.now() + 60_000;
     while ([...committedAt.keys()].some((id) => !receivedAt.has(id)) && Date.now() < deadline) {
@@ -181,8 +192,10 @@ async function main(): Promise<void> {
       const a = await createTenant(knex, key, 'Aa', 1, () => `${base}/a`);
       const d = await createTenant(knex, key, 'D', 1, () => `${base}/d`);
       await step(`(a) D commits ${BURST} events`, async () => {
+        const bar = progressBar('(a) D commits'.padEnd(20), BURST, 'events');
         for (let done = 0; done < BURST; done += EMIT_BATCH) {
           const n = Math.min(EMIT_BATCH, BURST - done);
+          bar.update(done, { note: ` | D received ${dReceived}` });
           await knex.transaction((trx) =>
             emitMany(
               trx,
@@ -195,6 +208,8 @@ async function main(): Promise<void> {
             ),
           );
         }
+        bar.update(BURST, { note: ` | D received ${dReceived}` });
+        bar.stop();
       });
       await step('(a) A during D’s burst', () =>
         runA(a, 'a burst', async () => {
