@@ -7,7 +7,12 @@ import { waitFor } from '../support/wait';
 // process alone until a token is back: no Redis call, no routing or lookup, the same answer.
 // Small buckets (5 at once, 1 a second) so a handful of requests empties one; a token comes
 // back within a second, so each check below starts from a fresh refusal.
-const SMALL = { UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1', UNAUTHENTICATED_RATE_LIMIT_BURST: '5' };
+// Refusals are sent at once here (UNAUTHENTICATED_REFUSAL_DELAY_MS 0); the last test holds them.
+const SMALL = {
+  UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1',
+  UNAUTHENTICATED_RATE_LIMIT_BURST: '5',
+  UNAUTHENTICATED_REFUSAL_DELAY_MS: '0',
+};
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext(SMALL);
@@ -137,4 +142,46 @@ it('a request refused early is counted in the metrics as rate limited', async ()
     seen++;
   }
   expect(seen).toBe(3);
+});
+
+it('a refusal is held for UNAUTHENTICATED_REFUSAL_DELAY_MS, while other requests are served', async () => {
+  const delayMs = 1000;
+  const c = await createTestContext({
+    ...SMALL,
+    UNAUTHENTICATED_REFUSAL_DELAY_MS: String(delayMs),
+  });
+  try {
+    const { auth } = await c.tenant(['read']);
+    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
+    // Empties the bucket: Redis's own refusal is sent at once.
+    for (let i = 0; ; i++) {
+      expect(i).toBeLessThan(30);
+      const res = await request(c.app)
+        .get('/api/v1/calls')
+        .set('Authorization', bogus(7000 + i));
+      if (res.status === 429) break;
+      expect(res.status).toBe(401);
+    }
+    const started = performance.now();
+    let answeredAt = 0;
+    const held = request(c.app)
+      .get('/api/v1/calls')
+      .set('Authorization', bogus(7100))
+      .then((res) => {
+        answeredAt = performance.now();
+        return res;
+      });
+    // The known key is served while the refusal is held.
+    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
+    const servedAt = performance.now();
+    const res = await held;
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('rate_limited');
+    expect(res.headers.ratelimit).toBe(`"client-address";r=0;t=${res.headers['retry-after']}`);
+    // Held at least half the delay (timers never fire early, give or take a millisecond).
+    expect(answeredAt - started).toBeGreaterThanOrEqual(delayMs / 2 - 2);
+    expect(answeredAt).toBeGreaterThan(servedAt);
+  } finally {
+    await c.close();
+  }
 });

@@ -68,7 +68,11 @@ export function createApp(deps: Deps): Express {
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
   const routes = publicRoutes(deps);
-  app.use(earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes)));
+  app.use(
+    earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes), {
+      delayMs: deps.config.anonymousRateLimit.refusalDelayMs,
+    }),
+  );
   app.use(httpTracing);
   app.use(
     pinoHttp({

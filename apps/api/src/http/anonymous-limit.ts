@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@switchboard/logger';
 import type { Redis } from '@switchboard/queues';
-import type { ApiError } from '../errors';
+import { ApiError, type ErrorAnswer } from '../errors';
 import { rateLimited, RateLimiter, type RateLimitDecision } from './rate-limit';
 
 /** The policy's name in both RateLimit fields; also part of the Redis keys (never rename). */
@@ -70,7 +70,10 @@ export class AnonymousLimits {
   async count(req: Request): Promise<void> {
     const address = clientAddress(req);
     const early = this.refusal(address);
-    if (early) throw early;
+    if (early) {
+      const { status, type, code, message, param, headers } = early;
+      throw new ApiError(status, type, code, message, param, headers);
+    }
     const decision = await this.limiter.check(address);
     if (decision.allowed) return;
     this.refusedUntil.set(address, performance.now() + decision.retryAfterMs);
@@ -81,7 +84,7 @@ export class AnonymousLimits {
    * The 429 this address gets without asking Redis, while the last refusal Redis gave it
    * still holds; undefined once it may have a token again (then `count` asks Redis).
    */
-  refusal(address: string): ApiError | undefined {
+  refusal(address: string): ErrorAnswer | undefined {
     const until = this.refusedUntil.get(address);
     if (until === undefined) return undefined;
     const left = until - performance.now();
@@ -89,15 +92,39 @@ export class AnonymousLimits {
       this.refusedUntil.delete(address);
       return undefined;
     }
-    const retryAfterSec = Math.max(1, Math.ceil(left / 1000));
-    return this.refused({
+    return this.refusedFor(left);
+  }
+
+  /**
+   * The 429 of a request refused early and held (./early-refusal.ts), as of now: the
+   * address's refusal, or, when a token came back meanwhile, the shortest one (1 s).
+   */
+  heldRefusal(address: string): ErrorAnswer {
+    return this.refusal(address) ?? this.refusedFor(1);
+  }
+
+  /**
+   * The 429 of a refusal that lasts `leftMs` more, as data: the same answer as the thrown
+   * one, without the cost of an Error (its stack) on a path a flood takes.
+   */
+  private refusedFor(leftMs: number): ErrorAnswer {
+    const retryAfterSec = Math.max(1, Math.ceil(leftMs / 1000));
+    const headers = this.limiter.headers({
       allowed: false,
       capacity: this.limiter.rule.points,
       remaining: 0,
       fullInSec: Math.ceil(this.limiter.rule.durationSec),
       retryAfterSec,
-      retryAfterMs: left,
+      retryAfterMs: leftMs,
     });
+    return {
+      status: 429,
+      type: 'rate_limit_error',
+      code: 'rate_limited',
+      message: this.limiter.rule.message,
+      param: null,
+      headers: { ...headers, 'Retry-After': String(retryAfterSec) },
+    };
   }
 
   /** Whether a key with this hash was found active by this process lately. */

@@ -15,6 +15,9 @@ export interface GuardedRoute {
 
 const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
 
+/** At most this many 429s are held at once by one process; more are sent at once. */
+export const MAX_HELD = 1000;
+
 /** An API key this process has seen valid lately: its requests never wait on the bucket. */
 export const knownApiKey =
   (anonymous: AnonymousLimits) =>
@@ -47,11 +50,21 @@ function templateRegExp(path: string): RegExp {
  * Every other request, and every request of an address with tokens, goes on unchanged (the
  * address lookup is one map read). Mounted after the request id and the metrics, so a
  * refused request still has its X-Request-Id and is counted.
+ *
+ * The 429 is held about `delayMs` (UNAUTHENTICATED_REFUSAL_DELAY_MS; from half to one and a
+ * half times it, at random) before it is sent, up to
+ * `maxHeld` at once (then sent at once): a client that waits for each answer (every HTTP
+ * flood tool does, per connection) then sends one request a delay per connection, instead
+ * of as many as the two processes' CPUs can make and refuse. Its Retry-After and RateLimit
+ * fields are those of the moment it is sent. A connection closed meanwhile frees its place.
  */
 export function earlyRefusal(
   anonymous: AnonymousLimits,
   routes: readonly GuardedRoute[],
+  hold: { delayMs: number; maxHeld?: number },
 ): RequestHandler {
+  const maxHeld = hold.maxHeld ?? MAX_HELD;
+  let held = 0;
   const byMethod = new Map<string, Array<{ re: RegExp; accepts: GuardedRoute['accepts'] }>>();
   for (const route of routes) {
     const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
@@ -75,6 +88,28 @@ export function earlyRefusal(
     }
     // Unread, the body would hold the connection; it is small or cut by the 429's close.
     req.resume();
-    renderError(res, refusal, req.requestId);
+    if (hold.delayMs <= 0 || held >= maxHeld) {
+      renderError(res, refusal, req.requestId);
+      return;
+    }
+    // Held: a client that sends its next request once answered (one per connection, as
+    // HTTP/1.1 without pipelining does) sends one a delay, whatever its speed.
+    held++;
+    const address = clientAddress(req);
+    const timer = setTimeout(
+      () => {
+        res.off('close', gone);
+        held--;
+        renderError(res, anonymous.heldRefusal(address), req.requestId);
+      },
+      // Spread (half to one and a half times the delay): answers sent together would come
+      // back together, a burst that other requests queue behind.
+      hold.delayMs * (0.5 + Math.random()),
+    );
+    const gone = () => {
+      clearTimeout(timer);
+      held--;
+    };
+    res.once('close', gone);
   };
 }

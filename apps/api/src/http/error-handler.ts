@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { isTransientDbError } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { ApiError, serviceUnavailable } from '../errors';
+import { ApiError, serviceUnavailable, type ErrorAnswer } from '../errors';
 
 /** Errors of the body parser (body-parser/http-errors) carry `type` and `status`. */
 interface ParserError {
@@ -97,7 +97,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 /** Writes the contract's error body and the error's headers (docs/API.md, Errors). */
-export function renderError(res: Response, apiError: ApiError, requestId: string): void {
+export function renderError(res: Response, apiError: ErrorAnswer, requestId: string): void {
   for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
   const error: Record<string, unknown> = {
     type: apiError.type,
