@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import IORedis from 'ioredis';
 import {
   createKnex,
@@ -13,7 +12,8 @@ import {
 } from '@switchboard/db';
 import { runLocked } from '../../apps/worker/src/maintenance';
 import type { WorkerDeps } from '../../apps/worker/src/deps';
-import { bareEnv, ROOT, TSX_CLI } from '../support/api-process';
+import { bareEnv } from '../support/api-process';
+import { CLI_BUNDLE } from '../support/bundles';
 import { REDIS_URL } from '../support/env';
 import { createPrePartitionDatabase } from '../support/pre-partition-db';
 import { seedHistory } from '../support/seed-history';
@@ -187,16 +187,7 @@ it('refuses a retention out of range with a clear CLI error', () => {
   ] as const) {
     const out = spawnSync(
       process.execPath,
-      [
-        TSX_CLI,
-        resolve(ROOT, 'apps/cli/src/main.ts'),
-        'tenant',
-        'retention',
-        '--id',
-        'ten_h',
-        flag,
-        value,
-      ],
+      [CLI_BUNDLE, 'tenant', 'retention', '--id', 'ten_h', flag, value],
       {
         env: { ...bareEnv(), DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/none' },
         encoding: 'utf8',

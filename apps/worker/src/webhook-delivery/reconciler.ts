@@ -1,7 +1,7 @@
 import { catalog, enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { DeliveryLifecycle, OpenDelivery } from '@switchboard/db';
 import { freeStuckJobs } from '../stuck-jobs';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
@@ -79,10 +79,5 @@ export function startReconciler(
 
   const main = startTicker('reconciler', opts.intervalMs, logger, tick);
   const lapse = startTicker('claim-lapse', opts.lapseCheckMs ?? LAPSE_CHECK_MS, logger, lapsed);
-  return {
-    name: 'reconciler',
-    async close() {
-      await Promise.all([main.close(), lapse.close()]);
-    },
-  };
+  return composite('reconciler', [main, lapse]);
 }

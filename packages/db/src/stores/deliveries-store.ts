@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import { eventOfDelivery } from './event-of-delivery';
 
 const TABLE = 'webhook_deliveries';
@@ -106,7 +106,7 @@ export class DeliveriesStore {
   /** A subscription's delivery log, newest first. */
   async listForSubscription(
     subscriptionId: string,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
     filter: Omit<DeliveryFilter, 'tenantId' | 'subscriptionId'> = {},
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     return this.list({ ...filter, subscriptionId }, page);
@@ -118,7 +118,7 @@ export class DeliveriesStore {
    */
   async list(
     filter: DeliveryFilter,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const q = this.db(`${TABLE} as d`)
       .whereNotNull('d.subscription_id')
@@ -129,15 +129,10 @@ export class DeliveriesStore {
     if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
     if (filter.since) q.where('d.created_at', '>=', filter.since);
     if (filter.until) q.where('d.created_at', '<', filter.until);
-    const result = await keysetPage<DeliveryRow & { event_type: string }>(q, {
-      timeColumn: 'd.created_at',
-      idColumn: 'd.id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
+    const toItem = (r: DeliveryRow & { event_type: string }) => ({
+      ...toDelivery(r),
+      eventType: r.event_type,
     });
-    return {
-      rows: result.rows.map((r) => ({ ...toDelivery(r), eventType: r.event_type })),
-      next: result.next,
-    };
+    return newestFirst(q, page, toItem, { time: 'created_at', alias: 'd' });
   }
 }

@@ -42,7 +42,7 @@ export class DeliveryLifecycle {
   async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
     if (eventIds.length === 0) return [];
     const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [eventIds]);
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -196,7 +196,7 @@ export class DeliveryLifecycle {
     RETURNING ${OPEN_COLUMNS}`,
       [subscriptionId],
     )) as { rows: OpenRow[] };
-    return rows.slice(0, limit).map(toOpen);
+    return rows.slice(0, limit).map(toOpenDelivery);
   }
 
   /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
@@ -209,7 +209,7 @@ export class DeliveryLifecycle {
         ORDER BY next_attempt_at LIMIT ?`,
       [graceMs / 1000, limit],
     )) as { rows: OpenRow[] };
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -223,7 +223,7 @@ export class DeliveryLifecycle {
         ORDER BY locked_until LIMIT ?`,
       [limit],
     )) as { rows: OpenRow[] };
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -326,7 +326,8 @@ const headersJson = (h: Record<string, string> | null | undefined): string | nul
       )
     : null;
 
-const toOpen = (r: OpenRow): OpenDelivery => ({
+/** A delivery row's ids, counters and lanes, as every statement returning `OPEN_COLUMNS` reads them. */
+export const toOpenDelivery = (r: OpenRow): OpenDelivery => ({
   id: r.id,
   tenantId: r.tenant_id,
   eventId: r.event_id,

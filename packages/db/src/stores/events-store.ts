@@ -1,17 +1,24 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
+import { idsOlderThan } from './older-than';
 
 const TABLE = 'events';
 
-/** An event as committed to the outbox. */
-export interface StoredEvent {
+/** An event as written into the outbox. */
+export interface NewEvent {
   id: string;
   tenantId: string;
   receptionistId: string | null;
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** W3C trace context of the span that wrote it (null: tracing off). */
+  traceparent?: string | null;
+}
+
+/** An event as committed to the outbox: what was written, and how far it has gone out. */
+export interface StoredEvent extends Omit<NewEvent, 'traceparent'> {
   publishedAt: Date | null;
   fannedOutAt: Date | null;
 }
@@ -37,17 +44,6 @@ const toEvent = (r: EventRow): StoredEvent => ({
   publishedAt: r.published_at,
   fannedOutAt: r.fanned_out_at,
 });
-
-export interface NewEvent {
-  id: string;
-  tenantId: string;
-  receptionistId: string | null;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-  /** W3C trace context of the span that wrote it (null: tracing off). */
-  traceparent?: string | null;
-}
 
 /** An outbox event claimed for publishing, with the trace it belongs to. */
 export interface UnpublishedEvent {
@@ -220,17 +216,7 @@ export class EventsStore {
    * re-adding them here would let a tenant's backlog past everyone else's events.
    */
   async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .whereNull('fanned_out_at')
-      .whereNotNull('published_at')
-      .andWhere(
-        'published_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('published_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const published = this.db(TABLE).whereNull('fanned_out_at').whereNotNull('published_at');
+    return idsOlderThan(this.db, published, 'published_at', graceMs, limit);
   }
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId, newTimeOrderedIdSql } from '../ids';
-import type { OpenDelivery } from './delivery-lifecycle';
+import { toOpenDelivery, type OpenDelivery } from './delivery-lifecycle';
+import { OPEN_COLUMNS, type OpenRow } from './delivery-lifecycle-sql';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
 /** A recovery with its counts, computed from its deliveries as they are now. */
@@ -80,9 +81,6 @@ export type StartRecoveryResult =
   | { kind: 'started'; recovery: WebhookRecovery; deliveries: OpenDelivery[] }
   | { kind: 'in_progress' };
 
-const OPEN =
-  'id, tenant_id, event_id, subscription_id, receptionist_id, round, attempts, claims, next_attempt_at';
-
 /** Recoveries (POST /webhooks/{id}/recover): resend what failed, send what was missed. */
 export class WebhookRecoveriesStore {
   constructor(private readonly db: Knex) {}
@@ -123,7 +121,7 @@ export class WebhookRecoveriesStore {
                 locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
           WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
             AND created_at >= ? AND created_at < ?
-      RETURNING ${OPEN}`,
+      RETURNING ${OPEN_COLUMNS}`,
         [subscriptionId, tenantId, since, until],
       )) as { rows: OpenRow[] };
       const { rows: missed } = (await trx.raw(
@@ -138,7 +136,7 @@ export class WebhookRecoveriesStore {
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                              WHERE d.subscription_id = s.id AND d.event_id = e.id)
          ON CONFLICT DO NOTHING
-      RETURNING ${OPEN}`,
+      RETURNING ${OPEN_COLUMNS}`,
         [subscriptionId, since, until],
       )) as { rows: OpenRow[] };
       const all = [...resent, ...missed];
@@ -158,30 +156,8 @@ export class WebhookRecoveriesStore {
       return {
         kind: 'started',
         recovery: toRecovery(rows[0] as RecoveryRow),
-        deliveries: all.map((r) => ({
-          id: r.id,
-          tenantId: r.tenant_id,
-          eventId: r.event_id,
-          subscriptionId: r.subscription_id,
-          receptionistId: r.receptionist_id,
-          round: r.round,
-          attempts: r.attempts,
-          claims: r.claims,
-          nextAttemptAt: r.next_attempt_at,
-        })),
+        deliveries: all.map(toOpenDelivery),
       };
     });
   }
-}
-
-interface OpenRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  subscription_id: string | null;
-  receptionist_id: string | null;
-  round: number;
-  attempts: number;
-  claims: number;
-  next_attempt_at: Date | null;
 }

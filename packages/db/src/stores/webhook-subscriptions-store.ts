@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 
 const TABLE = 'webhook_subscriptions';
 
@@ -216,20 +216,14 @@ export class WebhookSubscriptionsStore {
    */
   async list(
     tenantId: string,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
     only: readonly string[] | null = null,
   ): Promise<KeysetPage<WebhookSubscription>> {
     const query = this.db<WebhookSubscriptionRow>(TABLE)
       .select(COLUMNS)
       .where({ tenant_id: tenantId });
     if (only) void query.whereIn('id', [...only]);
-    const result = await keysetPage<WebhookSubscriptionRow>(query, {
-      timeColumn: 'created_at',
-      idColumn: 'id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toSubscription), next: result.next };
+    return newestFirst(query, page, toSubscription, { time: 'created_at' });
   }
 
   /** Hard delete: the row and its secret are gone. False when there was no such row. */
