@@ -52,11 +52,11 @@ function templateRegExp(path: string): RegExp {
  * refused request still has its X-Request-Id and is counted.
  *
  * The 429 is held about `delayMs` (UNAUTHENTICATED_REFUSAL_DELAY_MS; from half to one and a
- * half times it, at random) before it is sent, up to
- * `maxHeld` at once (then sent at once): a client that waits for each answer (every HTTP
- * flood tool does, per connection) then sends one request a delay per connection, instead
- * of as many as the two processes' CPUs can make and refuse. Its Retry-After and RateLimit
- * fields are those of the moment it is sent. A connection closed meanwhile frees its place.
+ * half times it, at random) before it is sent, up to `maxHeld` at once (more are sent at
+ * once): a client that waits for each answer (every HTTP flood tool does, per connection)
+ * then sends one request a delay per connection, instead of as many as its CPU and ours can
+ * make and refuse. Its Retry-After and RateLimit fields are those of the moment it is sent.
+ * A connection closed meanwhile frees its place.
  */
 export function earlyRefusal(
   anonymous: AnonymousLimits,
@@ -86,7 +86,7 @@ export function earlyRefusal(
       next();
       return;
     }
-    // Unread, the body would hold the connection; it is small or cut by the 429's close.
+    // The body is read and dropped, so the connection can carry the client's next request.
     req.resume();
     if (hold.delayMs <= 0 || held >= maxHeld) {
       renderError(res, refusal, req.requestId);
