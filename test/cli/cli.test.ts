@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { billingPeriodOf, createKnex, UsageStore } from '@switchboard/db';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
 import { CLI_BUNDLE } from '../support/bundles';
 import { testEnv } from '../support/env';
 
@@ -11,7 +11,6 @@ let db: { name: string; url: string };
 beforeAll(async () => {
   db = await createTestDatabase();
 });
-afterAll(() => dropTestDatabase(db.name));
 
 /** Runs the operator CLI as an operator would, in its own process. */
 function cli(...args: string[]) {

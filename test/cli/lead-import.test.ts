@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
 import { CLI_BUNDLE } from '../support/bundles';
 import { testEnv } from '../support/env';
 
@@ -12,7 +12,6 @@ let db: { name: string; url: string };
 beforeAll(async () => {
   db = await createTestDatabase();
 });
-afterAll(() => dropTestDatabase(db.name));
 
 function cli(...args: string[]) {
   const out = spawnSync(process.execPath, ['--enable-source-maps', CLI_BUNDLE, ...args], {

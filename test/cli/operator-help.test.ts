@@ -7,7 +7,7 @@ import { COMMANDS } from '../../apps/cli/src/commands';
 import { helpFor } from '../../apps/cli/src/main';
 import { bareEnv, ROOT, TSX_CLI } from '../support/api-process';
 import { CLI_BUNDLE } from '../support/bundles';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
 
 // The compiled operator CLI (npm run cli = node apps/cli/dist/main.js): help on the CLI and on
 // every command, the list commands, a connection failure that names the URL it tried, and
@@ -18,7 +18,6 @@ let db: { name: string; url: string };
 beforeAll(async () => {
   db = await createTestDatabase();
 });
-afterAll(() => dropTestDatabase(db.name));
 
 function cli(args: string[], env: Record<string, string> = { DATABASE_URL: db.url }) {
   const out = spawnSync(process.execPath, [CLI_BUNDLE, ...args], {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await writer?.destroy();
-  await db?.drop();
+  await db?.close();
 });
 
 /** Writes through the tables until `done()`: returns the calls inserted and deliveries moved. */

@@ -116,7 +116,8 @@ export async function startApiProcess(
         () => false,
       );
     },
-    { timeoutMs: 30_000, intervalMs: 100 },
+    // Only a hang detector: a busy machine can take many seconds to start a process.
+    { timeoutMs: 60_000, intervalMs: 100 },
   ).catch((err: unknown) => {
     signal('SIGKILL');
     throw new Error(`${(err as Error).message}:\n${stderr}`);

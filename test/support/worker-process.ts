@@ -62,7 +62,7 @@ export async function startWorkerProcess(
       child.kill('SIGKILL');
       reject(new Error(`worker ${why}:\n${stderr}`));
     };
-    const timer = setTimeout(() => fail('not ready within 30 s'), 30_000);
+    const timer = setTimeout(() => fail('not ready within 60 s'), 60_000);
     child.once('error', (err) => fail(err.message));
     child.once('exit', (code) => fail(`exited early (${code})`));
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
+import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
 import { toPgText } from '../text';
 import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
@@ -172,12 +173,16 @@ export class DeliveryLifecycle {
 
   /** Starts a fresh round of attempts (manual retry); undefined when no such delivery. */
   async newRound(db: Knex, subscriptionId: string, id: string): Promise<Delivery | undefined> {
+    // A final delivery pending again: the pending floor comes down to it (pending-floors.ts).
     const { rows } = (await db.raw(
-      `UPDATE webhook_deliveries
-          SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
-              locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-        WHERE id = ? AND created_at >= ? AND created_at < ? AND subscription_id = ?
-    RETURNING *`,
+      `WITH d AS (
+         UPDATE webhook_deliveries
+            SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+                locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+          WHERE id = ? AND created_at >= ? AND created_at < ? AND subscription_id = ?
+      RETURNING *
+       ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
+       SELECT * FROM d`,
       [id, ...idTimeWindow([id]), subscriptionId],
     )) as { rows: DeliveryRow[] };
     const row = rows[0];
@@ -193,19 +198,25 @@ export class DeliveryLifecycle {
     const { rows } = (await db.raw(
       `UPDATE webhook_deliveries SET next_attempt_at = now(), updated_at = now()
         WHERE subscription_id = ? AND status = 'pending' AND next_attempt_at > now()
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
     RETURNING ${OPEN_COLUMNS}`,
       [subscriptionId],
     )) as { rows: OpenRow[] };
     return rows.slice(0, limit).map(toOpenDelivery);
   }
 
-  /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
+  /**
+   * Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. This
+   * and the lapse check read the days from the deliveries' pending floor on
+   * (packages/db/src/partitions/pending-floors.ts), not every day kept.
+   */
   async overdue(db: Knex, graceMs: number, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status IN ('pending', 'delivering')
           AND next_attempt_at < now() - make_interval(secs => ?)
           AND (locked_until IS NULL OR locked_until < now())
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY next_attempt_at LIMIT ?`,
       [graceMs / 1000, limit],
     )) as { rows: OpenRow[] };
@@ -220,6 +231,7 @@ export class DeliveryLifecycle {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status = 'delivering' AND locked_until < now()
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY locked_until LIMIT ?`,
       [limit],
     )) as { rows: OpenRow[] };
