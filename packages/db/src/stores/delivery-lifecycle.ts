@@ -34,8 +34,8 @@ import {
  */
 export class DeliveryLifecycle {
   /**
-   * Fans events out, in one statement for all of them: marks each fanned out (only the first
-   * caller does), creates a delivery per active subscription of its tenant whose filter
+   * Fans events out, in one statement for all of them: marks each fanned out and published
+   * (only the first caller does: the relay, in its claim's transaction), creates a delivery per active subscription of its tenant whose filter
    * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new.

@@ -226,10 +226,19 @@ export class WebhookSubscriptionsStore {
     return newestFirst(query, page, toSubscription, { time: 'created_at' });
   }
 
-  /** Hard delete: the row and its secret are gone. False when there was no such row. */
+  /**
+   * Hard delete: the row, its secret and its deliveries are gone. False when there was no
+   * such row. The deliveries go in the same transaction, after the row: no foreign key does
+   * it (migration 090). A fan-out that read the subscription before this commits may still
+   * add a delivery after it: that one is canceled at its claim, never sent.
+   */
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const count = await this.db(TABLE).where({ tenant_id: tenantId, id }).delete();
-    return count > 0;
+    return this.db.transaction(async (trx) => {
+      const count = await trx(TABLE).where({ tenant_id: tenantId, id }).delete();
+      if (count === 0) return false;
+      await trx('webhook_deliveries').where({ subscription_id: id }).delete();
+      return true;
+    });
   }
 
   /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */
