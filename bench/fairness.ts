@@ -12,18 +12,20 @@
  *      backlog is reported at the end of the phase (it is still draining: "throughout");
  *  (b) hung: tenant C's BENCH_FAIR_HUNG_SUBS subscriptions never answer (WEBHOOK_TIMEOUT_MS,
  *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries;
- *  (c) a bogus-key flood against the real API (a child process): ./fairness/flood.ts.
+ *  (c) a flood of requests without a valid credential against the real API (a child
+ *      process), from a flooder process: ./fairness/flood.ts.
  * Goals (docs/BENCHMARKS.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) A's p95 during the
  * flood within 2× its p95 alone.
  *
  * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),
  * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_FLOOD_SAMPLES (300),
- * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_FLOOD_RATE (0 = unpaced; requests a second in
- * all), BENCH_FAIR_PHASES (0,a,b,c).
+ * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_FLOOD_ROUNDS (3), BENCH_FAIR_FLOOD_RATE (0 =
+ * unpaced; requests a second in all), BENCH_FAIR_PHASES (0,a,b,c).
  * Database switchboard_bench_fairness (dropped at the end); Redis keys under `{sbfair-<id>}`.
  * Result: stdout table, bench/.results/fairness-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '@switchboard/config';
 import { createKnex, type Knex } from '@switchboard/db';
@@ -44,7 +46,7 @@ import { runFlood, type FloodResult } from './fairness/flood';
 import { installChildCleanup, stopAllChildren } from './lib/children';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
-import { log, sleep, step } from './lib/progress';
+import { log, progressBar, sleep, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { summarize, table, type LatencySummary } from './lib/stats';
 
@@ -58,6 +60,7 @@ const HUNG_SUBS = envInt('BENCH_FAIR_HUNG_SUBS', 60);
 const HUNG_EVENTS = envInt('BENCH_FAIR_HUNG_EVENTS', 200);
 const FLOOD_SAMPLES = envInt('BENCH_FAIR_FLOOD_SAMPLES', 300);
 const FLOOD_CONNECTIONS = envInt('BENCH_FAIR_FLOOD_CONNECTIONS', 50);
+const FLOOD_ROUNDS = envInt('BENCH_FAIR_FLOOD_ROUNDS', 3);
 /** 0: unpaced (each client sends as fast as it is answered). */
 const FLOOD_RATE = Number(process.env.BENCH_FAIR_FLOOD_RATE ?? 0);
 const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b,c').split(','));
@@ -140,6 +143,15 @@ async function main(): Promise<void> {
     const committedAt = new Map<string, number>();
     const interval = 1000 / RATE;
     const t0 = performance.now();
+    // One line every 10 s: a long phase shows it is alive and how A and D are doing.
+    const ticker = setInterval(() => {
+      const arrived = [...committedAt.keys()].filter((id) => receivedAt.has(id)).length;
+      log(
+        `  ${phase}: ${Math.round((performance.now() - t0) / 1000)} s, A ${committedAt.size} sent / ${arrived} received, D received ${dReceived}, load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
+    }, 10_000);
     for (let i = 0; i < RATE * SECONDS; i++) {
       const due = t0 + i * interval;
       const wait = due - performance.now();
@@ -154,6 +166,7 @@ async function main(): Promise<void> {
       );
       committedAt.set(id, performance.now());
     }
+    clearInterval(ticker);
     const n = await note();
     const deadline = Date.now() + 60_000;
     while ([...committedAt.keys()].some((id) => !receivedAt.has(id)) && Date.now() < deadline) {
@@ -181,8 +194,10 @@ async function main(): Promise<void> {
       const a = await createTenant(knex, key, 'Aa', 1, () => `${base}/a`);
       const d = await createTenant(knex, key, 'D', 1, () => `${base}/d`);
       await step(`(a) D commits ${BURST} events`, async () => {
+        const bar = progressBar('(a) D commits'.padEnd(20), BURST, 'events');
         for (let done = 0; done < BURST; done += EMIT_BATCH) {
           const n = Math.min(EMIT_BATCH, BURST - done);
+          bar.update(done, { note: ` | D received ${dReceived}` });
           await knex.transaction((trx) =>
             emitMany(
               trx,
@@ -195,6 +210,8 @@ async function main(): Promise<void> {
             ),
           );
         }
+        bar.update(BURST, { note: ` | D received ${dReceived}` });
+        bar.stop();
       });
       await step('(a) A during D’s burst', () =>
         runA(a, 'a burst', async () => {
@@ -239,11 +256,16 @@ async function main(): Promise<void> {
         runFlood(
           knex,
           { benchUrl, prefix, encryptionKey: key.toString('base64') },
-          { samples: FLOOD_SAMPLES, connections: FLOOD_CONNECTIONS, rate: FLOOD_RATE },
+          {
+            samples: FLOOD_SAMPLES,
+            rounds: FLOOD_ROUNDS,
+            connections: FLOOD_CONNECTIONS,
+            rate: FLOOD_RATE,
+          },
         ),
       );
       log(
-        `c flood: A's p50/p95 alone ${flood.baseline.p50}/${flood.p95.alone} ms, during the flood ${flood.duringFlood.p50}/${flood.p95.duringFlood} ms (p95 ratio ${flood.ratioP95}); flood ${JSON.stringify(flood.flood)}`,
+        `c flood: A's p50/p95 alone ${flood.baseline.p50}/${flood.p95.alone} ms, during the flood ${flood.duringFlood.p50}/${flood.p95.duringFlood} ms (p95 ratio ${flood.ratioP95}); API CPU ${flood.apiCpuMsPerFloodRequest} ms and flooder CPU ${flood.flooderCpuMsPerRequest} ms per flood request; flood ${JSON.stringify(flood.flood)}`,
       );
     }
   } finally {
@@ -291,6 +313,7 @@ async function main(): Promise<void> {
         HUNG_EVENTS,
         FLOOD_SAMPLES,
         FLOOD_CONNECTIONS,
+        FLOOD_ROUNDS,
         FLOOD_RATE,
       },
       results,

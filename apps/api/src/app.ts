@@ -1,16 +1,22 @@
 import express, { type Express } from 'express';
 import type { Deps } from './deps';
 import { accessLog } from './http/access-log';
+import { earlyRefusal, knownApiKey, type GuardedRoute } from './http/early-refusal';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { httpTracing } from './http/tracing';
 import { httpMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
+import type { RouteDef } from './openapi/route';
 import { mountApiReference } from './openapi/reference-page';
 import { buildRouter } from './openapi/register';
 import { mountHealth } from './features/health/routes';
 import { publicRoutes } from './features';
-import { telephonyRouter } from './features/telephony/routes';
+import {
+  ingestTokenCheck,
+  TELEPHONY_EVENTS_PATH,
+  telephonyRouter,
+} from './features/telephony/routes';
 import { mountPortalPage } from './features/portal/page';
 
 export type { Deps } from './deps';
@@ -19,6 +25,33 @@ export { createDeps } from './deps';
 const API_VERSION = '1.0.0';
 /** Every public route answers under both prefixes (/v1 is the shorthand). */
 export const API_PREFIXES = ['/api/v1', '/v1'] as const;
+
+/** The mount point of telephony ingestion (authenticated by INGEST_TOKEN). */
+const INTERNAL_PREFIX = '/internal/v1';
+
+/**
+ * The routes whose requests without a valid credential take a token of their address's
+ * bucket: every route with a scope (unless the key is known valid), those marked
+ * `addressLimited`, and telephony ingestion (unless it carries INGEST_TOKEN).
+ */
+function guardedRoutes(deps: Deps, routes: readonly RouteDef[]): GuardedRoute[] {
+  const apiKey = knownApiKey(deps.anonymousLimits);
+  const guarded: GuardedRoute[] = routes.flatMap((route) => {
+    if (!route.scope && !route.addressLimited) return [];
+    const accepts = route.scope ? apiKey : () => false;
+    return API_PREFIXES.map((prefix) => ({
+      method: route.method.toUpperCase(),
+      path: `${prefix}${route.path}`,
+      accepts,
+    }));
+  });
+  guarded.push({
+    method: 'POST',
+    path: `${INTERNAL_PREFIX}${TELEPHONY_EVENTS_PATH}`,
+    accepts: ingestTokenCheck(deps.config.ingestToken),
+  });
+  return guarded;
+}
 
 /**
  * Builds the Express app from its dependencies. Express 5 forwards rejected promises from
@@ -34,12 +67,17 @@ export function createApp(deps: Deps): Express {
   app.use(deps.lifecycle.middleware);
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
+  const routes = publicRoutes(deps);
+  app.use(
+    earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes), {
+      delayMs: deps.config.anonymousRateLimit.refusalDelayMs,
+    }),
+  );
   app.use(httpTracing);
   // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
   app.use(accessLog(deps.logger));
   mountHealth(app, deps);
 
-  const routes = publicRoutes(deps);
   const openapi = buildOpenApi(routes, API_VERSION);
   app.get(
     API_PREFIXES.map((p) => `${p}/openapi.json`),
@@ -63,7 +101,7 @@ export function createApp(deps: Deps): Express {
       },
     ),
   );
-  app.use('/internal/v1', telephonyRouter(deps));
+  app.use(INTERNAL_PREFIX, telephonyRouter(deps));
   mountPortalPage(app, deps);
 
   app.use(notFoundRoute);

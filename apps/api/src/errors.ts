@@ -13,7 +13,17 @@ export type ErrorType =
  * The one error class routes throw. The error middleware renders it as the contract's error
  * body; anything else thrown becomes a logged 500 with no detail.
  */
-export class ApiError extends Error {
+/** What an error answer is made of (docs/API.md, Errors): an ApiError, or the same as data. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+}
+
+export class ApiError extends Error implements ErrorAnswer {
   constructor(
     readonly status: number,
     readonly type: ErrorType,

@@ -157,6 +157,14 @@ export const envSchema = {
       description:
         'the burst per client address without a valid key: a positive integer, at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND',
     },
+    UNAUTHENTICATED_REFUSAL_DELAY_MS: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 10000,
+      default: 1000,
+      description:
+        'how long the API holds the 429 of a client address whose bucket is known to be empty before sending it, in ms (0: at once)',
+    },
     TRUST_PROXY: {
       type: 'string',
       'x-optional': true,

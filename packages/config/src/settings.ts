@@ -55,7 +55,12 @@ export interface Config {
    * The limit of requests without a valid API key (none, malformed, unknown or revoked) or
    * with a wrong ingestion token: a token bucket per client address.
    */
-  readonly anonymousRateLimit: { readonly perSecond: number; readonly burst: number };
+  readonly anonymousRateLimit: {
+    readonly perSecond: number;
+    readonly burst: number;
+    /** How long a 429 of an address known to be limited is held before it is sent. */
+    readonly refusalDelayMs: number;
+  };
   /**
    * Express's `trust proxy`: which proxies' X-Forwarded-For names the client address.
    * `false` (the default): none, the client is the TCP peer.
@@ -196,9 +201,14 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
     },
   },
   anonymousRateLimit: {
-    variables: ['UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', 'UNAUTHENTICATED_RATE_LIMIT_BURST'],
+    variables: [
+      'UNAUTHENTICATED_RATE_LIMIT_PER_SECOND',
+      'UNAUTHENTICATED_RATE_LIMIT_BURST',
+      'UNAUTHENTICATED_REFUSAL_DELAY_MS',
+    ],
     build: (v) => {
       const perSecond = Number(v.UNAUTHENTICATED_RATE_LIMIT_PER_SECOND);
+      const refusalDelayMs = Number(v.UNAUTHENTICATED_REFUSAL_DELAY_MS);
       const burst = Number(v.UNAUTHENTICATED_RATE_LIMIT_BURST);
       if (burst < perSecond) {
         throw new ConfigError(
@@ -206,7 +216,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
           `UNAUTHENTICATED_RATE_LIMIT_BURST is invalid: expected at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND (${perSecond}), got ${burst}`,
         );
       }
-      return { perSecond, burst };
+      return { perSecond, burst, refusalDelayMs };
     },
   },
   trustProxy: {

@@ -2,13 +2,16 @@ import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@switchboard/logger';
 import type { Redis } from '@switchboard/queues';
-import { RateLimiter } from './rate-limit';
+import { ApiError, type ErrorAnswer } from '../errors';
+import { rateLimited, RateLimiter, type RateLimitDecision } from './rate-limit';
 
 /** The policy's name in both RateLimit fields; also part of the Redis keys (never rename). */
 export const ANONYMOUS_POLICY = 'client-address';
 
 /** How many keys, and for how long, this process remembers as having been valid. */
 const KNOWN_KEYS_MAX = 10_000;
+/** How many refused addresses this process remembers (each for its Retry-After at most). */
+const REFUSED_MAX = 100_000;
 const KNOWN_KEY_TTL_MS = 10 * 60_000;
 const LOCAL_WARN_EVERY_MS = 10_000;
 
@@ -21,6 +24,13 @@ const LOCAL_WARN_EVERY_MS = 10_000;
  * of made-up keys costs one Redis call each and then nothing, never a Postgres query per
  * request, while a valid key, once seen, never waits on its address's bucket (a tenant
  * behind the same NAT as an attacker keeps working).
+ *
+ * When Redis refuses an address, it also says when the next request would fit; until then
+ * this process refuses that address's requests itself (`refusal`), without asking Redis. It
+ * gives the answer Redis would give: a refused request takes no token, and other processes
+ * can only take more, so the bucket cannot hold a token before that instant. So a flood from
+ * one address costs about two Redis calls per token it is allowed, whatever its pace, and
+ * the early refusal (./early-refusal.ts) answers it before the rest of the app runs.
  */
 export class AnonymousLimits {
   private readonly limiter: RateLimiter;
@@ -29,6 +39,8 @@ export class AnonymousLimits {
     max: KNOWN_KEYS_MAX,
     ttl: KNOWN_KEY_TTL_MS,
   });
+  /** Address → when (performance.now() ms) its bucket will hold a token again. */
+  private readonly refusedUntil = new LRUCache<string, number>({ max: REFUSED_MAX });
   private lastLocalWarning = 0;
 
   constructor(
@@ -56,7 +68,63 @@ export class AnonymousLimits {
 
   /** Takes one token from the client address's bucket; 429 (with its fields) when empty. */
   async count(req: Request): Promise<void> {
-    await this.limiter.consume(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    const address = clientAddress(req);
+    const early = this.refusal(address);
+    if (early) {
+      const { status, type, code, message, param, headers } = early;
+      throw new ApiError(status, type, code, message, param, headers);
+    }
+    const decision = await this.limiter.check(address);
+    if (decision.allowed) return;
+    this.refusedUntil.set(address, performance.now() + decision.retryAfterMs);
+    throw this.refused(decision);
+  }
+
+  /**
+   * The 429 this address gets without asking Redis, while the last refusal Redis gave it
+   * still holds; undefined once it may have a token again (then `count` asks Redis).
+   */
+  refusal(address: string): ErrorAnswer | undefined {
+    const until = this.refusedUntil.get(address);
+    if (until === undefined) return undefined;
+    const left = until - performance.now();
+    if (left <= 0) {
+      this.refusedUntil.delete(address);
+      return undefined;
+    }
+    return this.refusedFor(left);
+  }
+
+  /**
+   * The 429 of a request refused early and held (./early-refusal.ts), as of now: the
+   * address's refusal, or, when a token came back meanwhile, the shortest one (1 s).
+   */
+  heldRefusal(address: string): ErrorAnswer {
+    return this.refusal(address) ?? this.refusedFor(1);
+  }
+
+  /**
+   * The 429 of a refusal that lasts `leftMs` more, as data: the same answer as the thrown
+   * one, without the cost of an Error (its stack) on a path a flood takes.
+   */
+  private refusedFor(leftMs: number): ErrorAnswer {
+    const retryAfterSec = Math.max(1, Math.ceil(leftMs / 1000));
+    const headers = this.limiter.headers({
+      allowed: false,
+      capacity: this.limiter.rule.points,
+      remaining: 0,
+      fullInSec: Math.ceil(this.limiter.rule.durationSec),
+      retryAfterSec,
+      retryAfterMs: leftMs,
+    });
+    return {
+      status: 429,
+      type: 'rate_limit_error',
+      code: 'rate_limited',
+      message: this.limiter.rule.message,
+      param: null,
+      headers: { ...headers, 'Retry-After': String(retryAfterSec) },
+    };
   }
 
   /** Whether a key with this hash was found active by this process lately. */
@@ -68,6 +136,11 @@ export class AnonymousLimits {
     this.knownKeys.set(keyHash, true);
   }
 
+  private refused(decision: RateLimitDecision): ApiError {
+    const rule = this.limiter.rule;
+    return rateLimited(rule.message, decision.retryAfterSec, this.limiter.headers(decision));
+  }
+
   private warnLocal(): void {
     const now = Date.now();
     if (now - this.lastLocalWarning < LOCAL_WARN_EVERY_MS) return;
@@ -75,3 +148,7 @@ export class AnonymousLimits {
     this.logger.warn('redis does not answer: the per-address limit is kept in this process');
   }
 }
+
+/** The address a request's limit is counted by: `req.ip` (TRUST_PROXY decides), or the peer. */
+export const clientAddress = (req: Request): string =>
+  req.ip ?? req.socket.remoteAddress ?? 'unknown';

@@ -1,7 +1,7 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { isTransientDbError } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { ApiError, serviceUnavailable } from '../errors';
+import { ApiError, serviceUnavailable, type ErrorAnswer } from '../errors';
 
 /** Errors of the body parser (body-parser/http-errors) carry `type` and `status`. */
 interface ParserError {
@@ -92,15 +92,20 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (!known) logger.error({ err }, 'unhandled error');
     else if (apiError.status >= 500) logger.warn({ err }, apiError.code);
     if (res.headersSent) return res.end();
-    for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
-    const error: Record<string, unknown> = {
-      type: apiError.type,
-      code: apiError.code,
-      message: apiError.message,
-    };
-    if (apiError.param) error.param = apiError.param;
-    res.status(apiError.status).json({ error, request_id: req.requestId });
+    renderError(res, apiError, req.requestId);
   };
+}
+
+/** Writes the contract's error body and the error's headers (docs/API.md, Errors). */
+export function renderError(res: Response, apiError: ErrorAnswer, requestId: string): void {
+  for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+  const error: Record<string, unknown> = {
+    type: apiError.type,
+    code: apiError.code,
+    message: apiError.message,
+  };
+  if (apiError.param) error.param = apiError.param;
+  res.status(apiError.status).json({ error, request_id: requestId });
 }
 
 export const notFoundRoute: RequestHandler = (req, _res, next) =>

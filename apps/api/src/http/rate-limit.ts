@@ -41,6 +41,8 @@ export interface RateLimitDecision {
   fullInSec: number;
   /** When refused: seconds until this request would fit (at least 1); else 0. */
   retryAfterSec: number;
+  /** The same in milliseconds, unrounded (at least 1 when refused); else 0. */
+  retryAfterMs: number;
 }
 
 export const rateLimited = (
@@ -211,6 +213,7 @@ export class RateLimiter {
       remaining: allowed ? res.remainingPoints : 0,
       fullInSec: allowed ? seconds(res.msBeforeNext) : Math.ceil(this.rule.durationSec),
       retryAfterSec: allowed ? 0 : seconds(res.msBeforeNext),
+      retryAfterMs: allowed ? 0 : Math.max(1, res.msBeforeNext),
     };
   }
 }

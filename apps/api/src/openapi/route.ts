@@ -37,6 +37,12 @@ export interface RouteDef {
   /** Required scope; `null` for routes with their own authentication or none. */
   scope: Scope | null;
   /**
+   * For a route without a scope: whether every request takes a token of its address's bucket
+   * of requests without a credential (docs/API.md, Rate limits), so that while the bucket is
+   * empty the early refusal answers it 429 before anything else runs (./http/early-refusal.ts).
+   */
+  addressLimited?: true;
+  /**
    * Whether a portal token (docs/API.md, Tenant portal) may call this route: the capability
    * it needs, and how a session limited to some subscriptions is held to them: `path` (the
    * `:id` of the path must be one of them), `filter` (the handler lists only them) or `none`

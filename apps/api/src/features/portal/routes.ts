@@ -110,6 +110,7 @@ export function portalRoutes(deps: Deps): RouteDef[] {
         'capabilities allow (see `x-portal-capability`), until the session expires or is revoked.',
       tag: TAG,
       scope: null,
+      addressLimited: true,
       body: exchangeBodySchema,
       bodyExample: exchangeBodyExample,
       responses: {

@@ -20,19 +20,30 @@ const validators = new Map(
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+/** The ingestion route's path under its mount point (/internal/v1). */
+export const TELEPHONY_EVENTS_PATH = '/telephony/events';
+
+/**
+ * Whether an Authorization field carries INGEST_TOKEN. Hashing first makes the comparison
+ * constant-time whatever the field's length.
+ */
+export function ingestTokenCheck(token: string): (header: string | undefined) => boolean {
+  const expected = digest(`Bearer ${token}`);
+  return (header) => timingSafeEqual(digest(header ?? ''), expected);
+}
+
 /**
  * POST /internal/v1/telephony/events: the voice platform's reports (docs/API.md, Telephony ingestion).
  * Authenticated by INGEST_TOKEN, not an API key. 202 once committed; a replayed message id
  * is 200 `{accepted: false, duplicate: true}` and changes nothing.
  */
 export function telephonyRouter(deps: Deps): Router {
-  const expected = digest(`Bearer ${deps.config.ingestToken}`);
+  const accepts = ingestTokenCheck(deps.config.ingestToken);
   const router = Router();
   router.post(
-    '/telephony/events',
+    TELEPHONY_EVENTS_PATH,
     async (req, _res, next) => {
-      // Hashing first makes the comparison constant-time whatever the header's length.
-      if (!timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+      if (!accepts(req.headers.authorization)) {
         // A wrong token takes a token of its address's bucket (429 once it is empty).
         await deps.anonymousLimits.count(req);
         throw unauthenticated('invalid_ingest_token', 'Send Authorization: Bearer $INGEST_TOKEN');

@@ -1,0 +1,187 @@
+import request from 'supertest';
+import { createTestContext, type TestContext } from '../support/context';
+import { waitFor } from '../support/wait';
+
+// The early refusal (docs/API.md, Rate limits): once Redis has refused an address's request
+// without a valid credential, that address's next such requests are answered 429 by this
+// process alone until a token is back: no Redis call, no routing or lookup, the same answer.
+// Small buckets (5 at once, 1 a second) so a handful of requests empties one; a token comes
+// back within a second, so each check below starts from a fresh refusal.
+// Refusals are sent at once here (UNAUTHENTICATED_REFUSAL_DELAY_MS 0); the last test holds them.
+const SMALL = {
+  UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1',
+  UNAUTHENTICATED_RATE_LIMIT_BURST: '5',
+  UNAUTHENTICATED_REFUSAL_DELAY_MS: '0',
+};
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext(SMALL);
+});
+afterAll(async () => {
+  await ctx.close();
+});
+
+const bogus = (i: number) => `Bearer sk_live_${String(i).padStart(32, '0')}`;
+
+/** Requests without a valid credential, of every kind the address's bucket counts. */
+const probes: Array<(i: number) => request.Test> = [
+  (i) => request(ctx.app).get('/api/v1/calls').set('Authorization', bogus(i)),
+  () => request(ctx.app).get('/v1/leads/search?q=ab'),
+  () => request(ctx.app).post('/api/v1/leads').set('Authorization', 'Basic abc').send('{'),
+  () =>
+    request(ctx.app)
+      .post('/internal/v1/telephony/events')
+      .set('Authorization', 'Bearer wrong-token')
+      .send({}),
+  () => request(ctx.app).post('/api/v1/portal/exchange').send({ code: 'x' }),
+];
+
+/** One request, and how many Redis commands the API process sent while it was served. */
+async function counted(
+  send: () => request.Test,
+): Promise<{ res: request.Response; redis: number }> {
+  const sent = jest.spyOn(ctx.deps.redis, 'sendCommand');
+  try {
+    const res = await send();
+    return { res, redis: sent.mock.calls.length };
+  } finally {
+    sent.mockRestore();
+  }
+}
+
+/** Probes until one is refused without Redis (at most 60): the address is refused now. */
+async function refusedEarly(): Promise<request.Response> {
+  for (let i = 0; i < 60; i++) {
+    const { res, redis } = await counted(() => probes[i % probes.length]!(1000 + i));
+    if (res.status === 429 && redis === 0) return res;
+  }
+  throw new Error('no request was refused without Redis within 60');
+}
+
+const expectAddressLimited = (res: request.Response) => {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({
+    error: {
+      type: 'rate_limit_error',
+      code: 'rate_limited',
+      message: expect.stringMatching(/^Too many requests without a valid credential/),
+    },
+    request_id: res.headers['x-request-id'],
+  });
+  expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  expect(res.headers['ratelimit-policy']).toBe('"client-address";q=5;w=5');
+  expect(res.headers.ratelimit).toBe(`"client-address";r=0;t=${res.headers['retry-after']}`);
+};
+
+it('after Redis refuses an address, its next requests are refused without Redis until a token is back', async () => {
+  let previous = 0;
+  let early = 0;
+  let redisRefusals = 0;
+  for (let i = 0; i < 300 && early < 10; i++) {
+    const { res, redis } = await counted(() => probes[i % probes.length]!(i));
+    if (res.status === 429 && previous === 429) {
+      // Redis refused this address, and no 401 came since: no token is back yet.
+      expect(redis).toBe(0);
+      expectAddressLimited(res);
+      early++;
+    } else if (res.status === 429) {
+      expect(redis).toBeGreaterThan(0);
+      expectAddressLimited(res);
+      redisRefusals++;
+    } else {
+      // A token was back: Redis was asked, and the request went on to its usual refusal.
+      expect([400, 401]).toContain(res.status);
+    }
+    previous = res.status;
+  }
+  expect(early).toBe(10);
+  expect(redisRefusals).toBeGreaterThanOrEqual(1);
+});
+
+it('a refused address still gets its known key, the ingestion token and routes without a credential served', async () => {
+  const { auth } = await ctx.tenant(['read']);
+  // A key's first request takes a token like any unknown one: once a token is back.
+  await waitFor(
+    'the key seen valid',
+    async () =>
+      (await request(ctx.app).get('/api/v1/usage').set('Authorization', auth)).status === 200,
+  );
+  const checks: Array<[() => request.Test, number]> = [
+    [() => request(ctx.app).get('/api/v1/usage').set('Authorization', auth), 200],
+    [
+      () =>
+        request(ctx.app)
+          .post('/internal/v1/telephony/events')
+          .set('Authorization', `Bearer ${ctx.config.ingestToken}`)
+          .send({}),
+      400,
+    ],
+    [() => request(ctx.app).get('/healthz'), 200],
+    [() => request(ctx.app).get('/api/v1/openapi.json'), 200],
+    [() => request(ctx.app).get('/api/v1/no-such-route'), 404],
+    [() => request(ctx.app).put('/api/v1/usage'), 405],
+  ];
+  for (const [send, status] of checks) {
+    await refusedEarly();
+    expect((await send()).status).toBe(status);
+  }
+});
+
+it('a request refused early is counted in the metrics as rate limited', async () => {
+  const total = async () =>
+    (await ctx.deps.metrics.rateLimited.get()).values.reduce((n, v) => n + v.value, 0);
+  let seen = 0;
+  for (let i = 0; i < 10 && seen < 3; i++) {
+    await refusedEarly();
+    const before = await total();
+    const { res, redis } = await counted(() => probes[0]!(5000 + i));
+    // Its token may have come back meanwhile: then Redis answered, not the case looked at.
+    if (res.status !== 429 || redis !== 0) continue;
+    expect(await total()).toBe(before + 1);
+    seen++;
+  }
+  expect(seen).toBe(3);
+});
+
+it('a refusal is held for UNAUTHENTICATED_REFUSAL_DELAY_MS, while other requests are served', async () => {
+  const delayMs = 1000;
+  const c = await createTestContext({
+    ...SMALL,
+    UNAUTHENTICATED_REFUSAL_DELAY_MS: String(delayMs),
+  });
+  try {
+    const { auth } = await c.tenant(['read']);
+    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
+    // Empties the bucket: Redis's own refusal is sent at once.
+    for (let i = 0; ; i++) {
+      expect(i).toBeLessThan(30);
+      const res = await request(c.app)
+        .get('/api/v1/calls')
+        .set('Authorization', bogus(7000 + i));
+      if (res.status === 429) break;
+      expect(res.status).toBe(401);
+    }
+    const started = performance.now();
+    let answeredAt = 0;
+    const held = request(c.app)
+      .get('/api/v1/calls')
+      .set('Authorization', bogus(7100))
+      .then((res) => {
+        answeredAt = performance.now();
+        return res;
+      });
+    // The known key is served while the refusal is held.
+    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
+    const servedAt = performance.now();
+    const res = await held;
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('rate_limited');
+    expect(res.headers.ratelimit).toBe(`"client-address";r=0;t=${res.headers['retry-after']}`);
+    // Held at least half the delay (timers never fire early, give or take a millisecond).
+    expect(answeredAt - started).toBeGreaterThanOrEqual(delayMs / 2 - 2);
+    expect(answeredAt).toBeGreaterThan(servedAt);
+  } finally {
+    await c.close();
+  }
+});

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from '@switchboard/db';
+import { emitMany } from '@switchboard/events';
+import { FAN_OUT_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
+import { createTestContext, type TestContext } from '../support/context';
+
+// The fan-out statement finds each event by its primary key alone, whatever the statistics
+// of its partition (docs/DECISIONS.md, Fairness between tenants). An import fills a day's
+// partition with a backlog not yet fanned out; before that partition is analyzed, the
+// planner used to AND the key with the partial index of events not fanned out, reading
+// the whole backlog for every event of every batch.
+const BACKLOG = 20_000;
+let ctx: TestContext;
+let knex: Knex;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  knex = ctx.deps.knex;
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+/** Every index the plan of `sql` (run as `EXPLAIN`) reads. */
+function indexesOf(plan: unknown): string[] {
+  const names: string[] = [];
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    if (typeof n['Index Name'] === 'string') names.push(n['Index Name']);
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') walk(v);
+    }
+  };
+  walk(plan);
+  return names;
+}
+
+/** The generic plan of the fan-out statement (as a prepared statement runs it) for `ids`. */
+async function genericPlan(ids: string[]): Promise<unknown> {
+  const client = (knex as unknown as { client: KnexClient }).client;
+  const connection = await client.acquireConnection();
+  try {
+    await connection.query(`SET plan_cache_mode = force_generic_plan`);
+    await connection.query(`PREPARE fan_out_plan(text[]) AS ${FAN_OUT_SQL}`);
+    const literal = `ARRAY[${ids.map((id) => `'${id}'`).join(',')}]::text[]`;
+    const { rows } = await connection.query(
+      `EXPLAIN (FORMAT JSON) EXECUTE fan_out_plan(${literal})`,
+    );
+    return (rows[0] as { 'QUERY PLAN': unknown })['QUERY PLAN'];
+  } finally {
+    await connection.query(`DEALLOCATE fan_out_plan`).catch(() => undefined);
+    await connection.query(`RESET plan_cache_mode`).catch(() => undefined);
+    await client.releaseConnection(connection);
+  }
+}
+
+interface KnexClient {
+  acquireConnection(): Promise<{ query: (text: string) => Promise<{ rows: unknown[] }> }>;
+  releaseConnection(connection: unknown): Promise<void>;
+}
+
+it('a batch of events is looked up by key, not through the backlog, in a partition never analyzed', async () => {
+  const { tenantId } = await ctx.tenant(['admin']);
+  const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
+    {
+      id: randomUUID(),
+      tenantId,
+      url: 'https://127.0.0.1:9/hooks',
+      events: [],
+      description: null,
+      secret: { ciphertext: 'x', keyId: 'k' },
+    },
+    100,
+  );
+  expect(created.kind).toBe('created');
+  const partition = `events_p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
+  // No statistics while the test runs, whatever the server's autovacuum does.
+  await knex.raw(`ALTER TABLE ?? SET (autovacuum_enabled = false)`, [partition]);
+  const ids: string[] = [];
+  for (let done = 0; done < BACKLOG; done += 5_000) {
+    ids.push(
+      ...(await knex.transaction((trx) =>
+        emitMany(
+          trx,
+          Array.from({ length: 5_000 }, (_, i) => ({
+            tenantId,
+            type: 'usage.threshold' as const,
+            data: {
+              threshold: 80,
+              minutes_used: done + i,
+              minutes_included: 100,
+              billing_period_end: '2026-12-01T00:00:00.000Z',
+            },
+          })),
+        ),
+      )),
+    );
+  }
+  const { rows } = (await knex.raw(
+    `SELECT (SELECT count(*)::int FROM pg_stats WHERE tablename = ?) AS columns_with_stats,
+            (SELECT indexname FROM pg_indexes WHERE tablename = ?
+               AND indexdef LIKE '%WHERE (fanned_out_at IS NULL)') AS backlog_index,
+            (SELECT count(*)::int FROM ?? WHERE fanned_out_at IS NULL) AS backlog`,
+    [partition, partition, partition],
+  )) as { rows: Array<{ columns_with_stats: number; backlog_index: string; backlog: number }> };
+  const { columns_with_stats, backlog_index, backlog } = rows[0]!;
+  expect(columns_with_stats).toBe(0);
+  expect(backlog).toBeGreaterThanOrEqual(BACKLOG);
+
+  const indexes = indexesOf(await genericPlan(ids.slice(-20)));
+  expect(indexes).toContain(`${partition}_pkey`);
+  expect(indexes).not.toContain(backlog_index);
+});
