@@ -43,6 +43,7 @@ import { saveResult } from './lib/results';
 import { summarize, table } from './lib/stats';
 import { callsPage, deliveryLogPage, dropOneDay, sizes } from './scale/measure';
 import { seedScale, type ScaleSpec } from './scale/seed';
+import { seedDirect } from './scale/seed-direct';
 import { workerRun } from './scale/worker';
 
 const { values: args } = parseArgs({
@@ -51,8 +52,13 @@ const { values: args } = parseArgs({
     calls: { type: 'string' },
     events: { type: 'string', default: '10000' },
     keep: { type: 'boolean', default: false },
+    mode: { type: 'string', default: 'migrate' },
+    jobs: { type: 'string', default: '2' },
+    'min-free-gb': { type: 'string', default: '10' },
   },
 });
+const mode = args.mode;
+if (mode !== 'migrate' && mode !== 'direct') throw new Error('--mode must be migrate or direct');
 const scale = Number(args.scale);
 if (!(scale > 0 && scale <= 1)) throw new Error('--scale must be a number in (0, 1]');
 const SPEC: ScaleSpec = {
@@ -106,10 +112,25 @@ async function migrateOnline(knex: Knex, writer: Knex) {
   return { seconds: Number(seconds.toFixed(1)), tables, writerInsertMs: summarize(latencies) };
 }
 
+function migrationRows(migration: Awaited<ReturnType<typeof migrateOnline>>): string[][] {
+  return [
+    ['online migration, total', `${migration.seconds} s`],
+    ...migration.tables.map((t) => [
+      `  ${t.table}: rows / writes blocked`,
+      `${t.rows} / ${t.blockedMs} ms`,
+    ]),
+    [
+      '  writer insert during migration p50 / p99 / max',
+      `${migration.writerInsertMs.p50} / ${migration.writerInsertMs.p99} / ${migration.writerInsertMs.max} ms`,
+    ],
+  ];
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
+  const loadAtStart = loadavg();
   log(
-    `bench:scale at --scale ${scale}: ${SPEC.deliveries} deliveries, ${SPEC.calls} calls; load ${loadavg()
+    `bench:scale --mode ${mode} at --scale ${scale}: ${SPEC.deliveries} deliveries, ${SPEC.calls} calls; load ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
@@ -124,19 +145,38 @@ async function main(): Promise<void> {
     const full = createKnex(url(FULL), { poolMax: 4 });
     const writer = createKnex(url(FULL), { poolMax: 1 });
     knexes.push(full, writer);
-    await full.migrate.latest({
-      migrationSource: {
-        ...migrationSource,
-        getMigrations: async (e) =>
-          (await migrationSource.getMigrations(e)).filter((n) => n <= '012_rate_limits'),
-      },
-    });
-    const seedStarted = Date.now();
-    await step('seeding by COPY', () => seedScale(url(FULL), SPEC));
-    const seedSeconds = (Date.now() - seedStarted) / 1000;
-    const migration = await step('online migration (020) with a writer', () =>
-      migrateOnline(full, writer),
-    );
+    let seed: {
+      rows: number;
+      seconds: number;
+      rowsPerSecond: number;
+      stoppedEarly?: string | null;
+    };
+    let migration: Awaited<ReturnType<typeof migrateOnline>> | null = null;
+    if (mode === 'migrate') {
+      await full.migrate.latest({
+        migrationSource: {
+          ...migrationSource,
+          getMigrations: async (e) =>
+            (await migrationSource.getMigrations(e)).filter((n) => n <= '012_rate_limits'),
+        },
+      });
+      const seedStarted = Date.now();
+      await step('seeding by COPY', () => seedScale(url(FULL), SPEC));
+      const seconds = (Date.now() - seedStarted) / 1000;
+      const rows = SPEC.deliveries * 3.2 + SPEC.calls;
+      seed = { rows, seconds, rowsPerSecond: Math.round(rows / seconds) };
+      migration = await step('online migration (020) with a writer', () =>
+        migrateOnline(full, writer),
+      );
+    } else {
+      await migrateLatest(full);
+      seed = await step('seeding the partitions directly', () =>
+        seedDirect(url(FULL), SPEC, {
+          jobs: Number(args.jobs),
+          minFreeBytes: Number(args['min-free-gb']) * 2 ** 30,
+        }),
+      );
+    }
     await full.raw('ANALYZE');
     await recreate(EMPTY);
     const empty = createKnex(url(EMPTY), { poolMax: 4 });
@@ -187,7 +227,10 @@ async function main(): Promise<void> {
     const result = {
       spec: SPEC,
       scale,
-      seedSeconds,
+      mode,
+      loadAverage: { start: loadAtStart, end: loadavg() },
+      finishedAt: new Date().toISOString(),
+      seed,
       migration,
       depth,
       pages,
@@ -203,16 +246,12 @@ async function main(): Promise<void> {
     log(
       table([
         ['measure', 'value'],
-        ['seed (COPY)', `${seedSeconds.toFixed(0)} s`],
-        ['online migration, total', `${migration.seconds} s`],
-        ...migration.tables.map((t) => [
-          `  ${t.table}: rows / writes blocked`,
-          `${t.rows} / ${t.blockedMs} ms`,
-        ]),
         [
-          '  writer insert during migration p50 / p99 / max',
-          `${migration.writerInsertMs.p50} / ${migration.writerInsertMs.p99} / ${migration.writerInsertMs.max} ms`,
+          mode === 'migrate' ? 'seed (COPY into 012)' : 'seed (straight into the partitions)',
+          `${seed.rows} rows in ${seed.seconds.toFixed(0)} s (${seed.rowsPerSecond} rows/s)`,
         ],
+        ...(seed.stoppedEarly ? [['  seed stopped early', seed.stoppedEarly]] : []),
+        ...(migration ? migrationRows(migration) : []),
         [
           'worker deliveries/s empty / seeded (ratio)',
           `${workerEmpty.perSecond} / ${workerFull.perSecond} (${ratio(workerFull.perSecond, workerEmpty.perSecond)})`,
