@@ -247,6 +247,33 @@ async function load(client: Client, job: Job, attach: <T>(run: () => Promise<T>)
 }
 
 /**
+ * Errors of a shared server that another attempt can get past: the lock table full (other
+ * databases' transactions share it), a deadlock, a serialization failure.
+ */
+const TRANSIENT = new Set(['53200', '40P01', '40001']);
+
+/** `load`, started over (the partition dropped) up to 5 times on a transient error. */
+async function loadRetrying(
+  client: Client,
+  job: Job,
+  attach: <T>(run: () => Promise<T>) => Promise<T>,
+): Promise<void> {
+  const name = partitionName(job.table, job.start);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await load(client, job, attach);
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (attempt >= 5 || !TRANSIENT.has(code)) throw err;
+      log(`  ${name}: ${(err as Error).message} (${code}); loading it again`);
+      await new Promise((r) => setTimeout(r, 5_000 * attempt));
+      await client.query(`DROP TABLE IF EXISTS ${q(name)}`);
+    }
+  }
+}
+
+/**
  * Seeds `spec` into `url` (migrated to the latest migration, nothing in it yet). Returns the
  * rows written and the seconds it took.
  */
@@ -302,7 +329,7 @@ export async function seedDirect(
           stopped ??= `${(free / 2 ** 30).toFixed(1)} GiB free on Postgres' disk (under --min-free-gb)`;
           return;
         }
-        await load(client, job, attach);
+        await loadRetrying(client, job, attach);
         loaded.push(`${partitionName(job.table, job.start)}`);
         done += job.rows;
         const s = (Date.now() - started) / 1000;
