@@ -174,6 +174,7 @@ async function main(): Promise<void> {
       migration = await step('online migration (020) with a writer', () =>
         migrateOnline(full, writer),
       );
+      await full.raw('ANALYZE');
     } else {
       await migrateLatest(full);
       seed = await step('seeding the partitions directly', () =>
@@ -182,8 +183,8 @@ async function main(): Promise<void> {
           minFreeBytes: Number(args['min-free-gb']) * 2 ** 30,
         }),
       );
+      // Each partition was analyzed as it was loaded, and each parent after the last.
     }
-    await full.raw('ANALYZE');
     await recreate(EMPTY);
     const empty = createKnex(url(EMPTY), { poolMax: 4 });
     knexes.push(empty);
