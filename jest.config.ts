@@ -14,8 +14,16 @@ const config: Config = {
   moduleNameMapper: { '^@switchboard/sdk$': '<rootDir>/packages/sdk/src/index.ts' },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  // The scaled-down chaos parts (test/chaos) hold wall-clock bounds (fast 503s, a recovery
+  // window, a healthy endpoint served while a dead one hangs): they run in `npm run
+  // chaos:quick` (SWITCHBOARD_CHAOS=1), not in `npm test`, whose every assertion holds on a
+  // busy machine. The rules they check have their own tests in test/worker and test/api.
+  testPathIgnorePatterns:
+    process.env.SWITCHBOARD_CHAOS === '1' ? ['/node_modules/'] : ['/node_modules/', '/test/chaos/'],
   maxWorkers: 2,
-  testTimeout: 30_000,
+  // A bound that only catches a hang: a file that passes in 10 s on a quiet machine can take
+  // several times that on a busy one, and no assertion of the suite depends on it.
+  testTimeout: 60_000,
 };
 
 export default config;

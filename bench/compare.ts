@@ -24,7 +24,8 @@
  * (10,000 calls seeded), BENCH_COMPARE_EVENTS (3,000 events with 1 subscription, a tenth of
  * that with 10), BENCH_AUTH_OPS (3,000 operations per side of A), BENCH_COMPARE_SKIP (comma
  * list of A,P1,P3,P4), BENCH_COMPARE_PROFILE=1 (the API under --cpu-prof during P1 and
- * P3, its self time summarised by area and function), BENCH_COMPARE_P5=1 (adds about
+ * P3, its self time summarised by area and function; BENCH_COMPARE_PROFILE_KEEP=1 keeps the
+ * .cpuprofile files and prints where), BENCH_COMPARE_P5=1 (adds about
  * 90 s), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
  */
 import { randomBytes } from 'node:crypto';
@@ -283,7 +284,9 @@ async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
         .map((f) => join(profDir, f))
         .sort((a, b) => statSync(b).size - statSync(a).size);
       if (files[0]) apiProfile = formatProfile(summarizeCpuProfile(files[0], 25));
-      rmSync(profDir, { recursive: true, force: true });
+      if (!process.env.BENCH_COMPARE_PROFILE_KEEP)
+        rmSync(profDir, { recursive: true, force: true });
+      else log(`profiles kept in ${profDir}`);
     }
   }
   return out;

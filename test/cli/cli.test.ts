@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { billingPeriodOf, createKnex, UsageStore } from '@switchboard/db';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
+import { CLI_BUNDLE } from '../support/bundles';
 import { testEnv } from '../support/env';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -10,20 +11,15 @@ let db: { name: string; url: string };
 beforeAll(async () => {
   db = await createTestDatabase();
 });
-afterAll(() => dropTestDatabase(db.name));
 
 /** Runs the operator CLI as an operator would, in its own process. */
 function cli(...args: string[]) {
-  const out = spawnSync(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'apps/cli/src/main.ts', ...args],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...testEnv({ DATABASE_URL: db.url }) },
-      encoding: 'utf8',
-      timeout: 30_000,
-    },
-  );
+  const out = spawnSync(process.execPath, ['--enable-source-maps', CLI_BUNDLE, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...testEnv({ DATABASE_URL: db.url }) },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 

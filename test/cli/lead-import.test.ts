@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
+import { CLI_BUNDLE } from '../support/bundles';
 import { testEnv } from '../support/env';
 
 // `lead import`: the operator path to the same import machinery, with progress on stderr
@@ -11,19 +12,14 @@ let db: { name: string; url: string };
 beforeAll(async () => {
   db = await createTestDatabase();
 });
-afterAll(() => dropTestDatabase(db.name));
 
 function cli(...args: string[]) {
-  const out = spawnSync(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'apps/cli/src/main.ts', ...args],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...testEnv({ DATABASE_URL: db.url }) },
-      encoding: 'utf8',
-      timeout: 60_000,
-    },
-  );
+  const out = spawnSync(process.execPath, ['--enable-source-maps', CLI_BUNDLE, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...testEnv({ DATABASE_URL: db.url }) },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import knexFactory from 'knex';
 import IORedis from 'ioredis';
-import { bareEnv, ROOT, startApiProcess, TSX_CLI } from '../support/api-process';
+import { bareEnv, ROOT, startApiProcess } from '../support/api-process';
+import { TEST_BUNDLES, WORKER_BUNDLE } from '../support/bundles';
 import { databaseUrl, REDIS_URL, runId, SERVER_URL } from '../support/env';
 import { waitFor } from '../support/worker';
 
@@ -47,9 +48,12 @@ const writeDotEnv = (vars: Record<string, string>) =>
       .join('\n')}\n`,
   );
 
-/** Runs an entry point from the checkout-like directory, with only `env` exported. */
+/**
+ * Runs an entry point as `npm run` does, compiled (the global setup built it from this run's
+ * sources), from the checkout-like directory, with only `env` exported.
+ */
 function run(script: string, args: string[], env: Record<string, string> = {}) {
-  const out = spawnSync(process.execPath, [TSX_CLI, resolve(ROOT, script), ...args], {
+  const out = spawnSync(process.execPath, [bundleOf(script), ...args], {
     cwd: dir,
     env: { ...bareEnv(), ...env },
     encoding: 'utf8',
@@ -57,6 +61,7 @@ function run(script: string, args: string[], env: Record<string, string> = {}) {
   });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
+const bundleOf = (entry: string) => resolve(ROOT, TEST_BUNDLES[entry] ?? entry);
 const cli = (...args: string[]) => run('apps/cli/src/main.ts', args);
 
 describe('with the settings in .env and nothing exported', () => {
@@ -124,7 +129,7 @@ describe('with the settings in .env and nothing exported', () => {
       QUEUE_PREFIX: prefix,
       METRICS_PORT: '0',
     });
-    const worker = spawn(process.execPath, [TSX_CLI, resolve(ROOT, 'apps/worker/src/main.ts')], {
+    const worker = spawn(process.execPath, [WORKER_BUNDLE], {
       cwd: dir,
       env: bareEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,29 +1,26 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseEnv, promisify } from 'node:util';
+import { parseEnv } from 'node:util';
 import { COMMANDS } from '../../apps/cli/src/commands';
 import { helpFor } from '../../apps/cli/src/main';
 import { bareEnv, ROOT, TSX_CLI } from '../support/api-process';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { CLI_BUNDLE } from '../support/bundles';
+import { createTestDatabase } from '../support/database';
 
 // The compiled operator CLI (npm run cli = node apps/cli/dist/main.js): help on the CLI and on
 // every command, the list commands, a connection failure that names the URL it tried, and
 // the .env that npm start writes (scripts/settings.ts).
-const CLI = resolve(ROOT, 'apps/cli/dist/main.js');
 let db: { name: string; url: string };
 
+// The global setup compiled it from this run's sources (test/support/bundles.ts).
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [TSX_CLI, 'scripts/build.ts', 'services'], {
-    cwd: ROOT,
-  });
   db = await createTestDatabase();
-}, 120_000);
-afterAll(() => dropTestDatabase(db.name));
+});
 
 function cli(args: string[], env: Record<string, string> = { DATABASE_URL: db.url }) {
-  const out = spawnSync(process.execPath, [CLI, ...args], {
+  const out = spawnSync(process.execPath, [CLI_BUNDLE, ...args], {
     cwd: ROOT,
     env: { ...bareEnv(), ...env },
     encoding: 'utf8',

@@ -1,6 +1,6 @@
 import { createKnex, migrateLatest, type Knex } from '@switchboard/db';
 import { migrationSource } from '../../packages/db/src/migrations';
-import { createTestDatabase, dropTestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
 import { insertCalls } from '../support/fixtures';
 
 // Migration 008 on a database that already has calls: completed calls are counted once, in
@@ -14,10 +14,7 @@ beforeAll(async () => {
   knex = createKnex(db.url, { poolMax: 2 });
   await knex.migrate.down({ migrationSource, name: '008_provisioning_usage' });
 });
-afterAll(async () => {
-  await knex?.destroy();
-  await dropTestDatabase(db.name);
-});
+afterAll(() => knex?.destroy());
 
 it('counts the calls completed before metering existed', async () => {
   await knex('tenants').insert({ id: 'ten_a', name: 'A', plan_minutes: 10 });

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@switchboard/logger';
 import { createTestContext, type TestContext } from '../support/context';
+import { waitFor } from '../support/wait';
 
 /** Every JSON line the API logged, parsed. */
 const lines: Array<Record<string, unknown>> = [];
@@ -59,4 +60,26 @@ test("one request's fields never reach another request's lines", async () => {
       expect(line.tenant_id).toBe((i % 2 ? a : b).tenantId);
     }
   });
+});
+
+test('each answered request logs one line with its method, path, status and time', async () => {
+  const t = await ctx.tenant(['read']);
+  const res = await request(ctx.app)
+    .get('/v1/calls?limit=2')
+    .set('Authorization', t.auth)
+    .expect(200);
+  await waitFor('the request line', () =>
+    linesOf(res.headers['x-request-id'] as string).some((l) => l.res),
+  );
+  const done = linesOf(res.headers['x-request-id'] as string).filter((l) => l.res);
+  expect(done).toEqual([
+    expect.objectContaining({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'GET', url: '/v1/calls?limit=2' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+      tenant_id: t.tenantId,
+    }),
+  ]);
 });

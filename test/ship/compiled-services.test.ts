@@ -143,6 +143,8 @@ describe('the compiled API and worker', () => {
       }),
       PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
+      // Not the default 9465: another API on this host may hold it, and this one would exit.
+      API_METRICS_PORT: String(await freePort()),
       SIMULATOR_SPEED: '20',
       NODE_EXTRA_CA_CERTS: join(IMAGE, 'receiver-ca.pem'),
     };

@@ -2,14 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import type { Config } from '@switchboard/config';
+import { API_BUNDLE } from './bundles';
 import { killOnExit } from './children';
 import { redisEnv, testEnv } from './env';
 import { waitFor } from './wait';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-/** tsx's loader, for `node --import` (how `npm run start:api` runs the API). */
-export const TSX_LOADER = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 /** A TCP port free on 127.0.0.1 right now (bind an ephemeral port, then close it). */
 export async function freePort(): Promise<number> {
@@ -55,16 +54,16 @@ export interface ApiProcessOptions {
   /** Run from this directory with exactly `env` (no test environment): a fresh checkout. */
   cwd?: string;
   /**
-   * The compiled entry (`apps/api/dist/server.js`, what `npm run start:api` runs, after
-   * `npm run build`) instead of the TypeScript through tsx.
+   * `apps/api/dist/server.js` under `cwd` (a copy of the repository's layout, as the Docker
+   * image's test makes) instead of the bundle the global setup compiled.
    */
   built?: boolean;
 }
 
 /**
- * A real API process (`apps/api/src/server.ts`) on the test file's database and Redis
- * prefix. Started as `node --import tsx`, like `npm run start:api`, so the pid is the API
- * itself and signals reach it directly.
+ * A real API process (`apps/api/src/server.ts`, compiled by the global setup) on the test
+ * file's database and Redis prefix. Started by `node` itself, as `npm run start:api` does, so
+ * the pid is the API and signals reach it directly.
  */
 export async function startApiProcess(
   config: Pick<Config, 'databaseUrl' | 'redis' | 'queuePrefix'> | null,
@@ -89,9 +88,13 @@ export async function startApiProcess(
       };
   const proc: ChildProcess = spawn(
     process.execPath,
-    opts.built
-      ? ['--enable-source-maps', resolve(opts.cwd ?? ROOT, 'apps/api/dist/server.js')]
-      : ['--import', TSX_LOADER, resolve(ROOT, 'apps/api/src/server.ts')],
+    [
+      '--enable-source-maps',
+      opts.built
+        ? resolve(opts.cwd ?? ROOT, 'apps/api/dist/server.js')
+        : // What the global setup compiled from this run's sources (test/support/bundles.ts).
+          API_BUNDLE,
+    ],
     { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const undo = killOnExit(proc);
@@ -113,7 +116,8 @@ export async function startApiProcess(
         () => false,
       );
     },
-    { timeoutMs: 30_000, intervalMs: 100 },
+    // Only a hang detector: a busy machine can take many seconds to start a process.
+    { timeoutMs: 60_000, intervalMs: 100 },
   ).catch((err: unknown) => {
     signal('SIGKILL');
     throw new Error(`${(err as Error).message}:\n${stderr}`);

@@ -4,7 +4,10 @@ import { databaseUrl, runId, SERVER_URL, templateName } from './env';
 
 const admin = () => knexFactory({ client: 'pg', connection: SERVER_URL, pool: { min: 0, max: 1 } });
 
-/** Creates a fresh database cloned from the migrated template; returns its URL. */
+/**
+ * Creates a fresh database cloned from the migrated template; returns its URL. It lives until
+ * the global teardown drops every database of the run (test/support/global-teardown.ts).
+ */
 export async function createTestDatabase(): Promise<{ name: string; url: string }> {
   const name = `sbt_${runId()}_${randomBytes(4).toString('hex')}`;
   const db = admin();
@@ -24,13 +27,4 @@ export async function createTestDatabase(): Promise<{ name: string; url: string 
     await db.destroy();
   }
   return { name, url: databaseUrl(name) };
-}
-
-export async function dropTestDatabase(name: string): Promise<void> {
-  const db = admin();
-  try {
-    await db.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
-  } finally {
-    await db.destroy();
-  }
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import { createKnex, type Knex } from '@switchboard/db';
 import { migrationSource } from '../../packages/db/src/migrations';
-import { dropTestDatabase } from './database';
 import { databaseUrl, runId, SERVER_URL } from './env';
 
 /** The last migration before partitioning (020). */
@@ -18,7 +17,8 @@ const upTo012: Knex.MigrationSource<string> = {
 export async function createPrePartitionDatabase(): Promise<{
   name: string;
   knex: Knex;
-  drop: () => Promise<void>;
+  /** Closes its connections (the global teardown drops the database). */
+  close: () => Promise<void>;
 }> {
   const name = `sbt_${runId()}_${randomBytes(4).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: SERVER_URL, pool: { min: 0, max: 1 } });
@@ -28,9 +28,6 @@ export async function createPrePartitionDatabase(): Promise<{
   return {
     name,
     knex,
-    drop: async () => {
-      await knex.destroy();
-      await dropTestDatabase(name);
-    },
+    close: () => knex.destroy(),
   };
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '@switchboard/config';
+import { TEST_WORKER_BUNDLE, WORKER_BUNDLE } from './bundles';
 import { exited, killOnExit } from './children';
 import { redisEnv, testEnv } from './env';
 
@@ -15,13 +16,13 @@ export interface WorkerProcess {
 }
 
 /**
- * The worker as a separate process: by default test/support/worker-main.ts (same deps, same
- * processors, shortened recovery timings), with `entry: 'production'` the production entry
- * and timings (its TypeScript, through tsx), or with `entry: 'built'` the compiled production
- * entry (`apps/worker/dist/main.js`, what `npm run start:worker` runs: `npm run build` first),
- * on `config`'s database, Redis (one server or a
- * cluster) and prefix. `env` adds variables (e.g. NODE_EXTRA_CA_CERTS for a test receiver).
- * Resolves once the worker said it is ready; killed when this process exits.
+ * The worker as a separate process, compiled by the global setup (test/support/bundles.ts):
+ * by default the test worker (test/support/worker-main.ts: same deps, same processors,
+ * shortened recovery timings), or with `entry: 'production'` (or `'built'`, the same) the
+ * production entry and timings (`apps/worker/dist/main.js`, what `npm run start:worker`
+ * runs), on `config`'s database, Redis (one server or a cluster) and prefix. `env` adds
+ * variables (e.g. NODE_EXTRA_CA_CERTS for a test receiver). Resolves once the worker said it
+ * is ready; killed when this process exits.
  */
 export async function startWorkerProcess(
   config: Config,
@@ -34,10 +35,7 @@ export async function startWorkerProcess(
   const production = opts.entry === 'production' || opts.entry === 'built';
   const child = spawn(
     process.execPath,
-    opts.entry === 'built'
-      ? ['--enable-source-maps', 'apps/worker/dist/main.js']
-      : // `--import tsx` keeps the worker in this one process (the tsx CLI would add a child).
-        ['--import', 'tsx', production ? 'apps/worker/src/main.ts' : 'test/support/worker-main.ts'],
+    ['--enable-source-maps', production ? WORKER_BUNDLE : TEST_WORKER_BUNDLE],
     {
       cwd: ROOT,
       env: {
@@ -64,7 +62,7 @@ export async function startWorkerProcess(
       child.kill('SIGKILL');
       reject(new Error(`worker ${why}:\n${stderr}`));
     };
-    const timer = setTimeout(() => fail('not ready within 30 s'), 30_000);
+    const timer = setTimeout(() => fail('not ready within 60 s'), 60_000);
     child.once('error', (err) => fail(err.message));
     child.once('exit', (code) => fail(`exited early (${code})`));
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -91,33 +91,48 @@ export async function send(
   return req.body === undefined ? await r : await r.send(req.body);
 }
 
+/**
+ * The statement that snapshots a database: one column per table (a partitioned table counts
+ * once, through its parent; its partitions are not listed again). The schema does not change
+ * during a sweep, so it is built once per connection pool.
+ */
+const snapshotSql = new WeakMap<Knex, Promise<string>>();
+
+async function buildSnapshotSql(knex: Knex): Promise<string> {
+  const { rows } = (await knex.raw(
+    `SELECT c.relname AS name,
+            EXISTS (SELECT 1 FROM pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)
+              AS tenant
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+        AND c.relname NOT LIKE 'knex_migrations%'
+      ORDER BY c.relname`,
+  )) as { rows: Array<{ name: string; tenant: boolean }> };
+  const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  const columns = rows.flatMap(({ name, tenant }) => [
+    `CAST((SELECT count(*) FROM ${ident(name)}) AS text) AS ${ident(`${name} rows`)}`,
+    // api_keys: the keys in use record their last use; nothing else of a key ever changes.
+    ...(tenant && name !== 'api_keys'
+      ? [
+          `(SELECT md5(coalesce(string_agg(CAST(t AS text), '|' ORDER BY CAST(t AS text)), ''))
+              FROM ${ident(name)} t WHERE tenant_id = :tenant) AS ${ident(`${name} of`)}`,
+        ]
+      : []),
+  ]);
+  return `SELECT ${columns.join(',\n')}`;
+}
+
 /** Tables and what is compared: row counts everywhere, and a checksum of one tenant's rows. */
 export async function snapshot(knex: Knex, tenantId: string): Promise<Record<string, string>> {
-  const tables = (
-    await knex('information_schema.tables')
-      .where({ table_schema: 'public', table_type: 'BASE TABLE' })
-      .whereNot('table_name', 'like', 'knex_migrations%')
-      .select('table_name')
-  ).map((r: { table_name: string }) => r.table_name);
-  const tenantTables = new Set(
-    (
-      await knex('information_schema.columns')
-        .where({ table_schema: 'public', column_name: 'tenant_id' })
-        .select('table_name')
-    ).map((r: { table_name: string }) => r.table_name),
-  );
+  let sql = snapshotSql.get(knex);
+  if (!sql) snapshotSql.set(knex, (sql = buildSnapshotSql(knex)));
+  const { rows } = (await knex.raw(await sql, { tenant: tenantId })) as {
+    rows: Array<Record<string, string>>;
+  };
   const out: Record<string, string> = {};
-  for (const table of tables.sort()) {
-    const [count] = await knex(table).count({ n: '*' });
-    out[`${table} rows`] = String(count?.n);
-    // api_keys: the keys in use record their last use; nothing else of a key ever changes.
-    if (!tenantTables.has(table) || table === 'api_keys') continue;
-    const { rows } = await knex.raw(
-      `SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS sum
-         FROM ?? t WHERE tenant_id = ?`,
-      [table, tenantId],
-    );
-    out[`${table} of ${tenantId}`] = rows[0].sum as string;
+  for (const [key, value] of Object.entries(rows[0] ?? {})) {
+    out[key.endsWith(' of') ? `${key} ${tenantId}` : key] = value;
   }
   return out;
 }

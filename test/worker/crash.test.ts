@@ -7,6 +7,7 @@ import {
   startReceiver,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
+import { TEST_WORKER_BUNDLE } from '../support/bundles';
 import { createTestContext, type TestContext } from '../support/context';
 import { testEnv } from '../support/env';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
@@ -24,9 +25,8 @@ let worker: ChildProcess | null = null;
 function startWorker(): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    // `--import tsx` keeps the worker in this one process: the tsx CLI would put it in a
-    // grandchild that a SIGKILL of its parent leaves running.
-    ['--import', 'tsx', 'test/support/worker-main.ts'],
+    // The test worker as the global setup compiled it: one process, which a SIGKILL ends.
+    ['--enable-source-maps', TEST_WORKER_BUNDLE],
     {
       cwd: ROOT,
       env: {

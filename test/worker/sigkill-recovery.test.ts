@@ -10,6 +10,7 @@ import {
   startReceiver,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
+import { WORKER_BUNDLE } from '../support/bundles';
 import { createTestContext, type TestContext } from '../support/context';
 import { testEnv } from '../support/env';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
@@ -27,9 +28,9 @@ const workers: ChildProcess[] = [];
 const firstSeen = new Set<string>();
 let inFlight: (() => void) | null = null;
 
-/** The production worker process (apps/worker/src/main.ts), ready once it says so. */
+/** The production worker process (apps/worker/src/main.ts, compiled), ready once it says so. */
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', WORKER_BUNDLE], {
     cwd: ROOT,
     env: {
       ...process.env,

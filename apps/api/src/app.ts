@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Deps } from './deps';
+import { accessLog } from './http/access-log';
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { httpTracing } from './http/tracing';
@@ -35,17 +35,8 @@ export function createApp(deps: Deps): Express {
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
   app.use(httpTracing);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => (req as express.Request).requestId,
-      // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
-      serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
+  app.use(accessLog(deps.logger));
   mountHealth(app, deps);
 
   const routes = publicRoutes(deps);

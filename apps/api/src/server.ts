@@ -3,6 +3,7 @@ import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApp } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
+import { trackUnreadConnections } from './http/unread-connections';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
 const config = loadConfigOrExit('api');
@@ -17,6 +18,7 @@ const server = app.listen(config.port, () => {
 server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
 server.headersTimeout = config.http.headersTimeoutMs;
 answerClientErrors(server, deps.logger);
+const connections = trackUnreadConnections(server);
 server.on('error', (err) => {
   deps.logger.fatal({ err }, 'api could not listen');
   process.exit(1);
@@ -45,8 +47,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * 1. /readyz fails and every response says `Connection: close`; the server keeps accepting
  *    for SHUTDOWN_GRACE_MS, so requests already on their way (also those not read yet) are
  *    served and load balancers take the process out of rotation;
- * 2. it stops accepting (idle connections are closed) and waits for in-flight requests, up
- *    to SHUTDOWN_TIMEOUT_MS, after which the remaining connections are cut;
+ * 2. once every accepted connection has sent its request (a request still unread in its
+ *    buffer counts as received), it stops accepting (idle connections are closed) and waits
+ *    for in-flight requests, up to SHUTDOWN_TIMEOUT_MS, after which the remaining
+ *    connections are cut;
  * 3. it waits for every handler to end (they hold pool connections, whether or not their
  *    client is still there), then closes the pools.
  */
@@ -58,6 +62,7 @@ async function shutdown(signal: string): Promise<void> {
     deps.logger.warn('api shutdown deadline: cutting the remaining connections');
     server.closeAllConnections();
   }, config.shutdownTimeoutMs);
+  await connections.read();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   clearTimeout(deadline);
   const ended = await Promise.race([

@@ -2,8 +2,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from '
 import {
   catalog,
   closeRedis,
-  fairRequeued,
-  fairStarted,
+  FairCounts,
   type Catalog,
   type CatalogKey,
   type JobData,
@@ -68,18 +67,20 @@ export function startQueueWorker<K extends CatalogKey>(
   /**
    * On a queue whose jobs take turns by group (packages/queues/src/fair.ts), a job that
    * starts leaves its group's count, and one that goes back to delayed (parked) joins it
-   * again. Not fatal: a count that is off only moves the group's next jobs a little.
+   * again. The job does not wait for either: the changes of one turn of the event loop go
+   * to Redis in one call, in order. Not fatal: a count that is off only moves the group's
+   * next jobs a little.
    */
+  const counts = group ? new FairCounts(deps.queues[key] as unknown as Queue) : null;
+  const warn = (err: unknown) => deps.logger.warn({ err, queue: def.queue }, 'fair count');
   const fairly = async (data: unknown, run: () => Promise<void>): Promise<void> => {
-    if (!group) return run();
-    const queue = deps.queues[key] as unknown as Queue;
+    if (!group || !counts) return run();
     const g = group(data);
-    const warn = (err: unknown) => deps.logger.warn({ err, queue: def.queue }, 'fair count');
-    await fairStarted(queue, g).catch(warn);
+    counts.started(g).catch(warn);
     try {
       await run();
     } catch (err) {
-      if (err instanceof DelayedError) await fairRequeued(queue, g).catch(warn);
+      if (err instanceof DelayedError) counts.requeued(g).catch(warn);
       throw err;
     }
   };

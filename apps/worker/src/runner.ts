@@ -5,6 +5,7 @@ import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
+import type { ReconcileOptions } from './reconcile';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
@@ -14,11 +15,9 @@ import type { QueueTimings } from './queue-worker';
 import { startSmsSender, type SimulatorSmsOptions } from './sms';
 import { startWebhookDelivery } from './webhook-delivery';
 
-export interface RunnerOptions extends QueueTimings, MaintenanceTimings {
+export interface RunnerOptions extends QueueTimings, MaintenanceTimings, ReconcileOptions {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
   /** Provider, lease and retry timings of receptionist provisioning (tests). */
   provisioning?: ProvisioningOptions;
   /** How long an SMS may stay claimed before it is failed as `send_interrupted` (120 s). */

@@ -48,3 +48,33 @@ export async function keysetPage<Row extends object>(
   const last = rows[rows.length - 1];
   return { rows, next: hasMore && last ? opts.position(last) : null };
 }
+
+/** What a store's list takes: the page size, and the last row of the previous page. */
+export interface PageRequest {
+  limit: number;
+  after?: KeysetPosition | null;
+}
+
+/** The keys of a row whose value is a time. */
+type TimeKey<Row> = { [K in keyof Row]: Row[K] extends Date ? K : never }[keyof Row] & string;
+
+/**
+ * The shape of most lists: a page newest first by (`time`, id) of one table, each row mapped
+ * to what the store returns. `alias` is the table's name in a query with joins (`c` reads
+ * `c.started_at`, `c.id`); a row's position is its own time and id.
+ */
+export async function newestFirst<Row extends { id: string }, T>(
+  query: Knex.QueryBuilder,
+  page: PageRequest,
+  toItem: (row: Row) => T,
+  order: { time: TimeKey<Row>; alias?: string },
+): Promise<KeysetPage<T>> {
+  const prefix = order.alias ? `${order.alias}.` : '';
+  const result = await keysetPage<Row>(query, {
+    timeColumn: `${prefix}${order.time}`,
+    idColumn: `${prefix}id`,
+    ...page,
+    position: (r) => ({ t: (r[order.time] as Date).getTime(), id: r.id }),
+  });
+  return { rows: result.rows.map(toItem), next: result.next };
+}

@@ -60,7 +60,7 @@ export function authenticate(
       next();
       return;
     }
-    const key = await keys.findActiveByKey(presented);
+    const key = await keys.findActiveByHash(hash);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
     anonymous.remember(hash);
     addLogContext({ tenant_id: key.tenantId, key_id: key.id });

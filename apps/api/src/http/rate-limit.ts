@@ -74,25 +74,50 @@ export function policyHeaders(
 ): Record<string, string> {
   const window = Math.max(1, Math.ceil(refillSec));
   return {
-    'RateLimit-Policy': serializeList([
-      [
-        policy,
-        new Map([
-          ['q', burst],
-          ['w', window],
-        ]),
-      ],
-    ]),
-    RateLimit: serializeList([
-      [
-        policy,
-        new Map([
-          ['r', d.remaining],
-          ['t', d.allowed ? d.fullInSec : d.retryAfterSec],
-        ]),
-      ],
-    ]),
+    'RateLimit-Policy': policyField(policy, burst, window),
+    RateLimit: fieldOf(policy, 'r', d.remaining, 't', d.allowed ? d.fullInSec : d.retryAfterSec),
   };
+}
+
+/** A policy's field depends on its limit only: serialized once per policy and size. */
+const policyFields = new Map<string, string>();
+const POLICY_FIELDS_MAX = 1_000;
+
+function policyField(policy: string, burst: number, window: number): string {
+  const id = `${policy}\n${burst}\n${window}`;
+  let field = policyFields.get(id);
+  if (field === undefined) {
+    field = fieldOf(policy, 'q', burst, 'w', window);
+    if (policyFields.size >= POLICY_FIELDS_MAX) policyFields.clear();
+    policyFields.set(id, field);
+  }
+  return field;
+}
+
+/** A policy name that serializes as itself between quotes (no `"` or `\`, printable ASCII). */
+const PLAIN_NAME = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** The largest Structured Field integer (15 digits). */
+const SF_INTEGER_MAX = 999_999_999_999_999;
+const isSfInteger = (n: number): boolean => Number.isInteger(n) && Math.abs(n) <= SF_INTEGER_MAX;
+
+/**
+ * `"<policy>";<a>=<x>;<b>=<y>`: the one-member list `structured-headers` would write, built
+ * directly when the name is plain and both values are integers (always, in practice);
+ * anything else goes through `serializeList`, which encodes it or throws as before.
+ */
+function fieldOf(policy: string, a: string, x: number, b: string, y: number): string {
+  if (PLAIN_NAME.test(policy) && isSfInteger(x) && isSfInteger(y)) {
+    return `"${policy}";${a}=${x};${b}=${y}`;
+  }
+  return serializeList([
+    [
+      policy,
+      new Map([
+        [a, x],
+        [b, y],
+      ]),
+    ],
+  ]);
 }
 
 /**

@@ -28,19 +28,19 @@ export const httpTracing: RequestHandler = (req, res, next) => {
       'switchboard.request_id': req.requestId,
     },
   });
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    const route = routeTemplate(req);
-    span.updateName(`${req.method} ${route}`);
-    span.setAttribute('http.route', route);
-    span.setAttribute('http.response.status_code', res.statusCode);
-    if (res.statusCode >= 500) markFailed(span);
-    span.end();
-  };
-  res.once('finish', end);
-  res.once('close', end);
+  // Not recording (tracing off, or not sampled): ending it or naming it does nothing, so
+  // the answer is not watched; its context still carries the caller's trace onwards.
+  if (span.isRecording()) {
+    // A ServerResponse always emits 'close' last, after 'finish' when the answer ended.
+    res.on('close', () => {
+      const route = routeTemplate(req);
+      span.updateName(`${req.method} ${route}`);
+      span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) markFailed(span);
+      span.end();
+    });
+  }
   withContext(context, () => {
     const traceId = currentTraceId();
     if (traceId) addLogContext({ trace_id: traceId });

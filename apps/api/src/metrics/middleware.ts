@@ -61,15 +61,12 @@ export function httpMetrics(m: ApiMetrics): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     m.inFlight.inc();
-    let done = false;
-    const end = () => {
-      if (done) return;
-      done = true;
+    // A ServerResponse always emits 'close' last (after 'finish' when the answer ended),
+    // exactly once, whether the answer finished or was cut off.
+    res.on('close', () => {
       m.inFlight.dec();
       record(m, req, res, Number(process.hrtime.bigint() - start) / 1e9);
-    };
-    res.once('finish', end);
-    res.once('close', end);
+    });
     next();
   };
 }

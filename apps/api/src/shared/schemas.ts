@@ -113,6 +113,11 @@ export const webhookIdParamSchema = {
   },
 } as const;
 
+/** The 404 of every route on one subscription (`/webhooks/{id}`, and what lies below it). */
+export const subscriptionNotFoundDoc = {
+  404: 'resource_not_found: no such webhook subscription in this tenant',
+} as const;
+
 export const paginated = (item: object) =>
   ({
     type: 'object',

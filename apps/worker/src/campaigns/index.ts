@@ -1,5 +1,6 @@
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import type { ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import type { SmsSender } from '../sms';
 import { settleCampaignMessage } from './outcome';
@@ -10,11 +11,9 @@ import { startCampaign, startCampaignTicks } from './reconciler';
 export { rateWindows, CampaignRateLimiter } from './rate';
 export { settleCampaignMessage } from './outcome';
 
-export interface CampaignOptions extends QueueTimings {
+export interface CampaignOptions extends QueueTimings, ReconcileOptions {
   /** How often a worker looks for running campaigns to join (default 1000 ms). */
   pollMs?: number;
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
   /** Campaigns one worker sends at once, oldest first (default 100). */
   maxCampaigns?: number;
 }
@@ -51,12 +50,6 @@ export function startCampaigns(
     graceMs: opts.reconcileGraceMs ?? 15_000,
     maxCampaigns: opts.maxCampaigns ?? 100,
   });
-  return {
-    name: 'campaigns',
-    async close() {
-      // The start worker and the ticks first, so that nothing joins a stopping pump.
-      await Promise.all([worker.close(), ticks.close()]);
-      await pump.close();
-    },
-  };
+  // The start worker and the ticks first, so that nothing joins a stopping pump.
+  return composite('campaigns', [worker, ticks], [pump]);
 }

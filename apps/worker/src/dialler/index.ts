@@ -1,5 +1,6 @@
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { dialProcessor } from './dial';
 import type { TelephonyProvider } from './provider';
@@ -9,9 +10,7 @@ import { SimulatorProvider } from './simulator';
 export type { DialRequest, TelephonyProvider, TelephonyReport } from './provider';
 export { SimulatorProvider } from './simulator';
 
-export interface DiallerOptions extends QueueTimings {
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
+export interface DiallerOptions extends QueueTimings, ReconcileOptions {
   /** Defaults to the simulator at SIMULATOR_SPEED. */
   provider?: TelephonyProvider;
 }
@@ -27,15 +26,6 @@ export function startDialler(deps: WorkerDeps, opts: DiallerOptions = {}): Compo
     ...opts,
     concurrency: deps.config.workerConcurrency,
   });
-  const reconciler = startDialReconciler(deps, {
-    intervalMs: opts.reconcileIntervalMs ?? 5_000,
-    graceMs: opts.reconcileGraceMs ?? 15_000,
-  });
-  return {
-    name: 'dialler',
-    async close() {
-      await Promise.all([worker.close(), reconciler.close()]);
-      await provider.close();
-    },
-  };
+  const reconciler = startDialReconciler(deps, reconcileTimings(opts));
+  return composite('dialler', [worker, reconciler], [provider]);
 }

@@ -1,7 +1,7 @@
-import { catalog, enqueue } from '@switchboard/queues';
 import { applyTelephonyMessage } from '@switchboard/telephony';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { readdMissingJobs } from '../reconcile';
 import { startTicker } from '../ticker';
 import { requestOf } from './dial';
 import { notConnectedMessage } from './messages';
@@ -24,7 +24,7 @@ const BATCH = 500;
  * the job exists, and the dialler's claim makes any duplicate harmless.
  */
 export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOptions): Component {
-  const { queues, stores, logger } = deps;
+  const { stores, logger } = deps;
   /**
    * A claimed call is never dialled again (at most once), so one whose worker died mid-call
    * would stay ringing or in progress for ever: it is ended as failed instead, through the
@@ -54,19 +54,9 @@ export function startDialReconciler(deps: WorkerDeps, opts: DialReconcilerOption
   async function tick(): Promise<void> {
     await sweepStale();
     const ids = await stores.calls.queuedOutbound(opts.graceMs, BATCH);
-    if (ids.length === 0) return;
     const jobs = ids.map((callId) => ({ v: 1 as const, callId }));
-    const states = await Promise.all(
-      jobs.map((d) => queues.outboundCalls.getJobState(catalog.outboundCalls.jobId(d))),
-    );
-    const missing = jobs.filter((_, i) => states[i] === 'unknown');
-    if (missing.length === 0) return;
-    await enqueue(
-      queues,
-      'outboundCalls',
-      missing.map((data) => ({ data })),
-    );
-    logger.info({ calls: missing.length }, 'dial reconciler re-enqueued queued calls');
+    const added = await readdMissingJobs(deps, 'outboundCalls', jobs, { freeStuck: false });
+    if (added) logger.info({ calls: added }, 'dial reconciler re-enqueued queued calls');
   }
 
   return startTicker('dial-reconciler', opts.intervalMs, logger, tick);

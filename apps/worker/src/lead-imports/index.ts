@@ -1,12 +1,11 @@
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { leadImportProcessor } from './processor';
 import { startImportReconciler } from './reconciler';
 
-export interface LeadImportsOptions extends QueueTimings {
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
+export interface LeadImportsOptions extends QueueTimings, ReconcileOptions {
   /** Rows per transaction (tests use small batches to crash mid-file). */
   batchSize?: number;
 }
@@ -20,14 +19,6 @@ export function startLeadImports(deps: WorkerDeps, opts: LeadImportsOptions = {}
     ...opts,
     concurrency: 2,
   });
-  const reconciler = startImportReconciler(deps, {
-    intervalMs: opts.reconcileIntervalMs ?? 5_000,
-    graceMs: opts.reconcileGraceMs ?? 60_000,
-  });
-  return {
-    name: 'lead-imports',
-    async close() {
-      await Promise.all([worker.close(), reconciler.close()]);
-    },
-  };
+  const reconciler = startImportReconciler(deps, reconcileTimings(opts, 60_000));
+  return composite('lead-imports', [worker, reconciler]);
 }

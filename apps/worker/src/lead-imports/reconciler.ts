@@ -1,8 +1,7 @@
-import { catalog, enqueue } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { readdMissingJobs } from '../reconcile';
 import { startTicker } from '../ticker';
-import { freeStuckJobs } from '../stuck-jobs';
 
 export interface ImportReconcilerOptions {
   intervalMs: number;
@@ -22,32 +21,14 @@ const BATCH = 100;
  * Uploads that never became imports are deleted with their chunks.
  */
 export function startImportReconciler(deps: WorkerDeps, opts: ImportReconcilerOptions): Component {
-  const { queues, logger } = deps;
+  const { logger } = deps;
   const imports = deps.stores.leadImports;
   async function tick(): Promise<void> {
     await imports.deleteAbandonedUploads(opts.abandonedUploadMs ?? 3_600_000);
     const ids = await imports.stalled(opts.graceMs, BATCH);
-    if (ids.length === 0) return;
     const jobs = ids.map((importId) => ({ v: 1 as const, importId }));
-    // A job stuck in `active` without a lock (its worker died) is freed and added again.
-    const freed = await freeStuckJobs(
-      deps.redis,
-      queues.leadImports,
-      jobs.map((d) => catalog.leadImports.jobId(d)),
-    );
-    const states = await Promise.all(
-      jobs.map((d) => queues.leadImports.getJobState(catalog.leadImports.jobId(d))),
-    );
-    const missing = jobs.filter(
-      (d, i) => states[i] === 'unknown' || freed.has(catalog.leadImports.jobId(d)),
-    );
-    if (missing.length === 0) return;
-    await enqueue(
-      queues,
-      'leadImports',
-      missing.map((data) => ({ data })),
-    );
-    logger.info({ imports: missing.length }, 'import reconciler re-enqueued stalled imports');
+    const added = await readdMissingJobs(deps, 'leadImports', jobs, { freeStuck: true });
+    if (added) logger.info({ imports: added }, 'import reconciler re-enqueued stalled imports');
   }
   return startTicker('import-reconciler', opts.intervalMs, logger, tick);
 }

@@ -1,5 +1,6 @@
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { ProvisioningLifecycle } from './lifecycle';
 import { provisionProcessor, type ProvisioningPolicy } from './provision';
@@ -11,9 +12,7 @@ export { ProvisioningError } from './provider';
 export type { AssistantRequest, NumberRequest, ProvisioningProvider } from './provider';
 export { SimulatorProvisioningProvider, simulatedNumber } from './simulator';
 
-export interface ProvisioningOptions extends Partial<ProvisioningPolicy> {
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
+export interface ProvisioningOptions extends Partial<ProvisioningPolicy>, ReconcileOptions {
   /** Defaults to the simulator at SIMULATOR_SPEED. */
   provider?: ProvisioningProvider;
 }
@@ -45,15 +44,6 @@ export function startProvisioning(
     provisionProcessor(deps, provider, lifecycle, policy),
     { ...timings, concurrency: Math.max(2, Math.ceil(deps.config.workerConcurrency / 4)) },
   );
-  const reconciler = startProvisioningReconciler(deps, lifecycle, {
-    intervalMs: opts.reconcileIntervalMs ?? 5_000,
-    graceMs: opts.reconcileGraceMs ?? 15_000,
-  });
-  return {
-    name: 'provisioning',
-    async close() {
-      await Promise.all([worker.close(), reconciler.close()]);
-      await provider.close();
-    },
-  };
+  const reconciler = startProvisioningReconciler(deps, lifecycle, reconcileTimings(opts));
+  return composite('provisioning', [worker, reconciler], [provider]);
 }

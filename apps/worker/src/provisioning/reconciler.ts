@@ -1,7 +1,8 @@
 import { PROVISIONING_MAX_ATTEMPTS } from '@switchboard/db';
-import { catalog, enqueue, type ProvisioningJob } from '@switchboard/queues';
+import type { ProvisioningJob } from '@switchboard/queues';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { readdMissingJobs } from '../reconcile';
 import { startTicker } from '../ticker';
 import type { ProvisioningLifecycle } from './lifecycle';
 
@@ -26,7 +27,7 @@ export function startProvisioningReconciler(
   lifecycle: ProvisioningLifecycle,
   opts: ProvisioningReconcilerOptions,
 ): Component {
-  const { knex, queues, stores, logger } = deps;
+  const { knex, stores, logger } = deps;
 
   async function tick(): Promise<void> {
     const overdue = await stores.provisioning.overdue(knex, opts.graceMs, BATCH);
@@ -45,18 +46,9 @@ export function startProvisioningReconciler(
       );
       if (failed) logger.warn({ receptionistId: r.id }, 'provisioning attempts spent; error');
     }
-    if (jobs.length === 0) return;
-    const states = await Promise.all(
-      jobs.map((d) => queues.provisioning.getJobState(catalog.provisioning.jobId(d))),
-    );
-    const missing = jobs.filter((_, i) => states[i] === 'unknown');
-    if (missing.length === 0) return;
-    await enqueue(
-      queues,
-      'provisioning',
-      missing.map((data) => ({ data })),
-    );
-    logger.info({ receptionists: missing.length }, 'provisioning reconciler re-enqueued attempts');
+    const added = await readdMissingJobs(deps, 'provisioning', jobs, { freeStuck: false });
+    if (added)
+      logger.info({ receptionists: added }, 'provisioning reconciler re-enqueued attempts');
   }
 
   return startTicker('provisioning-reconciler', opts.intervalMs, logger, tick);

@@ -1,5 +1,6 @@
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { SmsOutcomeHooks, type SmsOutcomeHook } from './outcome-hooks';
 import type { SmsProvider } from './provider';
@@ -15,9 +16,7 @@ export type { SmsProvider, SmsRequest, SmsSendResult } from './provider';
 export type { SmsOutcomeHook } from './outcome-hooks';
 export { SimulatorSmsProvider, simulatorHandoffs, type SimulatorSmsOptions } from './simulator';
 
-export interface SmsSenderOptions extends QueueTimings {
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
+export interface SmsSenderOptions extends QueueTimings, ReconcileOptions {
   /** How long a message may stay claimed (`sending`) before it is failed as interrupted. */
   staleSendingMs?: number;
   /** Defaults to the simulator at SIMULATOR_SPEED. */
@@ -75,11 +74,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
           concurrency: deps.config.workerConcurrency,
         })
       : null;
-  const reconciler = startSmsReconciler(deps, hooks, {
-    intervalMs: opts.reconcileIntervalMs ?? 5_000,
-    graceMs: opts.reconcileGraceMs ?? 15_000,
-    staleSendingMs,
-  });
+  const reconciler = startSmsReconciler(deps, hooks, { ...reconcileTimings(opts), staleSendingMs });
   return {
     name: 'sms',
     onOutcome: (hook) => hooks.register(hook),

@@ -1,11 +1,11 @@
-import { catalog, enqueue } from '@switchboard/queues';
+import { enqueue } from '@switchboard/queues';
 import { applyHeldReceipt } from '@switchboard/telephony';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { readdMissingJobs } from '../reconcile';
 import { startTicker } from '../ticker';
 import type { SmsOutcomeHooks } from './outcome-hooks';
 import { failed } from './send';
-import { freeStuckJobs } from '../stuck-jobs';
 
 export interface SmsReconcilerOptions {
   intervalMs: number;
@@ -72,25 +72,9 @@ export function startSmsReconciler(
       }
     });
     const ids = await stores.sms.queuedOlderThan(opts.graceMs, BATCH);
-    if (ids.length === 0) return;
     const jobs = ids.map((smsId) => ({ v: 1 as const, smsId }));
-    // A job stuck in `active` without a lock (its worker died) is freed and added again.
-    const freed = await freeStuckJobs(
-      deps.redis,
-      queues.sms,
-      jobs.map((d) => catalog.sms.jobId(d)),
-    );
-    const states = await Promise.all(jobs.map((d) => queues.sms.getJobState(catalog.sms.jobId(d))));
-    const missing = jobs.filter(
-      (d, i) => states[i] === 'unknown' || freed.has(catalog.sms.jobId(d)),
-    );
-    if (missing.length === 0) return;
-    await enqueue(
-      queues,
-      'sms',
-      missing.map((data) => ({ data })),
-    );
-    logger.info({ messages: missing.length }, 'SMS reconciler re-enqueued queued messages');
+    const added = await readdMissingJobs(deps, 'sms', jobs, { freeStuck: true });
+    if (added) logger.info({ messages: added }, 'SMS reconciler re-enqueued queued messages');
   }
 
   return startTicker('sms-reconciler', opts.intervalMs, logger, tick);

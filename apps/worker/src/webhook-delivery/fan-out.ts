@@ -10,15 +10,17 @@ import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
 
 /**
- * The event's job: fan-out and the first attempt of each of its deliveries, with no second
- * job in between. One statement (batched with the fan-outs of concurrent event jobs) creates
- * a delivery per matching active subscription and one for the legacy webhook_url, and marks
- * the event fanned out. Then each new delivery whose lanes have a free slot, while the
+ * The event's job: the first attempt of each of its deliveries, with no second job in
+ * between. The relay created the deliveries when it published the event (./relay.ts); the
+ * fan-out statement (batched with those of concurrent event jobs) returns the event's open
+ * deliveries, and fans the event out itself only if the relay's commit was lost (it then
+ * creates a delivery per matching active subscription and one for the legacy webhook_url,
+ * and marks the event). Then each new delivery whose lanes have a free slot, while the
  * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
  * process at once; one whose lane is full is added parked (`addParked`); every other open
  * delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
- * delivery job. All are added before any inline attempt starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long
- * enough for a healthy receiver, so event jobs are paced by their receivers and a busy
+ * delivery job. All are added before any inline attempt starts. The job waits for the
+ * attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
  * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
  * receiver that never answers must not hold event job slots that every other subscription's
  * events need.

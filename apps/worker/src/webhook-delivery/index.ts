@@ -1,6 +1,7 @@
 import { catalog, resetIfIdle } from '@switchboard/queues';
-import type { Component } from '../component';
+import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
+import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { startTicker } from '../ticker';
 import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './deliver';
@@ -12,9 +13,7 @@ import { startReconciler } from './reconciler';
 import { startRelay } from './relay';
 import { createThrottle } from './throttle';
 
-export interface WebhookDeliveryOptions extends QueueTimings {
-  reconcileIntervalMs?: number;
-  reconcileGraceMs?: number;
+export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
   /** How often parked deliveries are woken when their lane has room (default 1000 ms). */
   laneWakeIntervalMs?: number;
 }
@@ -86,15 +85,7 @@ export async function startWebhookDelivery(
       await resetIfIdle(deps.queues.events);
     }),
     startRelay(deps),
-    startReconciler(deps, batches.lifecycle, {
-      intervalMs: opts.reconcileIntervalMs ?? 5_000,
-      graceMs: opts.reconcileGraceMs ?? 15_000,
-    }),
+    startReconciler(deps, batches.lifecycle, reconcileTimings(opts)),
   ];
-  return {
-    name: 'webhook-delivery',
-    async close() {
-      await Promise.all(parts.map((p) => p.close()));
-    },
-  };
+  return composite('webhook-delivery', parts);
 }

@@ -1,8 +1,13 @@
 import { catalog, enqueue } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
-import type { Component } from '../component';
-import type { DeliveryLifecycle, OpenDelivery } from '@switchboard/db';
+import { composite, type Component } from '../component';
+import {
+  PENDING_FLOOR_SWEEP_MS,
+  sweepPendingFloor,
+  type DeliveryLifecycle,
+  type OpenDelivery,
+} from '@switchboard/db';
 import { freeStuckJobs } from '../stuck-jobs';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 
@@ -12,6 +17,8 @@ export interface ReconcilerOptions {
   graceMs: number;
   /** How often lapsed claims are looked for (default LAPSE_CHECK_MS). */
   lapseCheckMs?: number;
+  /** How often the pending floors are swept (default PENDING_FLOOR_SWEEP_MS). */
+  floorSweepMs?: number;
 }
 
 /**
@@ -34,6 +41,10 @@ const BATCH = 500;
  *   their attempt job again.
  * Deterministic job ids make every re-add a no-op while the original job still exists, and
  * the delivery claim makes a duplicate job for the same attempt do nothing.
+ *
+ * It also sweeps the pending floors of events and deliveries every minute, which bound its
+ * own scans, the lapse check and the relay's to the days that can hold pending rows
+ * (packages/db/src/partitions/pending-floors.ts).
  */
 export function startReconciler(
   deps: WorkerDeps,
@@ -77,12 +88,18 @@ export function startReconciler(
     if (rows.length) logger.info({ deliveries: rows.length }, 'lapsed claims re-enqueued');
   }
 
+  async function sweepFloors(): Promise<void> {
+    await sweepPendingFloor(knex, 'events');
+    await sweepPendingFloor(knex, 'webhook_deliveries');
+  }
+
   const main = startTicker('reconciler', opts.intervalMs, logger, tick);
   const lapse = startTicker('claim-lapse', opts.lapseCheckMs ?? LAPSE_CHECK_MS, logger, lapsed);
-  return {
-    name: 'reconciler',
-    async close() {
-      await Promise.all([main.close(), lapse.close()]);
-    },
-  };
+  const floors = startTicker(
+    'pending-floors',
+    opts.floorSweepMs ?? PENDING_FLOOR_SWEEP_MS,
+    logger,
+    sweepFloors,
+  );
+  return composite('reconciler', [main, lapse, floors]);
 }

@@ -47,11 +47,15 @@ export interface RelayOptions {
 }
 
 /**
- * Publishes committed outbox events to the `events` queue. Woken by Postgres NOTIFY on every
- * commit, with a slow poll as a safety net. Rows are claimed with SKIP LOCKED, so several
- * workers relay in parallel without publishing one event twice in the common case; a
- * duplicate publish is harmless anyway (jobId = event id). The transaction commits
- * `published_at` only after the jobs are in Redis.
+ * Fans committed outbox events out and publishes them to the `events` queue. Woken by
+ * Postgres NOTIFY on every commit, with a slow poll as a safety net. Rows are claimed with
+ * SKIP LOCKED, so several workers relay in parallel without publishing one event twice in the
+ * common case; a duplicate publish is harmless anyway (jobId = event id). The claim's
+ * transaction runs the fan-out statement (DeliveryLifecycle.fanOut): the event's one update
+ * sets `published_at` and `fanned_out_at` together, and its deliveries are created, due now.
+ * The event jobs are added after the commit; each attempts its event's new deliveries
+ * (./fan-out.ts). A relay that dies between the commit and the add leaves deliveries due and
+ * unclaimed, which the reconciler finds overdue and gives delivery jobs.
  *
  * Fair between tenants: the queue holds at most a window of event jobs, topped up as fan-out
  * takes them, and each top-up takes every tenant with unpublished events in turn
@@ -79,18 +83,26 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
   async function drainOnce(): Promise<'full' | { published: number; asked: number }> {
     const room = Math.min(BATCH, window - (await queued()));
     if (room <= 0) return 'full';
-    return knex.transaction(async (trx) => {
-      const { events, next } = await stores.events.claimUnpublished(trx, room, { after: cursor });
-      if (events.length === 0) return { published: 0, asked: room };
-      cursor = next;
-      const ids = events.map((e) => e.id);
-      // A published_at lost in a crash only publishes the events again (job id = event id).
+    const events = await knex.transaction(async (trx) => {
+      const claimed = await stores.events.claimUnpublished(trx, room, { after: cursor });
+      if (claimed.events.length === 0) return [];
+      cursor = claimed.next;
+      // Lost in a Postgres crash, the fan-out is redone by the event jobs if they were added
+      // (their statement fans out an event not fanned out yet), else the rows stay
+      // unpublished and this relay claims them again.
       await commitAsynchronously(trx);
-      await enqueue(queues, 'events', events.map(relayed));
-      await stores.events.markPublished(trx, ids);
-      metrics.eventsRelayed.inc(ids.length);
-      return { published: ids.length, asked: room };
+      await stores.deliveryLifecycle.fanOut(
+        trx,
+        claimed.events.map((e) => e.id),
+      );
+      return claimed.events;
     });
+    if (events.length === 0) return { published: 0, asked: room };
+    // After the commit, so that the job sees the deliveries. A crash before the jobs are in
+    // Redis leaves them due and unclaimed: the reconciler adds their delivery jobs.
+    await enqueue(queues, 'events', events.map(relayed));
+    metrics.eventsRelayed.inc(events.length);
+    return { published: events.length, asked: room };
   }
 
   /** Runs drains back to back until the outbox is empty; coalesces concurrent wake-ups. */

@@ -20,6 +20,8 @@ import * as m040 from './040_sms_receipts';
 import * as m050 from './050_event_traceparent';
 import * as m060 from './060_portal';
 import * as m070 from './070_fair_relay';
+import * as m081 from './081_pending_floors';
+import * as m090 from './090_delivery_keys';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -54,6 +56,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['050_event_traceparent', m050],
   ['060_portal', m060],
   ['070_fair_relay', m070],
+  ['081_pending_floors', m081],
+  ['090_delivery_keys', m090],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

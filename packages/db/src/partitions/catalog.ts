@@ -123,3 +123,27 @@ export async function partitionRanges(
   )) as { rows: { name: string; start: Date | null; end: Date }[] };
   return rows;
 }
+
+/**
+ * The span of `t`'s partition key that its range partitions cover without a gap, ending at
+ * the end of the last range: `start` null when it reaches down to the archive (MINVALUE).
+ * Null when `t` has no range partition. A read bounded to this span never includes the
+ * default partition (which may hold any date outside the ranges, so Postgres cannot read it
+ * in key order): Postgres then reads the ranges one after another in key order and stops
+ * as soon as a LIMIT is met (an ordered Append), instead of merging every range.
+ */
+export async function contiguousSpan(
+  db: Knex,
+  t: PartitionedTable,
+): Promise<{ start: Date | null; end: Date } | null> {
+  const ranges = await partitionRanges(db, t);
+  const last = ranges[ranges.length - 1];
+  if (!last) return null;
+  let start = last.start;
+  for (let i = ranges.length - 2; i >= 0 && start !== null; i--) {
+    const r = ranges[i]!;
+    if (r.end.getTime() !== start.getTime()) break;
+    start = r.start;
+  }
+  return { start, end: last.end };
+}

@@ -162,8 +162,12 @@ export class ApiKeysStore {
    * tenant's rate limit in the same round trip (a primary-key join), so limiting a key
    * costs Postgres nothing more.
    */
-  async findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
-    const hash = hashApiKey(key);
+  findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
+    return this.findActiveByHash(hashApiKey(key));
+  }
+
+  /** findActiveByKey for a caller that hashed the key already (`hashApiKey`). */
+  async findActiveByHash(hash: string): Promise<ActiveApiKey | undefined> {
     const cached = this.active.get(hash);
     if (cached) return cached;
     if (this.unknown.has(hash)) return undefined;

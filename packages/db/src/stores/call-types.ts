@@ -40,18 +40,6 @@ export const END_REASONS = [
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
-export const CALL_STATUSES: readonly CallStatus[] = [
-  'queued',
-  'ringing',
-  'in_progress',
-  'completed',
-  'missed',
-  'no_answer',
-  'busy',
-  'failed',
-  'canceled',
-  'voicemail',
-];
 /** Statuses after which nothing more happens on the phone. */
 export const FINAL_CALL_STATUSES: readonly CallStatus[] = [
   'completed',
@@ -61,6 +49,13 @@ export const FINAL_CALL_STATUSES: readonly CallStatus[] = [
   'failed',
   'canceled',
   'voicemail',
+];
+/** Every status, in the order of a call's life: the ones still in progress, then the final ones. */
+export const CALL_STATUSES: readonly CallStatus[] = [
+  'queued',
+  'ringing',
+  'in_progress',
+  ...FINAL_CALL_STATUSES,
 ];
 
 export interface TranscriptTurn {

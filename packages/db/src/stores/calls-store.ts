@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import type {
   AcceptedOutboundCall,
   Call,
@@ -19,8 +19,8 @@ import {
   toSummary,
   type AcceptedRow,
   type CallRow,
-  type SummaryRow,
 } from './calls-rows';
+import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'calls';
 
@@ -111,7 +111,7 @@ export class CallsStore {
   async list(
     tenantId: string,
     filters: CallFilters,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<CallSummary>> {
     const q = this.db(`${TABLE} as c`)
       .join('receptionists as r', 'r.id', 'c.receptionist_id')
@@ -126,13 +126,7 @@ export class CallsStore {
     if (filters.status) q.andWhere('c.status', filters.status);
     if (filters.from) q.andWhere('c.started_at', '>=', filters.from);
     if (filters.toExclusive) q.andWhere('c.started_at', '<', filters.toExclusive);
-    const result = await keysetPage<SummaryRow>(q, {
-      timeColumn: 'c.started_at',
-      idColumn: 'c.id',
-      ...page,
-      position: (r) => ({ t: r.started_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toSummary), next: result.next };
+    return newestFirst(q, page, toSummary, { time: 'started_at', alias: 'c' });
   }
   /**
    * Inserts a queued outbound call from the tenant's receptionist (its number becomes `from`),
@@ -222,15 +216,18 @@ export class CallsStore {
    * (a worker died mid-call, or the provider never reported the end).
    */
   async staleOutbound(ringingMs: number, inProgressMs: number, limit: number): Promise<string[]> {
-    const ago = (ms: number) => this.db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
     const rows = (await this.db(TABLE)
       .select('id')
       .where({ direction: 'outbound' })
       .andWhere((q) =>
         q
-          .where((r) => r.where('status', 'ringing').andWhere('updated_at', '<', ago(ringingMs)))
+          .where((r) =>
+            r.where('status', 'ringing').andWhere('updated_at', '<', ago(this.db, ringingMs)),
+          )
           .orWhere((r) =>
-            r.where('status', 'in_progress').andWhere('updated_at', '<', ago(inProgressMs)),
+            r
+              .where('status', 'in_progress')
+              .andWhere('updated_at', '<', ago(this.db, inProgressMs)),
           ),
       )
       .orderBy('updated_at')
@@ -240,16 +237,7 @@ export class CallsStore {
 
   /** Outbound calls still queued `graceMs` after they were accepted, oldest first. */
   async queuedOutbound(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .where({ status: 'queued', direction: 'outbound' })
-      .andWhere(
-        'created_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('created_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const queued = this.db(TABLE).where({ status: 'queued', direction: 'outbound' });
+    return idsOlderThan(this.db, queued, 'created_at', graceMs, limit);
   }
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { keysetPage, type KeysetPage, type PageRequest } from '../keyset';
 
 /**
  * Where a campaign's recipient stands: its own state (pending → sending → sent | failed;
@@ -59,7 +59,7 @@ export class CampaignRecipientsStore {
     tenantId: string,
     campaignId: string,
     filters: { outcome?: CampaignRecipientOutcome },
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<CampaignRecipient> | undefined> {
     const campaign = (await this.db('campaigns')
       .select('id')

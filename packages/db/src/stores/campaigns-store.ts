@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import { CAMPAIGN_COLUMNS, toCampaign, type Campaign, type CampaignRow } from './campaign-rows';
 
 export * from './campaign-rows';
@@ -54,18 +54,9 @@ export class CampaignsStore {
   }
 
   /** One page of the tenant's campaigns, newest first by (created_at, id). */
-  async list(
-    tenantId: string,
-    page: { limit: number; after?: KeysetPosition | null },
-  ): Promise<KeysetPage<Campaign>> {
+  async list(tenantId: string, page: PageRequest): Promise<KeysetPage<Campaign>> {
     const q = this.db(TABLE).select(CAMPAIGN_COLUMNS).where('tenant_id', tenantId);
-    const result = await keysetPage<CampaignRow>(q, {
-      timeColumn: 'created_at',
-      idColumn: 'id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toCampaign), next: result.next };
+    return newestFirst(q, page, toCampaign, { time: 'created_at' });
   }
 
   /**

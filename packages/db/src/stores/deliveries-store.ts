@@ -1,9 +1,17 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
+import { contiguousSpan } from '../partitions/catalog';
+import { PARTITIONED_TABLES, type PartitionedTable } from '../partitions/spec';
 import { eventOfDelivery } from './event-of-delivery';
 
 const TABLE = 'webhook_deliveries';
+const DELIVERIES_PARTITIONING = PARTITIONED_TABLES.find(
+  (t) => t.table === TABLE,
+) as PartitionedTable;
+/** How long the delivery log reuses the partitions' span it read from the catalog. */
+const SPAN_TTL_MS = 60_000;
+type Span = Awaited<ReturnType<typeof contiguousSpan>>;
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed' | 'canceled';
 export const FINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
@@ -106,7 +114,7 @@ export class DeliveriesStore {
   /** A subscription's delivery log, newest first. */
   async listForSubscription(
     subscriptionId: string,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
     filter: Omit<DeliveryFilter, 'tenantId' | 'subscriptionId'> = {},
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     return this.list({ ...filter, subscriptionId }, page);
@@ -115,29 +123,70 @@ export class DeliveriesStore {
   /**
    * Deliveries to subscriptions (never the legacy per-receptionist ones), newest first,
    * filtered; `tenantId` and/or `subscriptionId` scope them.
+   *
+   * Read as three spans of `created_at`, newest first, which together cover every time
+   * whatever their bounds: from the end of the last daily range on (only the default
+   * partition: rows dated beyond the ranges made so far), the ranges without a gap below it
+   * (the retention window), and everything older (the archive, the default's rows in a gap
+   * left by retention). The middle span excludes the default partition, so Postgres reads
+   * its days newest first and stops once the page is full (an ordered Append) instead of
+   * merging the newest rows of every day kept; the outer spans are an index probe each.
+   * The bounds come from the catalog (cached a minute): stale bounds only make the middle
+   * span merge again until they are read anew, never change the page.
    */
   async list(
     filter: DeliveryFilter,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
-    const q = this.db(`${TABLE} as d`)
-      .whereNotNull('d.subscription_id')
-      .select('d.*', this.db.raw(`${eventOfDelivery('e.type')} AS event_type`));
-    if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
-    if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
-    if (filter.statuses) q.whereIn('d.status', filter.statuses);
-    if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
-    if (filter.since) q.where('d.created_at', '>=', filter.since);
-    if (filter.until) q.where('d.created_at', '<', filter.until);
-    const result = await keysetPage<DeliveryRow & { event_type: string }>(q, {
-      timeColumn: 'd.created_at',
-      idColumn: 'd.id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return {
-      rows: result.rows.map((r) => ({ ...toDelivery(r), eventType: r.event_type })),
-      next: result.next,
+    const span = await this.span();
+    const segment = (from: Date | null, to: Date | null): Knex.QueryBuilder => {
+      const q = this.db(`${TABLE} as d`)
+        .whereNotNull('d.subscription_id')
+        .select('d.*', this.db.raw(`${eventOfDelivery('e.type')} AS event_type`));
+      if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
+      if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
+      if (filter.statuses) q.whereIn('d.status', filter.statuses);
+      if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
+      if (filter.since) q.where('d.created_at', '>=', filter.since);
+      if (filter.until) q.where('d.created_at', '<', filter.until);
+      if (from) q.where('d.created_at', '>=', from);
+      if (to) q.where('d.created_at', '<', to);
+      if (page.after) {
+        q.whereRaw('(d.created_at, d.id) < (?, ?)', [new Date(page.after.t), page.after.id]);
+      }
+      return q
+        .orderBy([
+          { column: 'd.created_at', order: 'desc' },
+          { column: 'd.id', order: 'desc' },
+        ])
+        .limit(page.limit + 1);
     };
+    const segments = span
+      ? [
+          segment(span.end, null),
+          segment(span.start, span.end),
+          ...(span.start ? [segment(null, span.start)] : []),
+        ]
+      : [segment(null, null)];
+    const union = this.db.unionAll(segments, true);
+    const q = this.db.select('*').from(union.as('p'));
+    const toItem = (r: DeliveryRow & { event_type: string }) => ({
+      ...toDelivery(r),
+      eventType: r.event_type,
+    });
+    // The outer query orders the spans' rows again (a merge of three short lists).
+    return newestFirst(q, page, toItem, { time: 'created_at', alias: 'p' });
+  }
+
+  private spanCache: { at: number; span: Promise<Span> } | null = null;
+
+  /** The daily ranges' gapless span (packages/db/src/partitions), read at most once a minute. */
+  private span(): Promise<Span> {
+    const now = Date.now();
+    if (!this.spanCache || now - this.spanCache.at > SPAN_TTL_MS) {
+      const span = contiguousSpan(this.db, DELIVERIES_PARTITIONING).catch(() => null);
+      this.spanCache = { at: now, span };
+    }
+    return this.spanCache.span;
   }
 }

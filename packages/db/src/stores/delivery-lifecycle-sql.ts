@@ -53,14 +53,15 @@ export interface ClaimRow extends DeliveryRow {
 }
 
 /**
- * $1 event ids (distinct). The last branch sees the snapshot before the inserts: no row
- * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
+ * $1 event ids (distinct). The event's one update sets both outbox marks (the relay runs
+ * this in its claim's transaction: the event is published and fanned out at once). The last
+ * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
  * prepared statement, looks each one up by index instead of scanning every open delivery.
  */
 export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT DISTINCT unnest($1::text[]) AS id
      ), ev AS (
-       UPDATE events e SET fanned_out_at = now()
+       UPDATE events e SET fanned_out_at = now(), published_at = coalesce(e.published_at, now())
          FROM async_commit, q
         WHERE e.id = q.id AND ${idTimeBoundsSql('q.id', 'e.created_at')} AND e.fanned_out_at IS NULL
     RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about

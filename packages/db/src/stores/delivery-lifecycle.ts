@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
+import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
 import { toPgText } from '../text';
 import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
@@ -33,8 +34,8 @@ import {
  */
 export class DeliveryLifecycle {
   /**
-   * Fans events out, in one statement for all of them: marks each fanned out (only the first
-   * caller does), creates a delivery per active subscription of its tenant whose filter
+   * Fans events out, in one statement for all of them: marks each fanned out and published
+   * (only the first caller does: the relay, in its claim's transaction), creates a delivery per active subscription of its tenant whose filter
    * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new.
@@ -42,7 +43,7 @@ export class DeliveryLifecycle {
   async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
     if (eventIds.length === 0) return [];
     const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [eventIds]);
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -172,12 +173,16 @@ export class DeliveryLifecycle {
 
   /** Starts a fresh round of attempts (manual retry); undefined when no such delivery. */
   async newRound(db: Knex, subscriptionId: string, id: string): Promise<Delivery | undefined> {
+    // A final delivery pending again: the pending floor comes down to it (pending-floors.ts).
     const { rows } = (await db.raw(
-      `UPDATE webhook_deliveries
-          SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
-              locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-        WHERE id = ? AND created_at >= ? AND created_at < ? AND subscription_id = ?
-    RETURNING *`,
+      `WITH d AS (
+         UPDATE webhook_deliveries
+            SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+                locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+          WHERE id = ? AND created_at >= ? AND created_at < ? AND subscription_id = ?
+      RETURNING *
+       ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
+       SELECT * FROM d`,
       [id, ...idTimeWindow([id]), subscriptionId],
     )) as { rows: DeliveryRow[] };
     const row = rows[0];
@@ -193,23 +198,29 @@ export class DeliveryLifecycle {
     const { rows } = (await db.raw(
       `UPDATE webhook_deliveries SET next_attempt_at = now(), updated_at = now()
         WHERE subscription_id = ? AND status = 'pending' AND next_attempt_at > now()
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
     RETURNING ${OPEN_COLUMNS}`,
       [subscriptionId],
     )) as { rows: OpenRow[] };
-    return rows.slice(0, limit).map(toOpen);
+    return rows.slice(0, limit).map(toOpenDelivery);
   }
 
-  /** Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. */
+  /**
+   * Open deliveries whose next step is overdue by `graceMs`: the reconciler's work list. This
+   * and the lapse check read the days from the deliveries' pending floor on
+   * (packages/db/src/partitions/pending-floors.ts), not every day kept.
+   */
   async overdue(db: Knex, graceMs: number, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status IN ('pending', 'delivering')
           AND next_attempt_at < now() - make_interval(secs => ?)
           AND (locked_until IS NULL OR locked_until < now())
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY next_attempt_at LIMIT ?`,
       [graceMs / 1000, limit],
     )) as { rows: OpenRow[] };
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -220,10 +231,11 @@ export class DeliveryLifecycle {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status = 'delivering' AND locked_until < now()
+          AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY locked_until LIMIT ?`,
       [limit],
     )) as { rows: OpenRow[] };
-    return rows.map(toOpen);
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -326,7 +338,8 @@ const headersJson = (h: Record<string, string> | null | undefined): string | nul
       )
     : null;
 
-const toOpen = (r: OpenRow): OpenDelivery => ({
+/** A delivery row's ids, counters and lanes, as every statement returning `OPEN_COLUMNS` reads them. */
+export const toOpenDelivery = (r: OpenRow): OpenDelivery => ({
   id: r.id,
   tenantId: r.tenant_id,
   eventId: r.event_id,

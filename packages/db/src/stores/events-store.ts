@@ -1,17 +1,25 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
+import { atOrAfterFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
+import { idsOlderThan } from './older-than';
 
 const TABLE = 'events';
 
-/** An event as committed to the outbox. */
-export interface StoredEvent {
+/** An event as written into the outbox. */
+export interface NewEvent {
   id: string;
   tenantId: string;
   receptionistId: string | null;
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** W3C trace context of the span that wrote it (null: tracing off). */
+  traceparent?: string | null;
+}
+
+/** An event as committed to the outbox: what was written, and how far it has gone out. */
+export interface StoredEvent extends Omit<NewEvent, 'traceparent'> {
   publishedAt: Date | null;
   fannedOutAt: Date | null;
 }
@@ -37,17 +45,6 @@ const toEvent = (r: EventRow): StoredEvent => ({
   publishedAt: r.published_at,
   fannedOutAt: r.fanned_out_at,
 });
-
-export interface NewEvent {
-  id: string;
-  tenantId: string;
-  receptionistId: string | null;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-  /** W3C trace context of the span that wrote it (null: tracing off). */
-  traceparent?: string | null;
-}
 
 /** An outbox event claimed for publishing, with the trace it belongs to. */
 export interface UnpublishedEvent {
@@ -136,6 +133,8 @@ export class EventsStore {
    * tenant's backlog. SKIP LOCKED lets several relays work side by side. `next` is the last
    * tenant served its first event: the `after` of the next batch, so that beyond
    * `maxTenants` tenants the batches go round them all.
+   * Both read the days from the events' pending floor on (packages/db/src/partitions/
+   * pending-floors.ts), not every day kept.
    */
   async claimUnpublished(
     trx: Knex,
@@ -157,6 +156,7 @@ export class EventsStore {
         CROSS JOIN LATERAL (
           SELECT e.id, e.traceparent, e.created_at FROM events e
            WHERE e.tenant_id = t.tenant_id AND e.published_at IS NULL
+             AND ${atOrAfterFloorSql('events', 'e.created_at')}
            ORDER BY e.created_at LIMIT ?
            FOR UPDATE OF e SKIP LOCKED) x
         ORDER BY t.ord, x.created_at`,
@@ -193,10 +193,12 @@ export class EventsStore {
       'events_tenants_with_unpublished',
       `WITH RECURSIVE t(tenant_id) AS (
          SELECT (SELECT min(tenant_id) FROM events
-                  WHERE published_at IS NULL AND tenant_id > $1)
+                  WHERE published_at IS NULL AND tenant_id > $1
+                    AND ${atOrAfterFloorSql('events', 'created_at')})
          UNION ALL
          SELECT (SELECT min(e.tenant_id) FROM events e
-                  WHERE e.published_at IS NULL AND e.tenant_id > t.tenant_id)
+                  WHERE e.published_at IS NULL AND e.tenant_id > t.tenant_id
+                    AND ${atOrAfterFloorSql('events', 'e.created_at')})
            FROM t WHERE t.tenant_id IS NOT NULL)
        SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2`,
       [after, limit],
@@ -217,20 +219,14 @@ export class EventsStore {
   /**
    * Events published `graceMs` ago or more and still not fanned out: the reconciler's list
    * (their job was lost). Unpublished events are the relay's, which takes tenants in turn;
-   * re-adding them here would let a tenant's backlog past everyone else's events.
+   * re-adding them here would let a tenant's backlog past everyone else's events. Reads the
+   * days from the events' pending floor on.
    */
   async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
+    const published = this.db(TABLE)
       .whereNull('fanned_out_at')
       .whereNotNull('published_at')
-      .andWhere(
-        'published_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('published_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+      .whereRaw(atOrAfterFloorSql('events', 'created_at'));
+    return idsOlderThan(this.db, published, 'published_at', graceMs, limit);
   }
 }

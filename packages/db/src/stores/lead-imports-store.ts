@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { toPgText } from '../text';
+import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'lead_imports';
 const CHUNKS = 'lead_import_chunks';
@@ -239,28 +240,15 @@ export class LeadImportsStore {
 
   /** Imports still processing without progress for `graceMs` (their job may be lost). */
   async stalled(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .where({ status: 'processing' })
-      .andWhere(
-        'updated_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
-      .orderBy('updated_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const processing = this.db(TABLE).where({ status: 'processing' });
+    return idsOlderThan(this.db, processing, 'updated_at', graceMs, limit);
   }
 
   /** Deletes uploads abandoned mid-way (the API process died); returns how many. */
   async deleteAbandonedUploads(olderThanMs: number): Promise<number> {
     return this.db(TABLE)
       .where({ status: 'uploading' })
-      .andWhere(
-        'updated_at',
-        '<',
-        this.db.raw('now() - make_interval(secs => ?)', [olderThanMs / 1000]),
-      )
+      .andWhere('updated_at', '<', ago(this.db, olderThanMs))
       .delete();
   }
 }

@@ -6,9 +6,8 @@ export type LeadStatus = (typeof LEAD_STATUSES)[number];
 export const LEAD_SOURCES = ['api', 'csv_import', 'call', 'mcp'] as const;
 export type LeadSource = (typeof LEAD_SOURCES)[number];
 
-export interface Lead {
-  id: string;
-  tenantId: string;
+/** The fields a lead and its row name and type alike (the row's other columns are snake_case). */
+interface LeadContent {
   name: string | null;
   phone: string | null;
   email: string | null;
@@ -17,6 +16,11 @@ export interface Lead {
   notes: string | null;
   tags: string[];
   metadata: Record<string, string>;
+}
+
+export interface Lead extends LeadContent {
+  id: string;
+  tenantId: string;
   receptionistId: string | null;
   lastImportId: string | null;
   idempotencyFingerprint: string | null;
@@ -36,17 +40,9 @@ export interface LeadFields {
   receptionistId?: string | null;
 }
 
-export interface LeadRow {
+export interface LeadRow extends LeadContent {
   id: string;
   tenant_id: string;
-  name: string | null;
-  phone: string | null;
-  email: string | null;
-  source: LeadSource;
-  status: LeadStatus;
-  notes: string | null;
-  tags: string[];
-  metadata: Record<string, string>;
   receptionist_id: string | null;
   last_import_id: string | null;
   idempotency_key: string | null;

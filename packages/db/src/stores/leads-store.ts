@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import {
   leadColumns,
   toLead,
@@ -202,7 +202,7 @@ export class LeadsStore {
   async search(
     tenantId: string,
     filters: LeadSearchFilters,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<Lead>> {
     const q = this.db(TABLE).select('*').where('tenant_id', tenantId);
     if (filters.status) q.andWhere('status', filters.status);
@@ -231,13 +231,7 @@ export class LeadsStore {
         });
       }
     }
-    const result = await keysetPage<LeadRow>(q, {
-      timeColumn: 'created_at',
-      idColumn: 'id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toLead), next: result.next };
+    return newestFirst(q, page, toLead, { time: 'created_at' });
   }
 
   private newRow(l: NewLead) {

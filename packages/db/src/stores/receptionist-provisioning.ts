@@ -6,6 +6,7 @@ import {
   type Receptionist,
   type ReceptionistRow,
 } from './receptionists-rows';
+import { ago } from './older-than';
 
 const TABLE = 'receptionists';
 
@@ -252,11 +253,7 @@ export class ReceptionistProvisioning {
     const rows = (await db(TABLE)
       .select('id', 'provisioning_round', 'provisioning_attempts')
       .where({ status: 'provisioning' })
-      .andWhere(
-        'provisioning_next_at',
-        '<',
-        db.raw('now() - make_interval(secs => ?)', [graceMs / 1000]),
-      )
+      .andWhere('provisioning_next_at', '<', ago(db, graceMs))
       .orderBy('provisioning_next_at')
       .limit(limit)) as Array<{
       id: string;

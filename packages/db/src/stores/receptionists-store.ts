@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import {
   RECEPTIONIST_COLUMNS,
   toReceptionist,
@@ -74,20 +74,13 @@ export class ReceptionistsStore {
     return row && toReceptionist(row);
   }
 
-  async list(
-    tenantId: string,
-    page: { limit: number; after?: KeysetPosition | null },
-  ): Promise<KeysetPage<Receptionist>> {
-    const result = await keysetPage<ReceptionistRow>(
+  async list(tenantId: string, page: PageRequest): Promise<KeysetPage<Receptionist>> {
+    return newestFirst(
       this.db(TABLE).select(RECEPTIONIST_COLUMNS).where({ tenant_id: tenantId }),
-      {
-        timeColumn: 'created_at',
-        idColumn: 'id',
-        ...page,
-        position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-      },
+      page,
+      toReceptionist,
+      { time: 'created_at' },
     );
-    return { rows: result.rows.map(toReceptionist), next: result.next };
   }
 
   async listAllForTenant(tenantId: string): Promise<Receptionist[]> {

@@ -9,6 +9,7 @@ import {
   type Sms,
   type SmsReceipt,
 } from './sms-types';
+import { ago } from './older-than';
 
 const TABLE = 'sms_messages';
 
@@ -18,6 +19,17 @@ const OPTED_OUT = `EXISTS (SELECT 1 FROM sms_opt_outs o
 
 /** The opt-out confirmation is the one message that goes to a number that opted out. */
 const BLOCKED = `(s.reply_kind IS DISTINCT FROM 'opt_out' AND ${OPTED_OUT})`;
+
+/**
+ * The SET of a step that takes a message to `next`, or to `stopped` with the error
+ * `recipient_opted_out` (its message is the statement's first parameter) when it is BLOCKED.
+ */
+const unlessOptedOut = (next: string, stopped: string) => `
+            SET status = CASE WHEN ${BLOCKED} THEN '${stopped}' ELSE '${next}' END,
+                error_code = CASE WHEN ${BLOCKED} THEN 'recipient_opted_out' END,
+                error_message = CASE WHEN ${BLOCKED} THEN ? END,
+                failed_at = CASE WHEN ${BLOCKED} THEN now() END,
+                updated_at = now()`;
 
 /**
  * The insert behind POST /sms/send, campaigns and keyword replies: a queued (or, with a
@@ -39,7 +51,6 @@ const CREATE_OUTBOUND = `
   ON CONFLICT DO NOTHING
   RETURNING ${smsColumnList()}`;
 
-const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
 const rowsOf = (result: unknown): Sms[] => (result as { rows: SmsRow[] }).rows.map(toSms);
 
 /**
@@ -109,12 +120,7 @@ export class SmsLifecycle {
   async release(db: Knex, limit: number): Promise<Sms[]> {
     return rowsOf(
       await db.raw(
-        `UPDATE sms_messages s
-            SET status = CASE WHEN ${BLOCKED} THEN 'cancelled' ELSE 'queued' END,
-                error_code = CASE WHEN ${BLOCKED} THEN 'recipient_opted_out' END,
-                error_message = CASE WHEN ${BLOCKED} THEN ? END,
-                failed_at = CASE WHEN ${BLOCKED} THEN now() END,
-                updated_at = now()
+        `UPDATE sms_messages s ${unlessOptedOut('queued', 'cancelled')}
           WHERE s.id IN (SELECT id FROM sms_messages WHERE status = 'scheduled' AND send_at <= now()
                           ORDER BY send_at LIMIT ? FOR UPDATE SKIP LOCKED)
             AND s.status = 'scheduled'
@@ -141,12 +147,7 @@ export class SmsLifecycle {
   async claim(db: Knex, id: string): Promise<Sms | undefined> {
     const [sms] = rowsOf(
       await db.raw(
-        `UPDATE sms_messages s
-            SET status = CASE WHEN ${BLOCKED} THEN 'failed' ELSE 'sending' END,
-                error_code = CASE WHEN ${BLOCKED} THEN 'recipient_opted_out' END,
-                error_message = CASE WHEN ${BLOCKED} THEN ? END,
-                failed_at = CASE WHEN ${BLOCKED} THEN now() END,
-                updated_at = now()
+        `UPDATE sms_messages s ${unlessOptedOut('sending', 'failed')}
           WHERE s.id = ? AND s.status = 'queued' AND s.direction = 'outbound'
           RETURNING ${smsColumnList('s')}`,
         [smsErrorMessage('recipient_opted_out'), id],

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { keysetPage, type KeysetPage, type PageRequest } from '../keyset';
 
 /** A phone that opted out of a tenant's SMS, with the keyword and when. */
 export interface SmsOptOut {
@@ -55,7 +55,7 @@ export class SmsOptOutsStore {
   async list(
     tenantId: string,
     filters: { phone?: string },
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<SmsOptOut>> {
     const q = this.db('sms_opt_outs')
       .select('phone', 'keyword', 'changed_at')

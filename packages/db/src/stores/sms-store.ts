@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import type { SmsLifecycle } from './sms-lifecycle';
 import { SMS_COLUMNS, toSms, type SmsRow } from './sms-rows';
 import type { NewOutboundSms, SendRefusal, Sms, SmsFilters } from './sms-types';
+import { idsOlderThan } from './older-than';
 
 const TABLE = 'sms_messages';
-
-const ago = (db: Knex, ms: number) => db.raw('now() - make_interval(secs => ?)', [ms / 1000]);
 
 /**
  * SMS reads, and the accepting insert of POST /sms/send. Every transition of a message is a
@@ -89,7 +88,7 @@ export class SmsStore {
     tenantId: string,
     receptionistId: string,
     filters: SmsFilters,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
   ): Promise<KeysetPage<Sms>> {
     const q = this.db(TABLE)
       .select(SMS_COLUMNS)
@@ -97,23 +96,12 @@ export class SmsStore {
     if (filters.direction) q.andWhere('direction', filters.direction);
     if (filters.from) q.andWhere('created_at', '>=', filters.from);
     if (filters.toExclusive) q.andWhere('created_at', '<', filters.toExclusive);
-    const result = await keysetPage<SmsRow>(q, {
-      timeColumn: 'created_at',
-      idColumn: 'id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toSms), next: result.next };
+    return newestFirst(q, page, toSms, { time: 'created_at' });
   }
 
   /** Outbound messages still queued `graceMs` after they were accepted, oldest first. */
   async queuedOlderThan(graceMs: number, limit: number): Promise<string[]> {
-    const rows = (await this.db(TABLE)
-      .select('id')
-      .where('status', 'queued')
-      .andWhere('updated_at', '<', ago(this.db, graceMs))
-      .orderBy('updated_at')
-      .limit(limit)) as Array<{ id: string }>;
-    return rows.map((r) => r.id);
+    const queued = this.db(TABLE).where('status', 'queued');
+    return idsOlderThan(this.db, queued, 'updated_at', graceMs, limit);
   }
 }

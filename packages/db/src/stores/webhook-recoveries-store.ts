@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { newId, newTimeOrderedIdSql } from '../ids';
-import type { OpenDelivery } from './delivery-lifecycle';
+import { lowerDeliveriesFloorSql } from '../partitions/pending-floors';
+import { toOpenDelivery, type OpenDelivery } from './delivery-lifecycle';
+import { OPEN_COLUMNS, type OpenRow } from './delivery-lifecycle-sql';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
 /** A recovery with its counts, computed from its deliveries as they are now. */
@@ -80,8 +82,16 @@ export type StartRecoveryResult =
   | { kind: 'started'; recovery: WebhookRecovery; deliveries: OpenDelivery[] }
   | { kind: 'in_progress' };
 
-const OPEN =
-  'id, tenant_id, event_id, subscription_id, receptionist_id, round, attempts, claims, next_attempt_at';
+/**
+ * How much earlier than its event's `created_at` a delivery's `created_at` can be. A delivery
+ * is made after its event committed (by the fan-out of the relayed event, or by a recovery),
+ * at Postgres' `now()`; the event's `created_at` is the application's clock, which may run
+ * ahead of Postgres' (the same allowance as the claim's read of a delivery's event). So the
+ * deliveries of the events created since T all lie in the partitions from T minus this on:
+ * the recovery's check for an existing delivery reads those days, not every day kept, and
+ * the plain `e.created_at >= since` lets Postgres prune the events' days when it plans.
+ */
+const DELIVERY_AFTER_EVENT = "interval '1 hour'";
 
 /** Recoveries (POST /webhooks/{id}/recover): resend what failed, send what was missed. */
 export class WebhookRecoveriesStore {
@@ -117,13 +127,18 @@ export class WebhookRecoveriesStore {
         [subscriptionId],
       )) as { rows: RecoveryRow[] };
       if (running.some((r) => r.status === 'running')) return { kind: 'in_progress' };
+      // Final deliveries pending again: the pending floor comes down to the oldest
+      // (packages/db/src/partitions/pending-floors.ts).
       const { rows: resent } = (await trx.raw(
-        `UPDATE webhook_deliveries
-            SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
-                locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-          WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
-            AND created_at >= ? AND created_at < ?
-      RETURNING ${OPEN}`,
+        `WITH d AS (
+           UPDATE webhook_deliveries
+              SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+                  locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+            WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
+              AND created_at >= ? AND created_at < ?
+        RETURNING ${OPEN_COLUMNS}, created_at
+         ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
+         SELECT ${OPEN_COLUMNS} FROM d`,
         [subscriptionId, tenantId, since, until],
       )) as { rows: OpenRow[] };
       const { rows: missed } = (await trx.raw(
@@ -132,14 +147,15 @@ export class WebhookRecoveriesStore {
            FROM webhook_subscriptions s
            JOIN events e ON e.tenant_id = s.tenant_id
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
-            AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
+            AND e.created_at >= ? AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
             AND (s.events = '{}' OR e.type = ANY (s.events))
             AND ${aboutSubscriptionSql('e')} IS DISTINCT FROM s.id::text
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                             WHERE d.subscription_id = s.id AND d.event_id = e.id)
+                             WHERE d.subscription_id = s.id AND d.event_id = e.id
+                               AND d.created_at >= ?::timestamptz - ${DELIVERY_AFTER_EVENT})
          ON CONFLICT DO NOTHING
-      RETURNING ${OPEN}`,
-        [subscriptionId, since, until],
+      RETURNING ${OPEN_COLUMNS}`,
+        [subscriptionId, since, since, until, since],
       )) as { rows: OpenRow[] };
       const all = [...resent, ...missed];
       const id = newId('rec');
@@ -158,30 +174,8 @@ export class WebhookRecoveriesStore {
       return {
         kind: 'started',
         recovery: toRecovery(rows[0] as RecoveryRow),
-        deliveries: all.map((r) => ({
-          id: r.id,
-          tenantId: r.tenant_id,
-          eventId: r.event_id,
-          subscriptionId: r.subscription_id,
-          receptionistId: r.receptionist_id,
-          round: r.round,
-          attempts: r.attempts,
-          claims: r.claims,
-          nextAttemptAt: r.next_attempt_at,
-        })),
+        deliveries: all.map(toOpenDelivery),
       };
     });
   }
-}
-
-interface OpenRow {
-  id: string;
-  tenant_id: string;
-  event_id: string;
-  subscription_id: string | null;
-  receptionist_id: string | null;
-  round: number;
-  attempts: number;
-  claims: number;
-  next_attempt_at: Date | null;
 }

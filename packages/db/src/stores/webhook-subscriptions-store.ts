@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../keyset';
+import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 
 const TABLE = 'webhook_subscriptions';
 
@@ -216,26 +216,29 @@ export class WebhookSubscriptionsStore {
    */
   async list(
     tenantId: string,
-    page: { limit: number; after?: KeysetPosition | null },
+    page: PageRequest,
     only: readonly string[] | null = null,
   ): Promise<KeysetPage<WebhookSubscription>> {
     const query = this.db<WebhookSubscriptionRow>(TABLE)
       .select(COLUMNS)
       .where({ tenant_id: tenantId });
     if (only) void query.whereIn('id', [...only]);
-    const result = await keysetPage<WebhookSubscriptionRow>(query, {
-      timeColumn: 'created_at',
-      idColumn: 'id',
-      ...page,
-      position: (r) => ({ t: r.created_at.getTime(), id: r.id }),
-    });
-    return { rows: result.rows.map(toSubscription), next: result.next };
+    return newestFirst(query, page, toSubscription, { time: 'created_at' });
   }
 
-  /** Hard delete: the row and its secret are gone. False when there was no such row. */
+  /**
+   * Hard delete: the row, its secret and its deliveries are gone. False when there was no
+   * such row. The deliveries go in the same transaction, after the row: no foreign key does
+   * it (migration 090). A fan-out that read the subscription before this commits may still
+   * add a delivery after it: that one is canceled at its claim, never sent.
+   */
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const count = await this.db(TABLE).where({ tenant_id: tenantId, id }).delete();
-    return count > 0;
+    return this.db.transaction(async (trx) => {
+      const count = await trx(TABLE).where({ tenant_id: tenantId, id }).delete();
+      if (count === 0) return false;
+      await trx('webhook_deliveries').where({ subscription_id: id }).delete();
+      return true;
+    });
   }
 
   /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */

@@ -7,7 +7,7 @@ import type {
   OutboundCallRequest,
   QueuedOutboundCall,
 } from '../types';
-import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type IdempotentRequestOptions } from './resource';
 
 /** Options of `startOutbound`: see {@link IdempotentRequestOptions}. */
 export type StartOutboundOptions = IdempotentRequestOptions;
@@ -27,7 +27,7 @@ export class CallsResource extends Resource {
 
   /** One call with transcript, recording, booking and cost. */
   get(id: string): Promise<CallDetail> {
-    return this.http.request({ method: 'GET', path: `/calls/${segment(id)}`, idempotent: true });
+    return this.fetchOne(`/calls/${segment(id)}`);
   }
 
   /** Queues an outbound call (202); the service dials it. Idempotent, see the options. */
@@ -35,13 +35,6 @@ export class CallsResource extends Resource {
     body: OutboundCallRequest,
     options: StartOutboundOptions = {},
   ): Promise<QueuedOutboundCall> {
-    return this.http.request({
-      method: 'POST',
-      path: '/calls/outbound',
-      body,
-      idempotencyKey: idempotencyKeyOf(options),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/calls/outbound', body, options);
   }
 }

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { PageIterator } from '../pagination';
 import type { components, ListParams } from '../types';
 import { Resource, segment } from './resource';
 
@@ -27,28 +26,17 @@ export class CampaignsResource extends Resource {
    * `recipients` is final. Idempotent, see the options.
    */
   create(body: CampaignCreateRequest, options: CreateCampaignOptions = {}): Promise<Campaign> {
-    return this.http.request({
-      method: 'POST',
-      path: '/campaigns',
-      body,
-      idempotencyKey: options.idempotencyKey ?? randomUUID(),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/campaigns', body, options);
   }
 
   /** Every campaign of the account, newest first, following cursors. */
   list(params: ListParams<'listCampaigns'> = {}): PageIterator<Campaign> {
-    return this.paginate('/campaigns', params, (page: DataPage<Campaign>) => fromDataPage(page));
+    return this.paginateData<Campaign>('/campaigns', params);
   }
 
   /** One campaign with its counters as they are now. */
   get(id: string): Promise<Campaign> {
-    return this.http.request({
-      method: 'GET',
-      path: `/campaigns/${segment(id)}`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/campaigns/${segment(id)}`);
   }
 
   /**
@@ -59,11 +47,7 @@ export class CampaignsResource extends Resource {
     id: string,
     params: ListParams<'listCampaignRecipients'> = {},
   ): PageIterator<CampaignRecipient> {
-    return this.paginate(
-      `/campaigns/${segment(id)}/recipients`,
-      params,
-      (page: DataPage<CampaignRecipient>) => fromDataPage(page),
-    );
+    return this.paginateData<CampaignRecipient>(`/campaigns/${segment(id)}/recipients`, params);
   }
 
   /**
@@ -72,10 +56,6 @@ export class CampaignsResource extends Resource {
    * lost answer can only meet that 409, so it is retried like any idempotent request.
    */
   cancel(id: string): Promise<Campaign> {
-    return this.http.request({
-      method: 'POST',
-      path: `/campaigns/${segment(id)}/cancel`,
-      idempotent: true,
-    });
+    return this.invoke('POST', `/campaigns/${segment(id)}/cancel`, { idempotent: true });
   }
 }

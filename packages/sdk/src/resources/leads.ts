@@ -1,4 +1,4 @@
-import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { PageIterator } from '../pagination';
 import type { Lead, LeadCreate, LeadImport, LeadUpdate, ListParams } from '../types';
 import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
 
@@ -49,18 +49,11 @@ export class LeadsResource extends Resource {
    * generated when none is given and reused on this call's retries.
    */
   create(body: LeadCreate, options: IdempotentRequestOptions = {}): Promise<Lead> {
-    return this.http.request({
-      method: 'POST',
-      path: '/leads',
-      body,
-      idempotencyKey: idempotencyKeyOf(options),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/leads', body, options);
   }
 
   get(id: string): Promise<Lead> {
-    return this.http.request({ method: 'GET', path: `/leads/${segment(id)}`, idempotent: true });
+    return this.fetchOne(`/leads/${segment(id)}`);
   }
 
   /**
@@ -68,12 +61,7 @@ export class LeadsResource extends Resource {
    * the fields whose value changed; an update that changes nothing emits nothing.
    */
   update(id: string, body: LeadUpdate): Promise<Lead> {
-    return this.http.request({
-      method: 'PATCH',
-      path: `/leads/${segment(id)}`,
-      body,
-      idempotent: true,
-    });
+    return this.invoke('PATCH', `/leads/${segment(id)}`, { body, idempotent: true });
   }
 
   /**
@@ -82,7 +70,7 @@ export class LeadsResource extends Resource {
    * `for await (const lead of client.leads.search({ q: 'whitf' }))`.
    */
   search(params: ListParams<'searchLeads'> = {}): PageIterator<Lead> {
-    return this.paginate('/leads/search', params, (page: DataPage<Lead>) => fromDataPage(page));
+    return this.paginateData<Lead>('/leads/search', params);
   }
 
   /**
@@ -105,10 +93,6 @@ export class LeadsResource extends Resource {
 
   /** An import and its progress: `processed_rows` of `total_rows`, the counters, row errors. */
   getImport(id: string): Promise<LeadImport> {
-    return this.http.request({
-      method: 'GET',
-      path: `/leads/imports/${segment(id)}`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/leads/imports/${segment(id)}`);
   }
 }

@@ -5,25 +5,16 @@ import { Resource, segment } from './resource';
 export class PortalResource extends Resource {
   /** A link with a one-use code (`url`); hand it to the tenant's team. Not retried. */
   createSession(body: PortalSessionCreate = {}): Promise<PortalSession> {
-    return this.http.request({ method: 'POST', path: '/portal/sessions', body, idempotent: false });
+    return this.invoke('POST', '/portal/sessions', { body, idempotent: false });
   }
 
   /** Revokes a session: its link and token stop working from the next request. */
   revokeSession(id: string): Promise<void> {
-    return this.http.request({
-      method: 'DELETE',
-      path: `/portal/sessions/${segment(id)}`,
-      idempotent: true,
-    });
+    return this.invoke('DELETE', `/portal/sessions/${segment(id)}`, { idempotent: true });
   }
 
   /** Trades a link's one-use code for a portal token (what the page does). Not retried. */
   exchange(code: string): Promise<PortalToken> {
-    return this.http.request({
-      method: 'POST',
-      path: '/portal/exchange',
-      body: { code },
-      idempotent: false,
-    });
+    return this.invoke('POST', '/portal/exchange', { body: { code }, idempotent: false });
   }
 }

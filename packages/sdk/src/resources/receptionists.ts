@@ -1,4 +1,4 @@
-import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { PageIterator } from '../pagination';
 import type {
   Call,
   ListParams,
@@ -6,7 +6,7 @@ import type {
   ReceptionistCreate,
   ReceptionistUpdate,
 } from '../types';
-import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type IdempotentRequestOptions } from './resource';
 
 /**
  * The account's receptionists: create and provision them, read and update them, and each
@@ -20,14 +20,7 @@ export class ReceptionistsResource extends Resource {
    * Idempotent: a key is generated when none is given and reused on this call's retries.
    */
   create(body: ReceptionistCreate, options: IdempotentRequestOptions = {}): Promise<Receptionist> {
-    return this.http.request({
-      method: 'POST',
-      path: '/receptionists',
-      body,
-      idempotencyKey: idempotencyKeyOf(options),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/receptionists', body, options);
   }
 
   /**
@@ -36,41 +29,24 @@ export class ReceptionistsResource extends Resource {
    * may have started a round that already ended, and a repeat would start another.
    */
   provision(id: string): Promise<Receptionist> {
-    return this.http.request({
-      method: 'POST',
-      path: `/receptionists/${segment(id)}/provision`,
-      idempotent: false,
-    });
+    return this.invoke('POST', `/receptionists/${segment(id)}/provision`, { idempotent: false });
   }
 
   list(params: ListParams<'listReceptionists'> = {}): PageIterator<Receptionist> {
-    return this.paginate('/receptionists', params, (page: DataPage<Receptionist>) =>
-      fromDataPage(page),
-    );
+    return this.paginateData<Receptionist>('/receptionists', params);
   }
 
   get(id: string): Promise<Receptionist> {
-    return this.http.request({
-      method: 'GET',
-      path: `/receptionists/${segment(id)}`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/receptionists/${segment(id)}`);
   }
 
   /** `name` and `greeting` need write; `webhook_url` needs admin. */
   update(id: string, body: ReceptionistUpdate): Promise<Receptionist> {
-    return this.http.request({
-      method: 'PATCH',
-      path: `/receptionists/${segment(id)}`,
-      body,
-      idempotent: true,
-    });
+    return this.invoke('PATCH', `/receptionists/${segment(id)}`, { body, idempotent: true });
   }
 
   /** One receptionist's calls, newest first, following cursors. */
   listCalls(id: string, params: ListParams<'listReceptionistCalls'> = {}): PageIterator<Call> {
-    return this.paginate(`/receptionists/${segment(id)}/calls`, params, (page: DataPage<Call>) =>
-      fromDataPage(page),
-    );
+    return this.paginateData<Call>(`/receptionists/${segment(id)}/calls`, params);
   }
 }

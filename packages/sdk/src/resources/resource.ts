@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryValue, Transport } from '../http';
-import { PageIterator, type Page } from '../pagination';
+import { fromDataPage, PageIterator, type DataPage, type Page } from '../pagination';
 
 /** A path segment from a caller's id: never lets an id change the path. */
 export const segment = (id: string): string => encodeURIComponent(id);
@@ -21,9 +21,10 @@ export const idempotencyKeyOf = (options: IdempotentRequestOptions): string =>
   options.idempotencyKey ?? randomUUID();
 
 /**
- * What every resource group builds on: the transport, and a lazily paginated GET. A new
- * group (SMS, leads, ...) is a class extending this with one method per operation, plus one
- * line in the client.
+ * What every resource group builds on: the transport, a lazily paginated GET, and the few
+ * request shapes the operations share (read one, create with a key, act on one). A new group
+ * (SMS, leads, ...) is a class extending this with one method per operation, plus one line in
+ * the client.
  */
 export abstract class Resource {
   constructor(protected readonly http: Transport) {}
@@ -44,5 +45,46 @@ export abstract class Resource {
       });
       return toPage(body);
     }, cursor);
+  }
+
+  /** A `{data, has_more, cursor}` list endpoint as an async iterator. */
+  protected paginateData<T>(path: string, params: { cursor?: string } & object): PageIterator<T> {
+    return this.paginate(path, params, (page: DataPage<T>) => fromDataPage(page));
+  }
+
+  /** A GET of one resource: safe to repeat, so retried like any idempotent request. */
+  protected fetchOne<T>(path: string): Promise<T> {
+    return this.http.request({ method: 'GET', path, idempotent: true });
+  }
+
+  /**
+   * A creating POST: its Idempotency-Key (the caller's, or one made now) is sent on every try,
+   * which is what makes its retries safe.
+   */
+  protected createIdempotent<T>(
+    path: string,
+    body: unknown,
+    options: IdempotentRequestOptions,
+  ): Promise<T> {
+    return this.http.request({
+      method: 'POST',
+      path,
+      body,
+      idempotencyKey: idempotencyKeyOf(options),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Any other operation on a path: `idempotent` says whether sending it twice acts once (see
+   * `ApiRequest.idempotent`), which decides whether an ambiguous failure is retried.
+   */
+  protected invoke<T>(
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    request: { body?: unknown; idempotent: boolean },
+  ): Promise<T> {
+    return this.http.request({ method, path, ...request });
   }
 }

@@ -1,6 +1,6 @@
-import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { PageIterator } from '../pagination';
 import type { ListParams, Sms, SmsOptOut, SmsSendRequest } from '../types';
-import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type IdempotentRequestOptions } from './resource';
 
 /**
  * Text messages: send (now or scheduled) from a receptionist's number, cancel a scheduled
@@ -17,31 +17,22 @@ export class SmsResource extends Resource {
    * the customer twice.
    */
   send(body: SmsSendRequest, options: IdempotentRequestOptions = {}): Promise<Sms> {
-    return this.http.request({
-      method: 'POST',
-      path: '/sms/send',
-      body,
-      idempotencyKey: idempotencyKeyOf(options),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/sms/send', body, options);
   }
 
   /** Cancels a scheduled message (a 409 `not_cancellable` once it is anything else). */
   cancel(id: string): Promise<void> {
-    return this.http.request({ method: 'DELETE', path: `/sms/${segment(id)}`, idempotent: true });
+    return this.invoke('DELETE', `/sms/${segment(id)}`, { idempotent: true });
   }
 
   /** The numbers that opted out of your SMS, newest first, following cursors; `phone` filter. */
   listOptOuts(params: ListParams<'listSmsOptOuts'> = {}): PageIterator<SmsOptOut> {
-    return this.paginate('/sms/opt-outs', params, (page: DataPage<SmsOptOut>) =>
-      fromDataPage(page),
-    );
+    return this.paginateData<SmsOptOut>('/sms/opt-outs', params);
   }
 
   /** One message, inbound or outbound. */
   get(id: string): Promise<Sms> {
-    return this.http.request({ method: 'GET', path: `/sms/${segment(id)}`, idempotent: true });
+    return this.fetchOne(`/sms/${segment(id)}`);
   }
 
   /**
@@ -52,10 +43,6 @@ export class SmsResource extends Resource {
     receptionistId: string,
     params: ListParams<'listReceptionistSms'> = {},
   ): PageIterator<Sms> {
-    return this.paginate(
-      `/receptionists/${segment(receptionistId)}/sms`,
-      params,
-      (page: DataPage<Sms>) => fromDataPage(page),
-    );
+    return this.paginateData<Sms>(`/receptionists/${segment(receptionistId)}/sms`, params);
   }
 }

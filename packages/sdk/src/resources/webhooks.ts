@@ -1,4 +1,4 @@
-import { fromDataPage, type DataPage, type PageIterator } from '../pagination';
+import type { PageIterator } from '../pagination';
 import type {
   CreatedWebhookSubscription,
   EventTypeList,
@@ -15,7 +15,7 @@ import type {
   WebhookStats,
   WebhookTestResult,
 } from '../types';
-import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type IdempotentRequestOptions } from './resource';
 
 /** Webhook subscriptions, their delivery log and retries (admin scope). */
 export class WebhooksResource extends Resource {
@@ -27,24 +27,12 @@ export class WebhooksResource extends Resource {
     body: WebhookSubscriptionCreate,
     options: IdempotentRequestOptions = {},
   ): Promise<CreatedWebhookSubscription> {
-    return this.http.request({
-      method: 'POST',
-      path: '/webhooks',
-      body,
-      idempotencyKey: idempotencyKeyOf(options),
-      idempotent: true,
-      signal: options.signal,
-    });
+    return this.createIdempotent('/webhooks', body, options);
   }
 
   /** Changes url, events, description, `is_active` (pause/resume) or the rate limit. */
   update(id: string, body: WebhookSubscriptionPatch): Promise<WebhookSubscription> {
-    return this.http.request({
-      method: 'PATCH',
-      path: `/webhooks/${segment(id)}`,
-      body,
-      idempotent: true,
-    });
+    return this.invoke('PATCH', `/webhooks/${segment(id)}`, { body, idempotent: true });
   }
 
   /** Pauses: deliveries wait (not cancelled) and go out on resume. */
@@ -62,9 +50,7 @@ export class WebhooksResource extends Resource {
    * `overlap_seconds` (default 24 h). Not retried: a retry would rotate again.
    */
   rotateSecret(id: string, body: WebhookSecretRotation = {}): Promise<WebhookRotatedSecret> {
-    return this.http.request({
-      method: 'POST',
-      path: `/webhooks/${segment(id)}/rotate-secret`,
+    return this.invoke('POST', `/webhooks/${segment(id)}/rotate-secret`, {
       body,
       idempotent: false,
     });
@@ -72,20 +58,14 @@ export class WebhooksResource extends Resource {
 
   /** One delivery in full: the payload as signed, every attempt with its headers. */
   getDelivery(id: string, deliveryId: string): Promise<WebhookDeliveryDetail> {
-    return this.http.request({
-      method: 'GET',
-      path: `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}`);
   }
 
   /** Every subscription's deliveries, filtered (status, event, since, until, subscription_id). */
   listAllDeliveries(
     params: ListParams<'listTenantWebhookDeliveries'> = {},
   ): PageIterator<WebhookDelivery> {
-    return this.paginate('/webhook-deliveries', params, (page: DataPage<WebhookDelivery>) =>
-      fromDataPage(page),
-    );
+    return this.paginateData<WebhookDelivery>('/webhook-deliveries', params);
   }
 
   /**
@@ -93,61 +73,38 @@ export class WebhooksResource extends Resource {
    * Not retried: a second request while one runs is a 409.
    */
   recover(id: string, body: WebhookRecoveryRequest): Promise<WebhookRecovery> {
-    return this.http.request({
-      method: 'POST',
-      path: `/webhooks/${segment(id)}/recover`,
-      body,
-      idempotent: false,
-    });
+    return this.invoke('POST', `/webhooks/${segment(id)}/recover`, { body, idempotent: false });
   }
 
   getRecovery(id: string, recoveryId: string): Promise<WebhookRecovery> {
-    return this.http.request({
-      method: 'GET',
-      path: `/webhooks/${segment(id)}/recoveries/${segment(recoveryId)}`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/webhooks/${segment(id)}/recoveries/${segment(recoveryId)}`);
   }
 
   /** The event catalog: every event's description, `data` schema and an example. */
   eventTypes(): Promise<EventTypeList> {
-    return this.http.request({ method: 'GET', path: '/event-types', idempotent: true });
+    return this.fetchOne('/event-types');
   }
 
   list(params: ListParams<'listWebhooks'> = {}): PageIterator<WebhookSubscription> {
-    return this.paginate('/webhooks', params, (page: DataPage<WebhookSubscription>) =>
-      fromDataPage(page),
-    );
+    return this.paginateData<WebhookSubscription>('/webhooks', params);
   }
 
   get(id: string): Promise<WebhookSubscription> {
-    return this.http.request({ method: 'GET', path: `/webhooks/${segment(id)}`, idempotent: true });
+    return this.fetchOne(`/webhooks/${segment(id)}`);
   }
 
   delete(id: string): Promise<void> {
-    return this.http.request({
-      method: 'DELETE',
-      path: `/webhooks/${segment(id)}`,
-      idempotent: true,
-    });
+    return this.invoke('DELETE', `/webhooks/${segment(id)}`, { idempotent: true });
   }
 
   /** Sends one signed `webhook.test` now and reports what the endpoint answered. */
   test(id: string): Promise<WebhookTestResult> {
-    return this.http.request({
-      method: 'POST',
-      path: `/webhooks/${segment(id)}/test`,
-      idempotent: false,
-    });
+    return this.invoke('POST', `/webhooks/${segment(id)}/test`, { idempotent: false });
   }
 
   /** Re-enables a subscription and zeroes its failure counter. */
   enable(id: string): Promise<WebhookSubscription> {
-    return this.http.request({
-      method: 'POST',
-      path: `/webhooks/${segment(id)}/enable`,
-      idempotent: true,
-    });
+    return this.invoke('POST', `/webhooks/${segment(id)}/enable`, { idempotent: true });
   }
 
   /** The subscription's deliveries with every attempt, newest first (filters as documented). */
@@ -155,28 +112,17 @@ export class WebhooksResource extends Resource {
     id: string,
     params: ListParams<'listWebhookDeliveries'> = {},
   ): PageIterator<WebhookDelivery> {
-    return this.paginate(
-      `/webhooks/${segment(id)}/deliveries`,
-      params,
-      (page: DataPage<WebhookDelivery>) => fromDataPage(page),
-    );
+    return this.paginateData<WebhookDelivery>(`/webhooks/${segment(id)}/deliveries`, params);
   }
 
   /** Sends one delivery again (a new round of attempts). Not retried by the client. */
   retryDelivery(id: string, deliveryId: string): Promise<WebhookDelivery> {
-    return this.http.request({
-      method: 'POST',
-      path: `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}/retry`,
-      idempotent: false,
-    });
+    const path = `/webhooks/${segment(id)}/deliveries/${segment(deliveryId)}/retry`;
+    return this.invoke('POST', path, { idempotent: false });
   }
 
   /** Delivery health over the last 24 hours, per minute (counts and p50/p99 latency). */
   stats(id: string): Promise<WebhookStats> {
-    return this.http.request({
-      method: 'GET',
-      path: `/webhooks/${segment(id)}/stats`,
-      idempotent: true,
-    });
+    return this.fetchOne(`/webhooks/${segment(id)}/stats`);
   }
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
+import { defineGetRoute } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { pageBody, pageRequest } from '../../pagination/page';
 import {
@@ -90,23 +91,18 @@ export function callRoutes(deps: Deps): RouteDef[] {
         res.json(pageBody(req, deps.cursors, 'calls', result, renderCallListItem));
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/calls/:id',
       operationId: 'getCall',
       summary: 'One call with transcript, recording, booking and cost',
       tag: 'Calls',
       scope: 'read',
       params: idParamSchema('call'),
-      responses: {
-        200: { description: 'The call', schema: callDetailSchema, example: callDetailExample },
-      },
+      answer: { description: 'The call', schema: callDetailSchema, example: callDetailExample },
       errors: { 404: 'resource_not_found: no such call in this tenant' },
-      handler: async (req, res) => {
-        const call = await calls.get(deps.knex, req.auth.tenantId, req.valid.params.id as string);
-        if (!call) throw notFound('call', 'id');
-        res.json(renderCallDetail(call));
-      },
+      name: 'call',
+      find: (tenantId, id) => calls.get(deps.knex, tenantId, id),
+      render: renderCallDetail,
     }),
   ];
 }

@@ -1,10 +1,5 @@
 import type { Deps } from '../../deps';
-import { notFound } from '../../errors';
-import {
-  idempotencyKeyHeaderDoc,
-  idempotentReplayHeaderDoc,
-  respondIdempotently,
-} from '../../idempotency';
+import { defineCreateRoute, defineGetRoute } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema } from '../../shared/schemas';
 import { cancelCampaign } from './cancel-campaign';
@@ -26,8 +21,7 @@ import { defineListRoute } from '../../pagination/list-route';
 export function campaignRoutes(deps: Deps): RouteDef[] {
   const { campaigns } = deps.stores;
   return [
-    defineRoute({
-      method: 'post',
+    defineCreateRoute<CreateCampaignBody>(deps.idempotency, {
       path: '/campaigns',
       operationId: 'createCampaign',
       summary: 'Send an SMS to a list of leads or numbers at a steady rate',
@@ -41,20 +35,12 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       scope: 'write',
       body: createCampaignBodySchema,
       bodyExample: createCampaignExample,
-      headers: [idempotencyKeyHeaderDoc],
-      responses: {
-        202: {
-          description: 'The campaign is queued; watch its counters or wait for campaign.completed',
-          schema: campaignSchema,
-          example: queuedCampaignExample,
-          headers: {
-            Location: {
-              description: 'The campaign: /api/v1/campaigns/{id}',
-              schema: { type: 'string' },
-            },
-            ...idempotentReplayHeaderDoc,
-          },
-        },
+      status: 202,
+      answer: {
+        description: 'The campaign is queued; watch its counters or wait for campaign.completed',
+        schema: campaignSchema,
+        example: queuedCampaignExample,
+        location: 'The campaign: /api/v1/campaigns/{id}',
       },
       errors: {
         400:
@@ -70,13 +56,7 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
           'the first request with this Idempotency-Key runs',
         422: 'idempotency_key_reused: the key was used with another body',
       },
-      handler: async (req, res) => {
-        const tenantId = req.auth.tenantId;
-        const body = req.valid.body as CreateCampaignBody;
-        await respondIdempotently(deps.idempotency, req, res, (scope) =>
-          createCampaign(deps, tenantId, body, scope),
-        );
-      },
+      create: (tenantId, body, scope) => createCampaign(deps, tenantId, body, scope),
     }),
     defineListRoute({
       path: '/campaigns',
@@ -95,27 +75,24 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       },
       render: renderCampaign,
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/campaigns/:id',
       operationId: 'getCampaign',
       summary: 'Get a campaign and its counters',
       tag: 'Campaigns',
       scope: 'read',
       params: idParamSchema('cmp'),
-      responses: {
-        200: {
-          description: 'The campaign',
-          schema: campaignSchema,
-          example: runningCampaignExample,
-        },
+      answer: {
+        description: 'The campaign',
+        schema: campaignSchema,
+        example: runningCampaignExample,
       },
       errors: { 404: 'resource_not_found: no such campaign in this account' },
-      handler: async (req, res) => {
-        const found = await campaigns.get(req.auth.tenantId, req.valid.params.id as string);
-        if (!found) throw notFound('campaign', 'id');
+      name: 'campaign',
+      find: (tenantId, id) => campaigns.get(tenantId, id),
+      render: async (found) => {
         const [withCounts] = await withReceipts(deps, [found]);
-        res.json(renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 }));
+        return renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 });
       },
     }),
     campaignRecipientsRoute(deps),

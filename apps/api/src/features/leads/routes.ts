@@ -1,11 +1,7 @@
 import { renderLeadImport, type LeadInput } from '@switchboard/leads';
 import type { Deps } from '../../deps';
-import { notFound } from '../../errors';
-import {
-  idempotencyKeyHeaderDoc,
-  idempotentReplayHeaderDoc,
-  respondIdempotently,
-} from '../../idempotency';
+import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
+import { defineCreateRoute, defineGetRoute, locationHeaderDoc } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema, pageExample, paginated } from '../../shared/schemas';
 import { createLeadFor } from './create-lead';
@@ -52,8 +48,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
         res.json(await searchLeadsFor(deps, req.auth.tenantId, req.valid.query as LeadSearchQuery));
       },
     }),
-    defineRoute({
-      method: 'post',
+    defineCreateRoute<LeadInput>(deps.idempotency, {
       path: '/leads',
       operationId: 'createLead',
       summary: 'Create a lead (emits lead.created)',
@@ -61,30 +56,19 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       scope: 'write',
       body: createLeadBodySchema,
       bodyExample: createLeadExample,
-      headers: [idempotencyKeyHeaderDoc],
-      responses: {
-        201: {
-          description: 'The lead',
-          schema: leadSchema,
-          example: leadExample,
-          headers: {
-            Location: { description: 'The lead: /api/v1/leads/{id}', schema: { type: 'string' } },
-            ...idempotentReplayHeaderDoc,
-          },
-        },
+      status: 201,
+      answer: {
+        description: 'The lead',
+        schema: leadSchema,
+        example: leadExample,
+        location: 'The lead: /api/v1/leads/{id}',
       },
       errors: {
         404: 'resource_not_found: receptionist_id is not one of your receptionists',
         409: `${LEAD_EXISTS}; or idempotency_request_in_progress (Retry-After)`,
         422: 'idempotency_key_reused: the key was used with another body',
       },
-      handler: async (req, res) => {
-        const tenantId = req.auth.tenantId;
-        const body = req.valid.body as LeadInput;
-        await respondIdempotently(deps.idempotency, req, res, (scope) =>
-          createLeadFor(deps, tenantId, body, 'api', scope),
-        );
-      },
+      create: (tenantId, body, scope) => createLeadFor(deps, tenantId, body, 'api', scope),
     }),
     defineRoute({
       method: 'post',
@@ -108,10 +92,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
           schema: leadImportSchema,
           example: leadImportExample,
           headers: {
-            Location: {
-              description: 'The import: /api/v1/leads/imports/{id}',
-              schema: { type: 'string' },
-            },
+            ...locationHeaderDoc('The import: /api/v1/leads/imports/{id}'),
             ...idempotentReplayHeaderDoc,
           },
         },
@@ -125,50 +106,35 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       },
       handler: (req, res) => importLeads(deps, req, res),
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/leads/imports/:id',
       operationId: 'getLeadImport',
       summary: 'An import and its progress',
       tag: 'Leads',
       scope: 'read',
       params: idParamSchema('imp'),
-      responses: {
-        200: {
-          description: 'The import',
-          schema: leadImportSchema,
-          example: completedLeadImportExample,
-        },
+      answer: {
+        description: 'The import',
+        schema: leadImportSchema,
+        example: completedLeadImportExample,
       },
       errors: { 404: 'resource_not_found: no such import in this account' },
-      handler: async (req, res) => {
-        const found = await deps.stores.leadImports.get(
-          req.auth.tenantId,
-          req.valid.params.id as string,
-        );
-        if (!found) throw notFound('import', 'id');
-        res.json(renderLeadImport(found));
-      },
+      name: 'import',
+      find: (tenantId, id) => deps.stores.leadImports.get(tenantId, id),
+      render: renderLeadImport,
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/leads/:id',
       operationId: 'getLead',
       summary: 'Get a lead',
       tag: 'Leads',
       scope: 'read',
       params: idParamSchema('lead'),
-      responses: { 200: { description: 'The lead', schema: leadSchema, example: leadExample } },
+      answer: { description: 'The lead', schema: leadSchema, example: leadExample },
       errors: { 404: 'resource_not_found: no such lead in this account' },
-      handler: async (req, res) => {
-        const found = await deps.stores.leads.get(
-          deps.knex,
-          req.auth.tenantId,
-          req.valid.params.id as string,
-        );
-        if (!found) throw notFound('lead', 'id');
-        res.json(renderLead(found));
-      },
+      name: 'lead',
+      find: (tenantId, id) => deps.stores.leads.get(deps.knex, tenantId, id),
+      render: renderLead,
     }),
     defineRoute({
       method: 'patch',

@@ -18,32 +18,27 @@ export interface McpTool {
   run(deps: Deps, tenantId: string, input: Record<string, unknown>): Promise<unknown>;
 }
 
-const updateLeadInputSchema = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: {
-    id: {
-      type: 'string',
-      pattern: '^lead_[A-Za-z0-9]{1,64}$',
-      'x-error-message': 'id must be a lead id (lead_...)',
+/**
+ * The input of a tool on one resource: its `id` (the pattern of the REST path's id, with a
+ * message that says which kind of id) and the other fields.
+ */
+const idInputSchema = <Fields extends object>(prefix: string, fields: Fields) =>
+  ({
+    type: 'object',
+    required: ['id'],
+    additionalProperties: false,
+    properties: {
+      id: {
+        type: 'string',
+        pattern: `^${prefix}_[A-Za-z0-9]{1,64}$`,
+        'x-error-message': `id must be a ${prefix} id (${prefix}_...)`,
+      },
+      ...fields,
     },
-    ...leadFieldSchemas,
-  },
-} as const;
+  }) as const;
 
-const getCallInputSchema = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: {
-    id: {
-      type: 'string',
-      pattern: '^call_[A-Za-z0-9]{1,64}$',
-      'x-error-message': 'id must be a call id (call_...)',
-    },
-  },
-} as const;
+const updateLeadInputSchema = idInputSchema('lead', leadFieldSchemas);
+const getCallInputSchema = idInputSchema('call', {});
 
 /** The tools of POST /api/v1/mcp (docs/API.md, Leads). */
 export const MCP_TOOLS: readonly McpTool[] = [

@@ -1,10 +1,6 @@
 import type { Deps } from '../../deps';
-import {
-  idempotencyKeyHeaderDoc,
-  idempotentReplayHeaderDoc,
-  respondIdempotently,
-} from '../../idempotency';
-import { defineRoute, type RouteDef } from '../../openapi/route';
+import { defineCreateRoute } from '../../shared/resource-routes';
+import type { RouteDef } from '../../openapi/route';
 import { startOutboundCall, type OutboundCallBody } from './start-call';
 import {
   acceptedOutboundCallExample,
@@ -19,8 +15,7 @@ import {
  */
 export function outboundCallRoutes(deps: Deps): RouteDef[] {
   return [
-    defineRoute({
-      method: 'post',
+    defineCreateRoute<OutboundCallBody>(deps.idempotency, {
       path: '/calls/outbound',
       operationId: 'startOutboundCall',
       summary: 'Start an outbound call: queued now, dialled by the worker',
@@ -32,17 +27,12 @@ export function outboundCallRoutes(deps: Deps): RouteDef[] {
       scope: 'write',
       body: outboundCallBodySchema,
       bodyExample: outboundCallBodyExample,
-      headers: [idempotencyKeyHeaderDoc],
-      responses: {
-        202: {
-          description: 'The call is queued',
-          schema: acceptedOutboundCallSchema,
-          example: acceptedOutboundCallExample,
-          headers: {
-            Location: { description: 'The call: /api/v1/calls/{id}', schema: { type: 'string' } },
-            ...idempotentReplayHeaderDoc,
-          },
-        },
+      status: 202,
+      answer: {
+        description: 'The call is queued',
+        schema: acceptedOutboundCallSchema,
+        example: acceptedOutboundCallExample,
+        location: 'The call: /api/v1/calls/{id}',
       },
       errors: {
         404: 'resource_not_found: no such receptionist (receptionist_id) in this tenant',
@@ -51,13 +41,7 @@ export function outboundCallRoutes(deps: Deps): RouteDef[] {
           'with this key still runs; Retry-After)',
         422: 'idempotency_key_reused: the same key came with another body',
       },
-      handler: async (req, res) => {
-        const tenantId = req.auth.tenantId;
-        const body = req.valid.body as OutboundCallBody;
-        await respondIdempotently(deps.idempotency, req, res, (scope) =>
-          startOutboundCall(deps, tenantId, body, scope),
-        );
-      },
+      create: (tenantId, body, scope) => startOutboundCall(deps, tenantId, body, scope),
     }),
   ];
 }

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { webhookIdParamSchema } from '../../shared/schemas';
+import { subscriptionNotFoundDoc, webhookIdParamSchema } from '../../shared/schemas';
 import { webhookStatsExample, webhookStatsSchema } from './schemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -29,7 +29,7 @@ export function webhookStatsRoutes(deps: Deps): RouteDef[] {
           example: webhookStatsExample,
         },
       },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const id = String(req.valid.params.id).toLowerCase();
         const subscription = await deps.stores.webhookSubscriptions.get(req.auth.tenantId, id);

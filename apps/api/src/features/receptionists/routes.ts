@@ -1,10 +1,5 @@
 import type { Deps } from '../../deps';
-import { notFound } from '../../errors';
-import {
-  idempotencyKeyHeaderDoc,
-  idempotentReplayHeaderDoc,
-  respondIdempotently,
-} from '../../idempotency';
+import { defineCreateRoute, defineGetRoute, locationHeaderDoc } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { idParamSchema } from '../../shared/schemas';
 import { createReceptionist, type CreateReceptionistBody } from './create-receptionist';
@@ -21,6 +16,8 @@ import {
 } from './schemas';
 import { updateReceptionist, type UpdateReceptionistBody } from './update-receptionist';
 import { defineListRoute } from '../../pagination/list-route';
+
+const RECEPTIONIST_LOCATION = 'The receptionist: /api/v1/receptionists/{id}';
 
 /**
  * Receptionists (docs/API.md, Receptionists): list, read, create (provisioned by the worker), provision
@@ -43,8 +40,7 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
       list: (tenantId, page) => receptionists.list(tenantId, page),
       render: renderReceptionist,
     }),
-    defineRoute({
-      method: 'post',
+    defineCreateRoute<CreateReceptionistBody>(deps.idempotency, {
       path: '/receptionists',
       operationId: 'createReceptionist',
       summary: 'Create a receptionist: accepted now, provisioned by the worker (number, assistant)',
@@ -52,60 +48,37 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
       scope: 'write',
       body: createReceptionistBodySchema,
       bodyExample: createReceptionistExample,
-      headers: [idempotencyKeyHeaderDoc],
-      responses: {
-        202: {
-          description:
-            'Accepted with status provisioning; it becomes ready (receptionist.ready) or ' +
-            'error (receptionist.error)',
-          schema: receptionistSchema,
-          example: provisioningReceptionistExample,
-          headers: {
-            Location: {
-              description: 'The receptionist: /api/v1/receptionists/{id}',
-              schema: { type: 'string' },
-            },
-            ...idempotentReplayHeaderDoc,
-          },
-        },
+      status: 202,
+      answer: {
+        description:
+          'Accepted with status provisioning; it becomes ready (receptionist.ready) or ' +
+          'error (receptionist.error)',
+        schema: receptionistSchema,
+        example: provisioningReceptionistExample,
+        location: RECEPTIONIST_LOCATION,
       },
       errors: {
         409: 'idempotency_request_in_progress: the same key is still being processed (Retry-After)',
         422: 'idempotency_key_reused: the key was used with another body',
       },
-      handler: async (req, res) => {
-        const tenantId = req.auth.tenantId;
-        const body = req.valid.body as CreateReceptionistBody;
-        await respondIdempotently(deps.idempotency, req, res, (scope) =>
-          createReceptionist(deps, tenantId, body, scope),
-        );
-      },
+      create: (tenantId, body, scope) => createReceptionist(deps, tenantId, body, scope),
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/receptionists/:id',
       operationId: 'getReceptionist',
       summary: 'Get a receptionist',
       tag: 'Receptionists',
       scope: 'read',
       params: idParamSchema('rcp'),
-      responses: {
-        200: {
-          description: 'The receptionist',
-          schema: receptionistSchema,
-          example: receptionistExample,
-        },
+      answer: {
+        description: 'The receptionist',
+        schema: receptionistSchema,
+        example: receptionistExample,
       },
       errors: { 404: 'resource_not_found: no such receptionist in this tenant' },
-      handler: async (req, res) => {
-        const found = await receptionists.get(
-          deps.knex,
-          req.auth.tenantId,
-          req.valid.params.id as string,
-        );
-        if (!found) throw notFound('receptionist', 'id');
-        res.json(renderReceptionist(found));
-      },
+      name: 'receptionist',
+      find: (tenantId, id) => receptionists.get(deps.knex, tenantId, id),
+      render: renderReceptionist,
     }),
     defineRoute({
       method: 'post',
@@ -120,12 +93,7 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
           description: 'Back to status provisioning',
           schema: receptionistSchema,
           example: provisioningReceptionistExample,
-          headers: {
-            Location: {
-              description: 'The receptionist: /api/v1/receptionists/{id}',
-              schema: { type: 'string' },
-            },
-          },
+          headers: locationHeaderDoc(RECEPTIONIST_LOCATION),
         },
       },
       errors: {

@@ -1,10 +1,6 @@
 import type { Deps } from '../../deps';
 import { conflict, notFound } from '../../errors';
-import {
-  idempotencyKeyHeaderDoc,
-  idempotentReplayHeaderDoc,
-  respondIdempotently,
-} from '../../idempotency';
+import { defineCreateRoute, defineGetRoute } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { dateRange } from '../../pagination/date-range';
 import { pageBody, pageRequest } from '../../pagination/page';
@@ -25,8 +21,7 @@ import { sendSms, type SendSmsBody } from './send-sms';
 export function smsRoutes(deps: Deps): RouteDef[] {
   const { sms, receptionists } = deps.stores;
   return [
-    defineRoute({
-      method: 'post',
+    defineCreateRoute<SendSmsBody>(deps.idempotency, {
       path: '/sms/send',
       operationId: 'sendSms',
       summary: 'Send an SMS from a receptionist: queued now, sent by the worker',
@@ -34,17 +29,12 @@ export function smsRoutes(deps: Deps): RouteDef[] {
       scope: 'write',
       body: sendSmsBodySchema,
       bodyExample: sendSmsBodyExample,
-      headers: [idempotencyKeyHeaderDoc],
-      responses: {
-        202: {
-          description: 'The message is queued',
-          schema: smsSchema,
-          example: queuedSmsExample,
-          headers: {
-            Location: { description: 'The message: /api/v1/sms/{id}', schema: { type: 'string' } },
-            ...idempotentReplayHeaderDoc,
-          },
-        },
+      status: 202,
+      answer: {
+        description: 'The message is queued',
+        schema: smsSchema,
+        example: queuedSmsExample,
+        location: 'The message: /api/v1/sms/{id}',
       },
       errors: {
         400: 'invalid_parameter: send_at not 60 seconds to 30 days ahead (or not a date-time)',
@@ -56,13 +46,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
           'recipient_opted_out: the recipient replied STOP (nothing is stored or sent); or ' +
           'idempotency_key_reused: the key was used with another body',
       },
-      handler: async (req, res) => {
-        const tenantId = req.auth.tenantId;
-        const body = req.valid.body as SendSmsBody;
-        await respondIdempotently(deps.idempotency, req, res, (scope) =>
-          sendSms(deps, tenantId, body, scope),
-        );
-      },
+      create: (tenantId, body, scope) => sendSms(deps, tenantId, body, scope),
     }),
     // Before /sms/:id, which would take "opt-outs" for an id.
     optOutsRoute(deps),
@@ -94,23 +78,18 @@ export function smsRoutes(deps: Deps): RouteDef[] {
         );
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineGetRoute({
       path: '/sms/:id',
       operationId: 'getSms',
       summary: 'Get one SMS, inbound or outbound',
       tag: 'SMS',
       scope: 'read',
       params: idParamSchema('sms'),
-      responses: {
-        200: { description: 'The message', schema: smsSchema, example: sentSmsExample },
-      },
+      answer: { description: 'The message', schema: smsSchema, example: sentSmsExample },
       errors: { 404: 'resource_not_found: no such message in this account' },
-      handler: async (req, res) => {
-        const found = await sms.get(req.auth.tenantId, req.valid.params.id as string);
-        if (!found) throw notFound('SMS', 'id');
-        res.json(renderSms(found));
-      },
+      name: 'SMS',
+      find: (tenantId, id) => sms.get(tenantId, id),
+      render: renderSms,
     }),
     defineRoute({
       method: 'get',

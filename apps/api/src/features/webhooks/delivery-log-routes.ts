@@ -6,7 +6,7 @@ import type { Deps } from '../../deps';
 import { invalidParameter, notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { pageBody, pageRequest } from '../../pagination/page';
-import { pageExample, paginated } from '../../shared/schemas';
+import { pageExample, paginated, subscriptionNotFoundDoc } from '../../shared/schemas';
 import { renderDelivery } from './delivery-routes';
 import {
   deliveryLogQuerySchema,
@@ -90,7 +90,7 @@ export function webhookDeliveryLogRoutes(deps: Deps): RouteDef[] {
       },
       errors: {
         ...filterErrors,
-        404: 'resource_not_found: no such webhook subscription in this tenant',
+        ...subscriptionNotFoundDoc,
       },
       handler: async (req, res) => {
         const subscription = await ownSubscription(req);

@@ -6,7 +6,7 @@ import { generateSigningSecret } from '@switchboard/webhooks';
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { webhookIdParamSchema } from '../../shared/schemas';
+import { subscriptionNotFoundDoc, webhookIdParamSchema } from '../../shared/schemas';
 import { checkSubscriptionUrl } from '../../shared/webhook-url';
 import { renderWebhookSubscription, SECRET_WARNING } from './render';
 import {
@@ -15,8 +15,7 @@ import {
   rotatedSecretExample,
   rotatedSecretSchema,
   rotateSecretBodySchema,
-  webhookSubscriptionExample,
-  webhookSubscriptionSchema,
+  subscriptionAnswer,
 } from './schemas';
 
 type PatchBody = FromSchema<typeof patchWebhookBodySchema>;
@@ -76,14 +75,8 @@ export function webhookEditRoutes(deps: Deps): RouteDef[] {
       params: webhookIdParamSchema,
       body: patchWebhookBodySchema,
       bodyExample: patchWebhookBodyExample,
-      responses: {
-        200: {
-          description: 'The subscription as changed',
-          schema: webhookSubscriptionSchema,
-          example: webhookSubscriptionExample,
-        },
-      },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      responses: subscriptionAnswer('The subscription as changed'),
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const id = idOf(req.valid.params);
@@ -126,7 +119,7 @@ export function webhookEditRoutes(deps: Deps): RouteDef[] {
           example: rotatedSecretExample,
         },
       },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const id = idOf(req.valid.params);

@@ -4,7 +4,7 @@ import { enqueue } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { conflict, invalidParameter, notFound } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { nullableTimestamp, timestamp } from '../../shared/schemas';
+import { nullableTimestamp, subscriptionNotFoundDoc, timestamp } from '../../shared/schemas';
 import { webhookIdParamSchema } from '../../shared/schemas';
 
 const TAG = 'Webhooks';
@@ -152,7 +152,7 @@ export function webhookRecoverRoutes(deps: Deps): RouteDef[] {
         },
       },
       errors: {
-        404: 'resource_not_found: no such webhook subscription in this tenant',
+        ...subscriptionNotFoundDoc,
         409: 'subscription_disabled (enable it first), or recovery_in_progress',
       },
       handler: async (req, res) => {

@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { WebhookSubscription } from '@switchboard/db';
 import type { Deps } from '../../deps';
-import { webhookIdParamSchema } from '../../shared/schemas';
+import { subscriptionNotFoundDoc, webhookIdParamSchema } from '../../shared/schemas';
 import { notFound } from '../../errors';
 import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
 import { consumeAll, RateLimiter } from '../../http/rate-limit';
@@ -11,6 +11,7 @@ import {
   createdWebhookSubscriptionSchema,
   createWebhookBodyExample,
   createWebhookBodySchema,
+  subscriptionAnswer,
   webhookSubscriptionExample,
   webhookSubscriptionSchema,
   webhookTestResultExample,
@@ -132,14 +133,8 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       scope: 'admin',
       portal: { capability: 'view', subscriptions: 'path' },
       params: webhookIdParamSchema,
-      responses: {
-        200: {
-          description: 'The subscription',
-          schema: webhookSubscriptionSchema,
-          example: webhookSubscriptionExample,
-        },
-      },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      responses: subscriptionAnswer('The subscription'),
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         res.json(renderWebhookSubscription(await found(req.auth.tenantId, idOf(req.valid.params))));
       },
@@ -154,7 +149,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
       responses: { 204: { description: 'Deleted' } },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const deleted = await store.delete(req.auth.tenantId, idOf(req.valid.params));
         if (!deleted) throw notFound('webhook subscription', 'id');
@@ -182,7 +177,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         },
       },
       errors: {
-        404: 'resource_not_found: no such webhook subscription in this tenant',
+        ...subscriptionNotFoundDoc,
         429: 'rate_limited: over 10 tests a minute per subscription or 30 per tenant (Retry-After)',
       },
       handler: async (req, res) => {
@@ -203,14 +198,8 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       scope: 'admin',
       portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
-      responses: {
-        200: {
-          description: 'The subscription',
-          schema: webhookSubscriptionSchema,
-          example: webhookSubscriptionExample,
-        },
-      },
-      errors: { 404: 'resource_not_found: no such webhook subscription in this tenant' },
+      responses: subscriptionAnswer('The subscription'),
+      errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const before = await found(req.auth.tenantId, idOf(req.valid.params));
         const enabled = await store.enable(req.auth.tenantId, before.id);

@@ -253,6 +253,11 @@ export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSc
   secret_overlap_ends_at: null,
 };
 
+/** The 200 of a route that answers with one subscription (never its secret). */
+export const subscriptionAnswer = (description: string) => ({
+  200: { description, schema: webhookSubscriptionSchema, example: webhookSubscriptionExample },
+});
+
 export const patchWebhookBodyExample: FromSchema<typeof patchWebhookBodySchema> = {
   url: 'https://example.com/hooks/switchboard-v2',
   is_active: false,
