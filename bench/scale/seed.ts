@@ -59,6 +59,22 @@ async function copyRows(
   bar.stop();
 }
 
+/** TENANTS tenants (`ten_s<t>`), one receptionist and one webhook subscription each. */
+export async function seedTenants(client: Client): Promise<void> {
+  for (let t = 0; t < TENANTS; t++) {
+    await client.query(
+      `INSERT INTO tenants (id, name) VALUES ($1, $1);
+       INSERT INTO receptionists (id, tenant_id, name, status, phone_number)
+         VALUES ('rcp_s' || $2, $1, 'Desk', 'ready', '+1415555' || lpad($2, 4, '0'));
+       INSERT INTO webhook_subscriptions (id, tenant_id, url, secret_ciphertext, secret_key_id)
+         VALUES ($3, $1, 'https://127.0.0.1:9/hook', 'sealed', 'k0')`
+        .replace(/\$1/g, `'ten_s${t}'`)
+        .replace(/\$2/g, `'${t}'`)
+        .replace(/\$3/g, `'${SUBSCRIPTION(t)}'`),
+    );
+  }
+}
+
 /**
  * Seeds the history: TENANTS tenants (one receptionist and one subscription each), for each
  * delivery one event and 1.2 attempts on average (every fifth delivery needed a retry), all
@@ -70,18 +86,7 @@ export async function seedScale(url: string, spec: ScaleSpec): Promise<void> {
   await client.connect();
   try {
     const now = Date.now();
-    for (let t = 0; t < TENANTS; t++) {
-      await client.query(
-        `INSERT INTO tenants (id, name) VALUES ($1, $1);
-         INSERT INTO receptionists (id, tenant_id, name, status, phone_number)
-           VALUES ('rcp_s' || $2, $1, 'Desk', 'ready', '+1415555' || lpad($2, 4, '0'));
-         INSERT INTO webhook_subscriptions (id, tenant_id, url, secret_ciphertext, secret_key_id)
-           VALUES ($3, $1, 'https://127.0.0.1:9/hook', 'sealed', 'k0')`
-          .replace(/\$1/g, `'ten_s${t}'`)
-          .replace(/\$2/g, `'${t}'`)
-          .replace(/\$3/g, `'${SUBSCRIPTION(t)}'`),
-      );
-    }
+    await seedTenants(client);
     const n = spec.deliveries;
     const at = (i: number) => new Date(now - ((n - i) / n) * spec.deliveryDays * DAY).toISOString();
     const tenantOf = (i: number) => i % TENANTS;
