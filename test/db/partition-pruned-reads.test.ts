@@ -60,6 +60,9 @@ async function newSubscription(): Promise<{ tenantId: string; subscriptionId: st
  * days and today (today's at the start of the day, so never after the statement's now()).
  */
 async function seedDays(tenantId: string, subscriptionId: string, perDay: number): Promise<void> {
+  // Ids that carry no time ('seed' is not hex): an md5 whose 13th digit is 7 would read as a
+  // time-ordered id (UUIDv7 layout) of some random time, and a lookup by it would be bounded
+  // to that time (1 id in 16).
   await knex.raw(
     `WITH rows AS (
        SELECT d, i, date_trunc('day', now()) - make_interval(days => d) + make_interval(mins => i)
@@ -67,10 +70,10 @@ async function seedDays(tenantId: string, subscriptionId: string, perDay: number
          FROM generate_series(0, ?::int) d, generate_series(1, ?::int) i)
      , ev AS (
        INSERT INTO events (id, tenant_id, type, data, created_at, published_at, fanned_out_at)
-       SELECT 'evt_' || md5(? || d || '/' || i), ?, 'call.completed', '{}', at, at, at FROM rows)
+       SELECT 'evt_seed' || md5(? || d || '/' || i), ?, 'call.completed', '{}', at, at, at FROM rows)
      INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, status, attempts,
                                      created_at, updated_at, completed_at)
-     SELECT 'dlv_' || md5(? || d || '/' || i), ?, 'evt_' || md5(? || d || '/' || i), ?,
+     SELECT 'dlv_seed' || md5(? || d || '/' || i), ?, 'evt_seed' || md5(? || d || '/' || i), ?,
             'succeeded', 1, at, at, at
        FROM rows`,
     [PAST_DAYS, perDay, tenantId, tenantId, tenantId, tenantId, tenantId, subscriptionId],
