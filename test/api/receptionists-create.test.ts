@@ -40,7 +40,7 @@ const create = (body: unknown, headers: Record<string, string> = {}) =>
 const provision = (id: string, as = auth) =>
   request(ctx.app).post(`${PATH}/${id}/provision`).set('Authorization', as);
 const jobState = (id: string, round = 1) =>
-  ctx.deps.queues.provisioning.getJobState(
+  ctx.queues.provisioning.getJobState(
     catalog.provisioning.jobId({ v: 1, receptionistId: id, round, attempt: 1 }),
   );
 

@@ -70,7 +70,7 @@ describe('POST /sms/send', () => {
       .set('Authorization', auth);
     expect(detail.status).toBe(200);
     expect(detail.body).toEqual(res.body);
-    const job = await ctx.deps.queues.sms.getJob(res.body.id);
+    const job = await ctx.queues.sms.getJob(res.body.id);
     expect(job?.data).toEqual({ v: 1, smsId: res.body.id });
   });
 

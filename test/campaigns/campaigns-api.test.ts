@@ -104,7 +104,7 @@ describe('POST /campaigns', () => {
       { seq: 2, phone: '+14155550202', name: 'Sam', lead_id: leads.sam, state: 'pending' },
       { seq: 3, phone: '+14155550203', name: null, lead_id: leads.noname, state: 'pending' },
     ]);
-    const job = await ctx.deps.queues.campaigns.getJob(res.body.id);
+    const job = await ctx.queues.campaigns.getJob(res.body.id);
     expect(job?.data).toEqual({ v: 1, campaignId: res.body.id });
     // Visible at once, with the same shape.
     const got = await request(ctx.app).get(`${PATH}/${res.body.id}`).set('Authorization', auth);

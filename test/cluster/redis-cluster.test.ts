@@ -91,7 +91,7 @@ it('is ready on the cluster (config, /readyz, both workers attached)', async () 
   expect(await ready.json()).toMatchObject({ redis: 'ok' });
   // Each worker process holds a blocking connection on every queue of the catalog.
   await waitFor('two workers on the deliveries queue', async () => {
-    const attached = await ctx.deps.queues.deliveries.getWorkers();
+    const attached = await ctx.queues.deliveries.getWorkers();
     return attached.length >= 2;
   });
 });

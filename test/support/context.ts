@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import { loadConfig, type Config } from '@switchboard/config';
 import type { Scope } from '@switchboard/db';
-import { eachMaster } from '@switchboard/queues';
+import {
+  closeQueues,
+  createQueues,
+  createRedis,
+  eachMaster,
+  type Queues,
+} from '@switchboard/queues';
 import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
 import type { DepsOverrides } from '../../apps/api/src/deps';
 import { createTestDatabase } from './database';
@@ -12,6 +18,12 @@ export interface TestContext {
   config: Config;
   deps: Deps;
   app: Express;
+  /**
+   * The test's own producers, on a connection with no command timeout: what a test adds or
+   * reads in the queues waits for a busy Redis, where the API's producers (`deps.queues`)
+   * give up after 2 s as a request must. Made on first use.
+   */
+  queues: Queues;
   /** Creates a tenant and a key with the given scopes; returns the bearer header too. */
   tenant(scopes?: Scope[]): Promise<{ tenantId: string; key: string; auth: string }>;
   keyFor(tenantId: string, scopes: Scope[]): Promise<{ id: string; auth: string }>;
@@ -39,10 +51,22 @@ export async function createTestContext(
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });
     return { id: apiKey.id, auth: `Bearer ${key}` };
   };
+  let own: { queues: Queues; close(): Promise<void> } | null = null;
+  const ownQueues = () => {
+    if (!own) {
+      const redis = createRedis(config.redis, 'worker');
+      const queues = createQueues(redis, config.queuePrefix);
+      own = { queues, close: () => closeQueues(queues, redis) };
+    }
+    return own.queues;
+  };
   return {
     config,
     deps,
     app,
+    get queues() {
+      return ownQueues();
+    },
     keyFor,
     async tenant(scopes = ['admin']) {
       const t = await deps.stores.tenants.create({
@@ -53,6 +77,7 @@ export async function createTestContext(
     },
     async close() {
       await deleteRedisKeys(deps, config.queuePrefix);
+      await own?.close();
       await deps.close();
     },
   };

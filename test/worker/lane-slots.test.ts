@@ -17,7 +17,7 @@ const lanesFor = (c: TestContext) =>
   new InFlightLanes(
     c.deps.redis,
     c.config.queuePrefix,
-    c.deps.queues.deliveries,
+    c.queues.deliveries,
     catalog.deliveries.name,
     {
       perTarget: 1,
