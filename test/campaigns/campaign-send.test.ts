@@ -122,7 +122,7 @@ it('sends 200 recipients at 600/min: exact counters, events, rate held by two wo
   expect(sms[0]?.message).toBe(
     `Hi Customer ${i}, spring boiler checks are open. Reply STOP to opt out.`,
   );
-  const handoffs = await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix);
+  const handoffs = await simulatorHandoffs(ctx.redis, ctx.config.queuePrefix);
   expect(sms.map((m) => handoffs[m.id])).toEqual(Array(193).fill(1));
 
   // The rate: 600/min is 10 a second, so over 15 s from the first message at most 150 (+10 %).

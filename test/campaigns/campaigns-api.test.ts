@@ -260,7 +260,7 @@ describe('POST /campaigns', () => {
     const other = await post(body({ name: 'Other' }), { key: 'cmp-key-1' });
     expect([other.status, other.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
     // Redis forgot the response: the Postgres backstop still replays.
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'cmp-key-1'));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'cmp-key-1'));
     const late = await post(body({ name: 'Keyed' }), { key: 'cmp-key-1' });
     expect([late.status, late.body.id, late.headers['idempotent-replayed']]).toEqual([
       202,

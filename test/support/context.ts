@@ -8,6 +8,7 @@ import {
   createRedis,
   eachMaster,
   type Queues,
+  type Redis,
 } from '@switchboard/queues';
 import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
 import type { DepsOverrides } from '../../apps/api/src/deps';
@@ -24,6 +25,8 @@ export interface TestContext {
    * give up after 2 s as a request must. Made on first use.
    */
   queues: Queues;
+  /** The connection of `queues`, for a test's own commands (the same reason). */
+  redis: Redis;
   /** Creates a tenant and a key with the given scopes; returns the bearer header too. */
   tenant(scopes?: Scope[]): Promise<{ tenantId: string; key: string; auth: string }>;
   keyFor(tenantId: string, scopes: Scope[]): Promise<{ id: string; auth: string }>;
@@ -51,21 +54,23 @@ export async function createTestContext(
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });
     return { id: apiKey.id, auth: `Bearer ${key}` };
   };
-  let own: { queues: Queues; close(): Promise<void> } | null = null;
-  const ownQueues = () => {
+  let own: { redis: Redis; queues: Queues } | null = null;
+  const ownConnection = () => {
     if (!own) {
       const redis = createRedis(config.redis, 'worker');
-      const queues = createQueues(redis, config.queuePrefix);
-      own = { queues, close: () => closeQueues(queues, redis) };
+      own = { redis, queues: createQueues(redis, config.queuePrefix) };
     }
-    return own.queues;
+    return own;
   };
   return {
     config,
     deps,
     app,
     get queues() {
-      return ownQueues();
+      return ownConnection().queues;
+    },
+    get redis() {
+      return ownConnection().redis;
     },
     keyFor,
     async tenant(scopes = ['admin']) {
@@ -77,7 +82,7 @@ export async function createTestContext(
     },
     async close() {
       await deleteRedisKeys(deps, config.queuePrefix);
-      await own?.close();
+      if (own) await closeQueues(own.queues, own.redis);
       await deps.close();
     },
   };

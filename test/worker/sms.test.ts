@@ -57,7 +57,7 @@ const settled = (id: string) =>
 const eventsOf = async (id: string) =>
   (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.sms_id === id);
 const handoffs = async (id: string) =>
-  (await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix))[id] ?? 0;
+  (await simulatorHandoffs(ctx.redis, ctx.config.queuePrefix))[id] ?? 0;
 const ingest = (body: object) =>
   request(ctx.app)
     .post('/internal/v1/telephony/events')
