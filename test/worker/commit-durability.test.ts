@@ -137,7 +137,7 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
   const flush = async () => {
     await deps.knex('tenants').where({ id: tenantId }).update({ name: 'Flushed' });
     await waitFor('the WAL to be flushed', async () => (await walPending()) === false, {
-      timeoutMs: 15_000,
+      timeoutMs: 45_000,
     });
   };
 
