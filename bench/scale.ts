@@ -15,8 +15,9 @@
  *      newest history kept, when Postgres' disk has under `--min-free-gb` (default 10) free.
  * 3. Creates `switchboard_bench_scale_empty` (fresh, every migration) for comparison.
  * 4. Measures on both: deliveries/s of one worker and the relay lag (bench/scale/worker.ts;
- *    --events, default 10,000, through an HTTPS receiver on 127.0.0.1), and on the seeded
- *    one the calls page (20) p50 at depth 0 and 1M of the big tenant, the delivery log
+ *    --events, default 10,000, through an HTTPS receiver on 127.0.0.1; --rounds N, default
+ *    1, repeats the pair, alternating which goes first, and reports the median ratio), and
+ *    on the seeded one the calls page (20) p50 at depth 0 and 1M of the big tenant, the delivery log
  *    page p95 (both in process: the list queries the API runs), dropping the oldest day of
  *    delivery history while a writer inserts into today's partition, and table and index
  *    sizes before and after the maintenance job's retention (DELIVERY_RETENTION_DAYS=30).
@@ -50,7 +51,7 @@ import { summarize, table } from './lib/stats';
 import { callsPage, deliveryLogPage, dropOneDay, sizes } from './scale/measure';
 import { seedScale, type ScaleSpec } from './scale/seed';
 import { seedDirect } from './scale/seed-direct';
-import { workerRun } from './scale/worker';
+import { workerRun, type WorkerRun } from './scale/worker';
 
 const { values: args } = parseArgs({
   options: {
@@ -61,6 +62,7 @@ const { values: args } = parseArgs({
     mode: { type: 'string', default: 'migrate' },
     jobs: { type: 'string', default: '2' },
     'min-free-gb': { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const mode = args.mode;
@@ -75,6 +77,10 @@ const SPEC: ScaleSpec = {
   bigTenantShare: 0.6,
 };
 const EVENTS = Number(args.events);
+const ROUNDS = Number(args.rounds);
+if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1 && ROUNDS <= 9)) {
+  throw new Error('--rounds must be an integer from 1 to 9');
+}
 const ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
 const FULL = 'switchboard_bench_scale';
 const EMPTY = 'switchboard_bench_scale_empty';
@@ -216,12 +222,40 @@ async function main(): Promise<void> {
       WORKER_CONCURRENCY: '50',
       SECRET_ENCRYPTION_KEY: key.toString('base64'),
     });
-    const workerEmpty = await step('one worker, empty database', () =>
-      workerRun(empty, receiver, env(EMPTY), key, 'empty', EVENTS),
-    );
-    const workerFull = await step('one worker, seeded database', () =>
-      workerRun(full, receiver, env(FULL), key, 'full', EVENTS),
-    );
+    // Rounds alternate which database goes first, so that a load rising or falling during
+    // the run (a shared machine) moves both sides of a round's ratio alike.
+    const workerRounds: Array<{ empty: WorkerRun; full: WorkerRun; ratio: number }> = [];
+    for (let r = 1; r <= ROUNDS; r += 1) {
+      const onEmpty = () =>
+        step(`one worker, empty database (round ${r} of ${ROUNDS})`, () =>
+          workerRun(empty, receiver, env(EMPTY), key, `empty-${r}`, EVENTS),
+        );
+      const onFull = () =>
+        step(`one worker, seeded database (round ${r} of ${ROUNDS})`, () =>
+          workerRun(full, receiver, env(FULL), key, `full-${r}`, EVENTS),
+        );
+      let emptyRun: WorkerRun;
+      let fullRun: WorkerRun;
+      if (r % 2 === 1) {
+        emptyRun = await onEmpty();
+        fullRun = await onFull();
+      } else {
+        fullRun = await onFull();
+        emptyRun = await onEmpty();
+      }
+      workerRounds.push({
+        empty: emptyRun,
+        full: fullRun,
+        ratio: Number((fullRun.perSecond / emptyRun.perSecond).toFixed(3)),
+      });
+    }
+    const median = (xs: number[]) => {
+      const s = [...xs].sort((x, y) => x - y);
+      const m = Math.floor(s.length / 2);
+      return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+    };
+    const workerRatio = median(workerRounds.map((w) => w.ratio));
+    const { empty: workerEmpty, full: workerFull } = workerRounds[0]!;
     await receiver.child.stop();
 
     const before = await sizes(full);
@@ -243,6 +277,8 @@ async function main(): Promise<void> {
       pages,
       workerEmpty,
       workerFull,
+      workerRounds,
+      workerRatio,
       drop,
       retention: { dropped: retention.dropped.length, rowsDeleted: retention.rowsDeleted },
       before,
@@ -259,10 +295,11 @@ async function main(): Promise<void> {
         ],
         ...(seed.stoppedEarly ? [['  seed stopped early', seed.stoppedEarly]] : []),
         ...(migration ? migrationRows(migration) : []),
-        [
-          'worker deliveries/s empty / seeded (ratio)',
-          `${workerEmpty.perSecond} / ${workerFull.perSecond} (${ratio(workerFull.perSecond, workerEmpty.perSecond)})`,
-        ],
+        ...workerRounds.map((w, i) => [
+          `worker deliveries/s empty / seeded, round ${i + 1} (ratio)`,
+          `${w.empty.perSecond} / ${w.full.perSecond} (${w.ratio.toFixed(2)})`,
+        ]),
+        ['worker ratio seeded / empty, median of the rounds', workerRatio.toFixed(2)],
         [
           'relay lag p50 / p99 empty',
           `${workerEmpty.relayLagMs.p50} / ${workerEmpty.relayLagMs.p99} ms`,
