@@ -17,10 +17,11 @@
  * 4. Measures on both: deliveries/s of one worker and the relay lag (bench/scale/worker.ts;
  *    --events, default 10,000, through an HTTPS receiver on 127.0.0.1; --rounds N, default
  *    1, repeats the pair, alternating which goes first, and reports the median ratio), and
- *    on the seeded one the calls page (20) p50 at depth 0 and 1M of the big tenant, the delivery log
- *    page p95 (both in process: the list queries the API runs), dropping the oldest day of
- *    delivery history while a writer inserts into today's partition, and table and index
- *    sizes before and after the maintenance job's retention (DELIVERY_RETENTION_DAYS=30).
+ *    on the seeded one the calls page (20) p50 at depth 0 and 1M of the big tenant, the
+ *    delivery log page p95 (both in process: the list queries the API runs), dropping the
+ *    oldest day of delivery history while a writer inserts into today's partition, and
+ *    table and index sizes before and after the maintenance job's retention
+ *    (DELIVERY_RETENTION_DAYS=30).
  * 5. Prints a table and writes bench/.results/scale-<timestamp>.json. Both databases are
  *    dropped at the end unless --keep.
  */
