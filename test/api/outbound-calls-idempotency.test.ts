@@ -133,7 +133,7 @@ describe('Idempotency-Key', () => {
     expect(tooEarly.body.error.code).toBe('receptionist_not_ready');
     const missing = await post({ ...body(), receptionist_id: 'rcp_nope' }, key);
     expect(missing.status).toBe(404);
-    expect(await ctx.deps.redis.exists(redisKey(key))).toBe(0);
+    expect(await ctx.redis.exists(redisKey(key))).toBe(0);
     const fixed = await post(body(), key);
     expect(fixed.status).toBe(202);
     expect(fixed.headers['idempotent-replayed']).toBeUndefined();
@@ -142,12 +142,9 @@ describe('Idempotency-Key', () => {
   it('after the Redis entry expired, Postgres still returns the original call', async () => {
     const key = `expired-${uid()}`;
     const first = await post(body(), key);
-    expect(await ctx.deps.redis.pttl(redisKey(key))).toBeGreaterThan(23 * 3600 * 1000);
-    await ctx.deps.redis.pexpire(redisKey(key), 1);
-    await waitFor(
-      'the entry to expire',
-      async () => (await ctx.deps.redis.exists(redisKey(key))) === 0,
-    );
+    expect(await ctx.redis.pttl(redisKey(key))).toBeGreaterThan(23 * 3600 * 1000);
+    await ctx.redis.pexpire(redisKey(key), 1);
+    await waitFor('the entry to expire', async () => (await ctx.redis.exists(redisKey(key))) === 0);
     const again = await post(body(), key);
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
@@ -155,7 +152,7 @@ describe('Idempotency-Key', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(await callsWithKey(key)).toHaveLength(1);
     // The fingerprint is in Postgres too: another body is refused without Redis' help.
-    await ctx.deps.redis.del(redisKey(key));
+    await ctx.redis.del(redisKey(key));
     expect((await post({ ...body(), customer_name: 'Someone Else' }, key)).status).toBe(422);
   });
 

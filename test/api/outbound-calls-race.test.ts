@@ -60,7 +60,7 @@ describe('50 identical requests across two API processes', () => {
 
     const rows = await ctx.deps.knex('calls').where({ tenant_id: tenantId, idempotency_key: key });
     expect(rows.map((r: { id: string }) => r.id)).toEqual([id]);
-    const jobs = await ctx.deps.queues.outboundCalls.getJobs([
+    const jobs = await ctx.queues.outboundCalls.getJobs([
       'waiting',
       'delayed',
       'active',

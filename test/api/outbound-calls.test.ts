@@ -180,7 +180,7 @@ describe('POST /api/v1/calls/outbound: 202', () => {
     const row = await ctx.deps.knex('calls').where({ id: res.body.id }).first();
     expect(row).toMatchObject({ purpose: 'p'.repeat(2000), idempotency_key: null });
 
-    const job = await ctx.deps.queues.outboundCalls.getJob(res.body.id);
+    const job = await ctx.queues.outboundCalls.getJob(res.body.id);
     expect(job?.data).toEqual({ v: 1, callId: res.body.id });
   });
 

@@ -28,7 +28,7 @@ it('a producer that could not start while Redis was frozen is replaced once Redi
   const job = await waitFor(
     'an enqueue to succeed after the thaw',
     () => addJob(queues, 'sms', { v: 1, smsId: 'sms_x' }).catch(() => undefined),
-    { timeoutMs: 10_000, intervalMs: 100 },
+    { timeoutMs: 45_000, intervalMs: 100 },
   );
   expect(job.id).toBeDefined();
   expect(queues.sms).not.toBe(first);

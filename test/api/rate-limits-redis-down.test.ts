@@ -91,7 +91,7 @@ it('once Redis is back, the buckets are counted in Redis again', async () => {
         .catch(() => []);
       return found.length > 0 && found;
     },
-    { timeoutMs: 10_000, intervalMs: 200 },
+    { timeoutMs: 45_000, intervalMs: 200 },
   );
   expect(keys.length).toBeGreaterThan(0);
 });

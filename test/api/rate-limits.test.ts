@@ -86,7 +86,7 @@ it('each key has a bucket of its own, within a tenant and across tenants', async
   expect((await list(b.auth)).status).toBe(200);
   expect((await list(other.auth)).status).toBe(200);
   // The buckets live in Redis under the deployment's hash-tagged prefix.
-  const keys = await ctx.deps.redis.keys(`${ctx.config.queuePrefix}:rl:api-key:*`);
+  const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:rl:api-key:*`);
   expect(keys.length).toBeGreaterThanOrEqual(3);
 });
 

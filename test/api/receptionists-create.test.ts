@@ -40,7 +40,7 @@ const create = (body: unknown, headers: Record<string, string> = {}) =>
 const provision = (id: string, as = auth) =>
   request(ctx.app).post(`${PATH}/${id}/provision`).set('Authorization', as);
 const jobState = (id: string, round = 1) =>
-  ctx.deps.queues.provisioning.getJobState(
+  ctx.queues.provisioning.getJobState(
     catalog.provisioning.jobId({ v: 1, receptionistId: id, round, attempt: 1 }),
   );
 
@@ -174,14 +174,14 @@ describe('Idempotency-Key', () => {
     const keyValue = `rcp-${uid()}`;
     const key = { 'Idempotency-Key': keyValue };
     const first = await create({ name: 'Billing' }, key);
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, keyValue));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, keyValue));
     const before = await count();
     const again = await create({ name: 'Billing' }, key);
     expect(again.status).toBe(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(await count()).toBe(before);
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, keyValue));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, keyValue));
     expect((await create({ name: 'Other' }, key)).status).toBe(422);
   });
 

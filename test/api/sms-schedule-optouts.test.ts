@@ -40,7 +40,7 @@ describe('scheduled sends', () => {
     const res = await send({ to: '+14155550511', send_at: sendAt });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'scheduled', send_at: sendAt, sent_at: null });
-    expect(await ctx.deps.queues.sms.getJob(res.body.id)).toBeUndefined();
+    expect(await ctx.queues.sms.getJob(res.body.id)).toBeUndefined();
     expect((await cancel(res.body.id)).status).toBe(204);
     const detail = await request(ctx.app)
       .get(`/api/v1/sms/${res.body.id}`)

@@ -70,7 +70,7 @@ describe('POST /sms/send', () => {
       .set('Authorization', auth);
     expect(detail.status).toBe(200);
     expect(detail.body).toEqual(res.body);
-    const job = await ctx.deps.queues.sms.getJob(res.body.id);
+    const job = await ctx.queues.sms.getJob(res.body.id);
     expect(job?.data).toEqual({ v: 1, smsId: res.body.id });
   });
 
@@ -198,12 +198,12 @@ describe('Idempotency-Key', () => {
   it('Postgres remembers the key when Redis forgot it', async () => {
     const key = `sms-${uid()}`;
     const first = await post(body({ to: '+14155550132' }), { key });
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, key));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, key));
     const replay = await post(body({ to: '+14155550132' }), { key });
     expect(replay.status).toBe(202);
     expect(replay.body).toEqual(first.body);
     expect(replay.headers['idempotent-replayed']).toBe('true');
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, key));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, key));
     const reuse = await post(body({ to: '+14155550132', message: 'Other' }), { key });
     expect(reuse.status).toBe(422);
     expect(await rowsTo('+14155550132')).toHaveLength(1);

@@ -279,7 +279,7 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
 
     const row = await ctx.deps.knex('webhook_deliveries').where({ id: d.id }).first();
     expect(row).toMatchObject({ status: 'pending', round: 2, attempts: 0, completed_at: null });
-    const job = await ctx.deps.queues.deliveries.getJob(
+    const job = await ctx.queues.deliveries.getJob(
       catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 2, attempt: 1 }),
     );
     // It names its lanes and its tenant's turn in the queue (docs/DECISIONS.md, fairness).
@@ -296,7 +296,7 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     const again = await retry(d.id);
     expect(again.status).toBe(202);
     expect(again.body.round).toBe(3);
-    const next = await ctx.deps.queues.deliveries.getJob(
+    const next = await ctx.queues.deliveries.getJob(
       catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 3, attempt: 1 }),
     );
     expect(next?.data).toMatchObject({ v: 1, deliveryId: d.id, round: 3, attempt: 1 });

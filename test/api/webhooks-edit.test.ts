@@ -131,10 +131,10 @@ describe('Idempotency-Key on POST /api/v1/webhooks', () => {
     expect(again.headers.location).toBe(first.headers.location);
     const rows = await ctx.deps.knex('webhook_subscriptions').where({ idempotency_key: key });
     expect(rows).toHaveLength(1);
-    const keys = await ctx.deps.redis.keys(`${ctx.config.queuePrefix}:idem:*`);
+    const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:idem:*`);
     expect(keys.length).toBeGreaterThan(0);
     for (const k of keys) {
-      const value = (await ctx.deps.redis.get(k)) ?? '';
+      const value = (await ctx.redis.get(k)) ?? '';
       expect(value).not.toContain(first.body.signing_secret);
     }
   });
@@ -142,8 +142,8 @@ describe('Idempotency-Key on POST /api/v1/webhooks', () => {
   it('replays from Postgres when Redis forgot the key, with the secret decrypted', async () => {
     const key = `pg-${Date.now()}`;
     const first = await create({ url: URL_A }, key);
-    for (const k of await ctx.deps.redis.keys(`${ctx.config.queuePrefix}:idem:*`)) {
-      await ctx.deps.redis.del(k);
+    for (const k of await ctx.redis.keys(`${ctx.config.queuePrefix}:idem:*`)) {
+      await ctx.redis.del(k);
     }
     const again = await create({ url: URL_A }, key);
     expect(again.status).toBe(201);

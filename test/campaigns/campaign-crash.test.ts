@@ -85,7 +85,7 @@ it('sends no recipient twice across two workers and two SIGKILLs mid-campaign', 
     { timeoutMs: 90_000, intervalMs: 200 },
   );
   const sms = await campaignMessages(ctx, campaignId);
-  const handoffs = await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix);
+  const handoffs = await simulatorHandoffs(ctx.redis, ctx.config.queuePrefix);
   // The property: one message per recipient at most, each handed to the carrier at most once.
   expect(new Set(sms.map((m) => m.to_number)).size).toBe(sms.length);
   expect(sms.map((m) => handoffs[m.id] ?? 0).filter((n) => n > 1)).toEqual([]);

@@ -45,7 +45,7 @@ const accept = async (recipients: number, offset: number) => {
     });
   expect(res.status).toBe(202);
   // Without a worker the start job waits; this file drives the statements itself.
-  await ctx.deps.queues.campaigns.remove(res.body.id);
+  await ctx.queues.campaigns.remove(res.body.id);
   return res.body.id as string;
 };
 

@@ -61,7 +61,7 @@ it('accepts a campaign and sends its messages on a pool of one connection', asyn
   );
   expect(accepted.status).toBe(202);
   const campaignId = (accepted.body as { id: string }).id;
-  await ctx.deps.queues.campaigns.remove(campaignId);
+  await ctx.queues.campaigns.remove(campaignId);
 
   const deps = onOneConnection(worker);
   await deps.stores.campaignLifecycle.start(deps.knex, campaignId);

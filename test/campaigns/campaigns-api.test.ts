@@ -104,7 +104,7 @@ describe('POST /campaigns', () => {
       { seq: 2, phone: '+14155550202', name: 'Sam', lead_id: leads.sam, state: 'pending' },
       { seq: 3, phone: '+14155550203', name: null, lead_id: leads.noname, state: 'pending' },
     ]);
-    const job = await ctx.deps.queues.campaigns.getJob(res.body.id);
+    const job = await ctx.queues.campaigns.getJob(res.body.id);
     expect(job?.data).toEqual({ v: 1, campaignId: res.body.id });
     // Visible at once, with the same shape.
     const got = await request(ctx.app).get(`${PATH}/${res.body.id}`).set('Authorization', auth);
@@ -260,7 +260,7 @@ describe('POST /campaigns', () => {
     const other = await post(body({ name: 'Other' }), { key: 'cmp-key-1' });
     expect([other.status, other.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
     // Redis forgot the response: the Postgres backstop still replays.
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'cmp-key-1'));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'cmp-key-1'));
     const late = await post(body({ name: 'Keyed' }), { key: 'cmp-key-1' });
     expect([late.status, late.body.id, late.headers['idempotent-replayed']]).toEqual([
       202,

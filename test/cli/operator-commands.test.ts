@@ -154,7 +154,7 @@ describe('with the settings in .env and nothing exported', () => {
       clearTimeout(timer);
     }
     expect(output).not.toMatch(/configuration error/);
-  }, 45_000);
+  }, 90_000);
 });
 
 describe('the environment wins over .env', () => {

@@ -61,7 +61,7 @@ afterAll(async () => {
   await receiver?.close();
   await cluster?.stop();
   if (certDir) rmSync(certDir, { recursive: true, force: true });
-}, 30_000);
+}, 90_000);
 
 const call = (
   route: string,
@@ -86,12 +86,12 @@ it('is ready on the cluster (config, /readyz, both workers attached)', async () 
       const res = await fetch(`${api.baseUrl}/readyz`);
       return res.status === 200 ? res : undefined;
     },
-    { timeoutMs: 10_000, intervalMs: 100 },
+    { timeoutMs: 45_000, intervalMs: 100 },
   );
   expect(await ready.json()).toMatchObject({ redis: 'ok' });
   // Each worker process holds a blocking connection on every queue of the catalog.
   await waitFor('two workers on the deliveries queue', async () => {
-    const attached = await ctx.deps.queues.deliveries.getWorkers();
+    const attached = await ctx.queues.deliveries.getWorkers();
     return attached.length >= 2;
   });
 });
@@ -143,7 +143,7 @@ it('delivers every event of ingested and outbound calls end to end', async () =>
       const seen = delivered();
       return rows.every((r) => seen.has(r.id)) && rows;
     },
-    { timeoutMs: 20_000, intervalMs: 100 },
+    { timeoutMs: 45_000, intervalMs: 100 },
   );
   // 2 events per ingested call, call.started and call.completed for the outbound one.
   expect(committed.filter((e) => e.type === 'call.completed')).toHaveLength(CALLS + 1);
@@ -153,7 +153,7 @@ it('delivers every event of ingested and outbound calls end to end', async () =>
   }
   const calls = await ctx.deps.knex('calls').where({ tenant_id: tenantId, direction: 'outbound' });
   expect(calls).toHaveLength(1);
-}, 40_000);
+}, 90_000);
 
 it('sends a campaign, its rate counted in the cluster', async () => {
   const { auth, rcp } = await receptionistTenant(ctx, {
@@ -180,10 +180,10 @@ it('sends a campaign, its rate counted in the cluster', async () => {
       const c = await ctx.deps.stores.campaigns.findById(ctx.deps.knex, id);
       return c?.status === 'completed' && c;
     },
-    { timeoutMs: 20_000, intervalMs: 100 },
+    { timeoutMs: 45_000, intervalMs: 100 },
   );
   expect(done).toMatchObject({ recipients: 1, sent: 1 });
-}, 30_000);
+}, 90_000);
 
 it('keeps every key of the deployment under {sb}, on the one master that owns its slot', async () => {
   const keysByMaster = await Promise.all(

@@ -199,7 +199,7 @@ describe('leads', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     // Redis forgot it: Postgres still knows the key holds that lead (not a 409).
-    await ctx.deps.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'lead-kim-1'));
+    await ctx.redis.del(idempotencyRedisKey(ctx.config.queuePrefix, tenantId, 'lead-kim-1'));
     const backstop = await post(body).set('Idempotency-Key', 'lead-kim-1');
     expect([backstop.status, backstop.body.id]).toEqual([201, first.body.id]);
     expect(backstop.headers['idempotent-replayed']).toBe('true');

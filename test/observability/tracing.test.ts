@@ -44,6 +44,17 @@ afterAll(async () => {
   await ctx?.close();
 });
 
+/**
+ * The spans of a trace once every named one has arrived. A span is exported when it ends, in
+ * batches, and a parent ends after its children (a fan-out after the attempts it ran
+ * inline), so a child can arrive a batch before its parent.
+ */
+const traceWith = (traceId: string, names: string[]) =>
+  waitFor(`the spans ${names.join(', ')}`, () => {
+    const spans = collector.spans.filter((s) => s.traceId === traceId);
+    return names.every((n) => spans.some((s) => s.name === n)) ? spans : undefined;
+  });
+
 const ingest = (base: string, body: object, headers: Record<string, string> = {}) =>
   fetch(`${base}/internal/v1/telephony/events`, {
     method: 'POST',
@@ -67,11 +78,14 @@ test('one ingested call is one trace from the API request to the attempt with th
     name: 'POST /internal/v1/telephony/events',
     attributes: { 'http.route': '/internal/v1/telephony/events', 'http.response.status_code': 202 },
   });
-  const trace = () => collector.spans.filter((s) => s.traceId === server.traceId);
-  const attempt = await waitFor('the attempt span', () =>
-    trace().find((s) => s.name === 'webhook.attempt'),
-  );
-  const byName = Object.fromEntries(trace().map((s) => [s.name, s]));
+  const spans = await traceWith(server.traceId, [
+    'outbox.write',
+    'outbox.relay',
+    'events.fan_out',
+    'webhook.attempt',
+  ]);
+  const byName = Object.fromEntries(spans.map((s) => [s.name, s]));
+  const attempt = byName['webhook.attempt'] as (typeof spans)[number];
   expect(byName['outbox.write']).toMatchObject({
     service: 'switchboard-api',
     parentSpanId: server.spanId,
@@ -110,14 +124,12 @@ test('POST /sms/send and its sms.sent delivery are one trace', async () => {
   const server = await waitFor('the request span', () =>
     collector.spans.find((s) => s.attributes['switchboard.request_id'] === requestId),
   );
-  const trace = () => collector.spans.filter((s) => s.traceId === server.traceId);
-  const attempt = await waitFor('the sms.sent attempt span', () =>
-    trace().find((s) => s.name === 'webhook.attempt'),
-  );
-  expect(attempt.attributes['http.response.status_code']).toBe(204);
-  const job = trace().find((s) => s.name === 'job sms');
+  const trace = await traceWith(server.traceId, ['webhook.attempt', 'job sms', 'outbox.write']);
+  const attempt = trace.find((s) => s.name === 'webhook.attempt');
+  expect(attempt?.attributes['http.response.status_code']).toBe(204);
+  const job = trace.find((s) => s.name === 'job sms');
   expect(job).toMatchObject({ service: 'switchboard-worker', parentSpanId: server.spanId });
-  expect(trace().find((s) => s.name === 'outbox.write')).toMatchObject({
+  expect(trace.find((s) => s.name === 'outbox.write')).toMatchObject({
     service: 'switchboard-worker',
     parentSpanId: job?.spanId,
     attributes: { 'switchboard.event_type': 'sms.sent' },

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import { loadConfig, type Config } from '@switchboard/config';
 import type { Scope } from '@switchboard/db';
-import { eachMaster } from '@switchboard/queues';
+import {
+  closeQueues,
+  createQueues,
+  createRedis,
+  eachMaster,
+  type Queues,
+  type Redis,
+} from '@switchboard/queues';
 import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
 import type { DepsOverrides } from '../../apps/api/src/deps';
 import { createTestDatabase } from './database';
@@ -12,6 +19,14 @@ export interface TestContext {
   config: Config;
   deps: Deps;
   app: Express;
+  /**
+   * The test's own producers, on a connection with no command timeout: what a test adds or
+   * reads in the queues waits for a busy Redis, where the API's producers (`deps.queues`)
+   * give up after 2 s as a request must. Made on first use.
+   */
+  queues: Queues;
+  /** The connection of `queues`, for a test's own commands (the same reason). */
+  redis: Redis;
   /** Creates a tenant and a key with the given scopes; returns the bearer header too. */
   tenant(scopes?: Scope[]): Promise<{ tenantId: string; key: string; auth: string }>;
   keyFor(tenantId: string, scopes: Scope[]): Promise<{ id: string; auth: string }>;
@@ -39,10 +54,24 @@ export async function createTestContext(
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });
     return { id: apiKey.id, auth: `Bearer ${key}` };
   };
+  let own: { redis: Redis; queues: Queues } | null = null;
+  const ownConnection = () => {
+    if (!own) {
+      const redis = createRedis(config.redis, 'worker');
+      own = { redis, queues: createQueues(redis, config.queuePrefix) };
+    }
+    return own;
+  };
   return {
     config,
     deps,
     app,
+    get queues() {
+      return ownConnection().queues;
+    },
+    get redis() {
+      return ownConnection().redis;
+    },
     keyFor,
     async tenant(scopes = ['admin']) {
       const t = await deps.stores.tenants.create({
@@ -53,6 +82,7 @@ export async function createTestContext(
     },
     async close() {
       await deleteRedisKeys(deps, config.queuePrefix);
+      if (own) await closeQueues(own.queues, own.redis);
       await deps.close();
     },
   };

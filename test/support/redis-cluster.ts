@@ -94,8 +94,8 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Re
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`redis-server on ${port} not ready within 10 s:\n${output}`));
-    }, 10_000);
+      reject(new Error(`redis-server on ${port} not ready within 60 s:\n${output}`));
+    }, 60_000);
     const onData = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-2000);
       if (output.includes('Ready to accept connections')) {
@@ -133,7 +133,7 @@ async function waitForClusterOk(port: number, masters: number): Promise<void> {
           info.includes('cluster_slots_assigned:16384')
         );
       },
-      { timeoutMs: 15_000, intervalMs: 100 },
+      { timeoutMs: 45_000, intervalMs: 100 },
     ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}:\n${info}`);
     });

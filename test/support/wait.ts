@@ -1,11 +1,13 @@
 /**
  * Waits until `check` returns a value (not undefined/false), re-checking every `intervalMs`
- * up to `timeoutMs`; then fails with `what`. Bounded: never an open-ended loop.
+ * up to `timeoutMs`; then fails with `what`. Bounded: never an open-ended loop. The default
+ * detects a hang; it is no bound on speed: a loaded machine may take many times longer than
+ * a quiet one (docs/DECISIONS.md, A suite that holds on a busy machine).
  */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 15_000, intervalMs = 25 } = {},
+  { timeoutMs = 45_000, intervalMs = 25 } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -80,7 +80,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
     reconcileIntervalMs: 250,
     reconcileGraceMs: 1000,
   });
-  await addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId });
+  await addJob(ctx.queues, 'outboundCalls', { v: 1, callId });
   await crash;
   // After crash recovery the claim is still there: the call is not queued again...
   const row = await waitFor('the call row after recovery', () =>
@@ -107,7 +107,7 @@ it('a dial claim survives a Postgres crash right after the provider call', async
     dialled.includes(later?.call.id as string),
   );
   await waitFor('every dial job to be done', async () => {
-    const counts = await ctx.deps.queues.outboundCalls.getJobCounts('waiting', 'active', 'delayed');
+    const counts = await ctx.queues.outboundCalls.getJobCounts('waiting', 'active', 'delayed');
     return Object.values(counts).every((n) => n === 0);
   });
   expect(dialled.filter((id) => id === callId)).toHaveLength(1);
@@ -137,7 +137,7 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
   const flush = async () => {
     await deps.knex('tenants').where({ id: tenantId }).update({ name: 'Flushed' });
     await waitFor('the WAL to be flushed', async () => (await walPending()) === false, {
-      timeoutMs: 15_000,
+      timeoutMs: 45_000,
     });
   };
 

@@ -82,7 +82,7 @@ it('waits 1 s and then 5 s between attempts on the default schedule', async () =
       async () =>
         (await w.ctx.deps.knex('webhook_deliveries').where({ subscription_id: sub.id }).first())
           ?.status === 'succeeded',
-      { timeoutMs: 20_000, intervalMs: 100 },
+      { timeoutMs: 45_000, intervalMs: 100 },
     );
     const attempts = await w.ctx.deps.knex('webhook_delivery_attempts').orderBy('attempt');
     const at: number[] = attempts.map((a: { attempted_at: Date }) => a.attempted_at.getTime());
@@ -97,7 +97,7 @@ it('waits 1 s and then 5 s between attempts on the default schedule', async () =
   } finally {
     await w.close();
   }
-}, 30_000);
+}, 90_000);
 
 it('delivers to the legacy webhook_url, signed with a per-receptionist secret that is never returned', async () => {
   const w = await world({});

@@ -91,7 +91,7 @@ const subscriptionRow = (id: string) =>
  */
 const jobsSettled = (deliveryId: string) =>
   waitFor(`no queued job left for ${deliveryId}`, async () => {
-    const jobs = await ctx.deps.queues.deliveries.getJobs([
+    const jobs = await ctx.queues.deliveries.getJobs([
       'active',
       'waiting',
       'delayed',

@@ -47,7 +47,7 @@ beforeAll(async () => {
   ({ ctx, receiver, auth, tenantId, rcp, secret } = world);
   // Accepted while no worker ran, and its job lost: only the reconciler can dial it.
   orphan = (await start('+14155550124')).id;
-  await ctx.deps.queues.outboundCalls.remove(orphan);
+  await ctx.queues.outboundCalls.remove(orphan);
   await world.startWorker();
 });
 afterAll(() => world?.close());
@@ -170,16 +170,12 @@ describe('the dialler', () => {
     // Duplicates with other job ids race the original job for the same call.
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        addJob(ctx.deps.queues, 'outboundCalls', { v: 1, callId: id }, { jobId: `${jobId}-${id}` }),
+        addJob(ctx.queues, 'outboundCalls', { v: 1, callId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await finished(id);
     await waitFor('every job to be processed', async () => {
-      const counts = await ctx.deps.queues.outboundCalls.getJobCounts(
-        'waiting',
-        'active',
-        'delayed',
-      );
+      const counts = await ctx.queues.outboundCalls.getJobCounts('waiting', 'active', 'delayed');
       return Object.values(counts).every((n) => n === 0);
     });
     expect((await eventsOf(id)).map((e) => e.type)).toEqual(['call.started', 'call.completed']);

@@ -17,7 +17,7 @@ const lanesFor = (c: TestContext) =>
   new InFlightLanes(
     c.deps.redis,
     c.config.queuePrefix,
-    c.deps.queues.deliveries,
+    c.queues.deliveries,
     catalog.deliveries.name,
     {
       perTarget: 1,
@@ -27,7 +27,7 @@ const lanesFor = (c: TestContext) =>
   );
 /** Redis's clock, the one slot expiries are kept in. */
 const redisNow = async () => {
-  const [s, us] = await ctx.deps.redis.time();
+  const [s, us] = await ctx.redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 };
 const pastTtls = async (n: number) => {

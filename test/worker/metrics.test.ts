@@ -42,7 +42,7 @@ it('listens where METRICS_HOST says', async () => {
 
 it('reports the depth of every queue of the job catalog', async () => {
   // A job due in an hour: the lead-imports queue holds one delayed job while the test runs.
-  await enqueue(ctx.deps.queues, 'leadImports', [
+  await enqueue(ctx.queues, 'leadImports', [
     { data: { v: 1, importId: 'imp_metrics0delayed' }, opts: { delay: 3_600_000 } },
   ]);
   worker = await startTestWorker(ctx, { runner: { metricsPort: 0 } });

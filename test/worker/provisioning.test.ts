@@ -70,9 +70,7 @@ const rowOnly = async (areaCode: string | null = null) =>
     })
   ).receptionist.id;
 const addJob = (id: string, attempt = 1, round = 1) =>
-  enqueue(ctx.deps.queues, 'provisioning', [
-    { data: { v: 1, receptionistId: id, round, attempt } },
-  ]);
+  enqueue(ctx.queues, 'provisioning', [{ data: { v: 1, receptionistId: id, round, attempt } }]);
 const attemptsOf = async (id: string) =>
   (
     (await ctx.deps.knex('receptionists').where({ id }).first('provisioning_attempts')) as {
@@ -235,7 +233,7 @@ describe('retries and recovery', () => {
     await Promise.all([
       addJob(id, 1),
       addCatalogJob(
-        ctx.deps.queues,
+        ctx.queues,
         'provisioning',
         { v: 1, receptionistId: id, round: 1, attempt: 1 },
         { jobId: `dup-${id}` },
@@ -246,7 +244,7 @@ describe('retries and recovery', () => {
     const r = await settled(id);
     expect(r.status).toBe('ready');
     await waitFor('every provisioning job to be processed', async () => {
-      const counts = await ctx.deps.queues.provisioning.getJobCounts('waiting', 'active');
+      const counts = await ctx.queues.provisioning.getJobCounts('waiting', 'active');
       return Object.values(counts).every((n) => n === 0);
     });
     expect(provider.buyCallsFor(id)).toBe(1);

@@ -104,7 +104,7 @@ describe('enabled', () => {
       'PUT',
     );
     expect(pause.status).toBe(405);
-    expect(await ctx.deps.queues.deliveries.isPaused()).toBe(false);
+    expect(await ctx.queues.deliveries.isPaused()).toBe(false);
     expect((await get(worker, '/metrics')).status).toBe(200);
   });
 });

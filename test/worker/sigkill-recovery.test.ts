@@ -147,7 +147,7 @@ it('fans out an event whose fan-out job died with its worker, within 30 s', asyn
     },
   );
   const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
-  await enqueue(ctx.deps.queues, 'events', [{ data: { v: 1, eventId } }]);
+  await enqueue(ctx.queues, 'events', [{ data: { v: 1, eventId } }]);
   await takenJob;
   await dying.close(true);
   await closeRedis(connection);

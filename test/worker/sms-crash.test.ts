@@ -91,7 +91,7 @@ it('never hands a message to the carrier twice across three SIGKILLs mid-send', 
     status: string;
     error_code: string | null;
   }>;
-  const handoffs = await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix);
+  const handoffs = await simulatorHandoffs(ctx.redis, ctx.config.queuePrefix);
   // The property: no message was ever handed to the carrier more than once.
   expect(Object.values(handoffs).filter((n) => n !== 1)).toEqual([]);
   const sent = rows.filter((r) => SENT.includes(r.status));

@@ -66,7 +66,7 @@ it('a receipt not yet due when the worker stops is applied by the next worker', 
     await waitFor(`SMS ${id} sent`, async () => (await detail(id)).status === 'sent');
   }
   // The carrier's receipts wait in Redis, not in the worker.
-  const receipts = ctx.deps.queues.smsSimulatorReceipts;
+  const receipts = ctx.queues.smsSimulatorReceipts;
   for (const id of [delivered, undelivered]) {
     expect(await (await receipts.getJob(id))?.isDelayed()).toBe(true);
   }

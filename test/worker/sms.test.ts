@@ -57,7 +57,7 @@ const settled = (id: string) =>
 const eventsOf = async (id: string) =>
   (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.sms_id === id);
 const handoffs = async (id: string) =>
-  (await simulatorHandoffs(ctx.deps.redis, ctx.config.queuePrefix))[id] ?? 0;
+  (await simulatorHandoffs(ctx.redis, ctx.config.queuePrefix))[id] ?? 0;
 const ingest = (body: object) =>
   request(ctx.app)
     .post('/internal/v1/telephony/events')
@@ -74,7 +74,7 @@ beforeAll(async () => {
   ({ ctx, receiver, auth, tenantId, rcp, secret } = world);
   // Accepted while no worker ran, and its job lost: only the reconciler can send it.
   orphan = (await accept('+14155550140')).id;
-  await ctx.deps.queues.sms.remove(orphan);
+  await ctx.queues.sms.remove(orphan);
   await world.startWorker({ smsStaleSendingMs: STALE_SENDING_MS });
 });
 afterAll(() => world?.close());
@@ -174,12 +174,12 @@ describe('the sender', () => {
     const { id } = await accept('+14155550144');
     await Promise.all(
       ['dup-a', 'dup-b', 'dup-c'].map((jobId) =>
-        addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
+        addJob(ctx.queues, 'sms', { v: 1, smsId: id }, { jobId: `${jobId}-${id}` }),
       ),
     );
     await settled(id);
     await waitFor('every job to be processed', async () => {
-      const counts = await ctx.deps.queues.sms.getJobCounts('waiting', 'active', 'delayed');
+      const counts = await ctx.queues.sms.getJobCounts('waiting', 'active', 'delayed');
       return Object.values(counts).every((n) => n === 0);
     });
     expect(await handoffs(id)).toBe(1);
@@ -204,10 +204,10 @@ describe('the sender', () => {
     const sms = await settled(id);
     expect(sms).toMatchObject({ status: 'failed', error_code: 'send_interrupted' });
     // A job for it now (stalled-job recovery, a reconciler) finds the claim spent.
-    await addJob(ctx.deps.queues, 'sms', { v: 1, smsId: id }, { jobId: `late-${id}` });
+    await addJob(ctx.queues, 'sms', { v: 1, smsId: id }, { jobId: `late-${id}` });
     await waitFor(
       'the late job to be processed',
-      async () => !(await ctx.deps.queues.sms.getJob(`late-${id}`)),
+      async () => !(await ctx.queues.sms.getJob(`late-${id}`)),
     );
     expect(await handoffs(id)).toBe(0);
     expect((await detail(id)).status).toBe('failed');

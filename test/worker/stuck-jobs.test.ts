@@ -80,11 +80,9 @@ it('re-runs a delivery job stuck in active without a lock', async () => {
     .returning('id')) as Array<{ id: string }>;
   const job = { v: 1 as const, deliveryId: delivery?.id as string, round: 1, attempt: 1 };
   const dying = dieHoldingOneJob(catalog.deliveries.queue);
-  await enqueue(ctx.deps.queues, 'deliveries', [{ data: job }]);
+  await enqueue(ctx.queues, 'deliveries', [{ data: job }]);
   await dying;
-  expect(await ctx.deps.queues.deliveries.getJobState(catalog.deliveries.jobId(job))).toBe(
-    'active',
-  );
+  expect(await ctx.queues.deliveries.getJobState(catalog.deliveries.jobId(job))).toBe('active');
   worker = await startTestWorker(ctx, {
     webhookCa: ca,
     // BullMQ's own recovery is out of reach of this test: only the reconciler can free it.

@@ -221,11 +221,11 @@ describe('the schedule (Redis script)', () => {
     // Once its slot has come, it goes (and its reservation is dropped).
     await waitFor("d's slot", async () => (await throttle.reserve(sub, 'd', 20)).waitMs === 0);
     const key = `${ctx.config.queuePrefix}:throttle:held:${sub}`;
-    expect(await ctx.deps.redis.hexists(key, 'd')).toBe(0);
-    expect(await ctx.deps.redis.hexists(key, 'c')).toBe(1);
+    expect(await ctx.redis.hexists(key, 'd')).toBe(0);
+    expect(await ctx.redis.hexists(key, 'c')).toBe(1);
     // A paused attempt gives its slot up: back, it asks anew (a fresh slot, at the end).
     await throttle.forget(sub, 'c');
-    expect(await ctx.deps.redis.hexists(key, 'c')).toBe(0);
+    expect(await ctx.redis.hexists(key, 'c')).toBe(0);
     expect((await throttle.reserve(sub, 'c', 20)).fresh).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from '
 import {
   catalog,
   closeRedis,
+  dropErrorsAfterClose,
   FairCounts,
   type Catalog,
   type CatalogKey,
@@ -84,36 +85,39 @@ export function startQueueWorker<K extends CatalogKey>(
       throw err;
     }
   };
-  const worker = new Worker(
-    def.queue,
-    async (job: Job, token?: string) => {
-      const data = (def.parse as (d: unknown) => JobData<Catalog[K]> | null)(job.data);
-      if (data === null) {
-        deps.logger.error({ queue: def.queue, jobId: job.id }, 'malformed job data; dropped');
-        throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
-      }
-      // Every line the handler logs names the job and the rows it concerns.
-      const run = () => fairly(data, () => handler(data, job as Job<JobData<Catalog[K]>>, token));
-      // A job made under a trace (its payload's traceparent) runs in a span of that trace.
-      const { traceparent } = data as { traceparent?: string };
-      await withLogContext(jobLogFields(def.queue, job.id, data), () =>
-        traceparent
-          ? inSpan(
-              `job ${def.queue}`,
-              { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(traceparent) },
-              run,
-            )
-          : run(),
-      );
-    },
-    {
-      connection,
-      prefix: deps.config.queuePrefix,
-      concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs ?? def.timings.lockDurationMs,
-      stalledInterval: opts.stalledIntervalMs ?? def.timings.stalledIntervalMs,
-      maxStalledCount: 10,
-    },
+  const worker = dropErrorsAfterClose(
+    new Worker(
+      def.queue,
+      async (job: Job, token?: string) => {
+        const data = (def.parse as (d: unknown) => JobData<Catalog[K]> | null)(job.data);
+        if (data === null) {
+          deps.logger.error({ queue: def.queue, jobId: job.id }, 'malformed job data; dropped');
+          throw new UnrecoverableError(`${def.queue} job ${job.id} has malformed data`);
+        }
+        // Every line the handler logs names the job and the rows it concerns.
+        const run = () => fairly(data, () => handler(data, job as Job<JobData<Catalog[K]>>, token));
+        // A job made under a trace (its payload's traceparent) runs in a span of that trace.
+        const { traceparent } = data as { traceparent?: string };
+        await withLogContext(jobLogFields(def.queue, job.id, data), () =>
+          traceparent
+            ? inSpan(
+                `job ${def.queue}`,
+                { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(traceparent) },
+                run,
+              )
+            : run(),
+        );
+      },
+      {
+        connection,
+        prefix: deps.config.queuePrefix,
+        concurrency: opts.concurrency,
+        lockDuration: opts.lockDurationMs ?? def.timings.lockDurationMs,
+        stalledInterval: opts.stalledIntervalMs ?? def.timings.stalledIntervalMs,
+        maxStalledCount: 10,
+      },
+    ),
+    (err) => deps.logger.debug({ err, queue: def.queue }, 'start failed after close; dropped'),
   );
   worker.on('error', (err) => deps.logger.warn({ err, queue: def.queue }, 'queue worker error'));
   worker.on('failed', (job, err) => {

@@ -1,5 +1,6 @@
 /** The job catalog (queues, payload schemas, job ids, options), producers and connections. */
 export * from './connection';
+export * from './closed-connections';
 export * from './catalog';
 export * from './job-definition';
 export * from './names';

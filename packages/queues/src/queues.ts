@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { dropErrorsAfterClose } from './closed-connections';
 import { closeRedis, type Redis } from './connection';
 import { catalog, type Catalog, type CatalogKey } from './catalog';
 import type { JobData } from './job-definition';
@@ -27,7 +28,8 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   const keys = Object.keys(catalog) as CatalogKey[];
   type Producer = { queue: Queue; failedAt: number | null };
   const open = (key: CatalogKey): Producer => {
-    const producer: Producer = { queue: new Queue(catalog[key].queue, opts), failedAt: null };
+    const queue = dropErrorsAfterClose(new Queue(catalog[key].queue, opts));
+    const producer: Producer = { queue, failedAt: null };
     producer.queue.on('error', () => undefined); // the connection's own listener reports outages
     producer.queue.waitUntilReady().catch(() => (producer.failedAt = Date.now()));
     return producer;
@@ -50,23 +52,10 @@ export function createQueues(connection: Redis, prefix: string): Queues {
 }
 
 /**
- * Closes the producers and their connection, the connection first. BullMQ removes its
- * listeners from a shared connection when a queue closes; a queue still starting up (Redis or
- * a cluster's slot map not ready yet, a SIGTERM right after boot) would then fail its start
- * with nobody listening, an uncaught 'error' that kills the process. Closed first, the
- * connection makes that start fail while the listeners are still there. The wait for it is
- * bounded: a start that never ends cannot fail later either.
+ * Closes the producers, then their connection. A producer still starting when it closes
+ * fails its start once the connection goes; that failure is dropped (closed-connections.ts).
  */
 export async function closeQueues(queues: Queues, connection: Redis): Promise<void> {
-  await closeRedis(connection);
-  const starting = (Object.keys(catalog) as CatalogKey[]).map((key) =>
-    queues[key].waitUntilReady(),
-  );
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(starting),
-    new Promise((resolve) => (timer = setTimeout(resolve, 1000))),
-  ]);
-  clearTimeout(timer);
   await queues.close();
+  await closeRedis(connection);
 }

@@ -22,6 +22,7 @@ import * as m060 from './060_portal';
 import * as m070 from './070_fair_relay';
 import * as m081 from './081_pending_floors';
 import * as m090 from './090_delivery_keys';
+import * as m095 from './095_delivery_uniqueness_without_locks';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -58,6 +59,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['070_fair_relay', m070],
   ['081_pending_floors', m081],
   ['090_delivery_keys', m090],
+  ['095_delivery_uniqueness_without_locks', m095],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

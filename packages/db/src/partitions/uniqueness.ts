@@ -2,7 +2,8 @@
  * Uniqueness across partitions. Postgres enforces a unique index only within a partition, and
  * these keys do not contain the partition key, so a BEFORE trigger enforces each of them on
  * the whole table: it takes a transaction-scoped advisory lock on the key (two writers of one
- * key run one after the other, the second after the first committed) and then looks for
+ * key run one after the other, the second after the first committed; deliveries excepted,
+ * below) and then looks for
  * another row holding it, with a fresh snapshot (READ COMMITTED, which every writer of these
  * tables uses). An INSERT meeting a holder is skipped, as `ON CONFLICT DO NOTHING` would:
  * the callers' inserts say `ON CONFLICT DO NOTHING` and read the holder afterwards, exactly
@@ -88,10 +89,17 @@ const FUNCTIONS: Record<string, { fn: string; events: string }> = {
       RETURN NULL;
     END IF;`,
   },
+  // No advisory lock: a fan-out inserts one delivery per (event, target), hundreds of
+  // thousands in one transaction at the limits, and each lock would be held to the commit in
+  // the server's shared lock table (test/db/fan-out-locks.test.ts). Every writer of a
+  // (target, event) pair is already serialized on a row: a fan-out on the event's (its
+  // update of `fanned_out_at` in the same statement; a second fan-out waits, then finds it
+  // set), a recovery on the subscription's (FOR NO KEY UPDATE), and a recovery only takes
+  // events whose fan-out committed, with its deliveries. The lookup stays, for a statement
+  // run again after its commit.
   webhook_deliveries: {
     events: 'INSERT',
     fn: `
-    ${lock(`'delivery:' || coalesce(NEW.subscription_id::text, NEW.receptionist_id) || ':' || NEW.event_id`)}
     IF EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = NEW.event_id
                   AND created_at >= now() - interval '1 day'
                   AND (subscription_id = NEW.subscription_id

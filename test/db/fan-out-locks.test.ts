@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from '@switchboard/db';
+import { emitMany } from '@switchboard/events';
+import { createTestContext, type TestContext } from '../support/context';
+
+// A fan-out writes one delivery per (event, subscription) in one transaction: the relay's
+// batch of up to 500 events times the tenant's subscriptions (100 by default, up to 100,000).
+// Each delivery used to take an advisory lock in the uniqueness trigger, held to the commit;
+// Postgres keeps those in a lock table shared by every connection (64 per connection by
+// default), so one large fan-out could fill it ("out of shared memory") and fail every
+// transaction of the server. Its writers are already serialized on a row (the event's, or
+// the subscription's for a recovery: packages/db/src/partitions/uniqueness.ts).
+const EVENTS = 40;
+const SUBSCRIPTIONS = 25;
+let ctx: TestContext;
+let knex: Knex;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  knex = ctx.deps.knex;
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+const advisoryLocksHeld = async (trx: Knex.Transaction): Promise<number> => {
+  const { rows } = (await trx.raw(
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`,
+  )) as { rows: Array<{ n: number }> };
+  return rows[0]?.n ?? -1;
+};
+
+it('fans a batch out to every subscription without a lock per delivery, and never twice', async () => {
+  const { tenantId } = await ctx.tenant(['admin']);
+  for (let i = 0; i < SUBSCRIPTIONS; i += 1) {
+    const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
+      {
+        id: randomUUID(),
+        tenantId,
+        url: `https://127.0.0.1:9/hooks/${i}`,
+        events: [],
+        description: null,
+        secret: { ciphertext: 'x', keyId: 'k' },
+      },
+      SUBSCRIPTIONS,
+    );
+    expect(created.kind).toBe('created');
+  }
+  const ids = await knex.transaction((trx) =>
+    emitMany(
+      trx,
+      Array.from({ length: EVENTS }, (_, i) => ({
+        tenantId,
+        type: 'usage.threshold' as const,
+        data: {
+          threshold: 80,
+          minutes_used: i,
+          minutes_included: 100,
+          billing_period_end: '2026-12-01T00:00:00.000Z',
+        },
+      })),
+    ),
+  );
+
+  const first = await knex.transaction(async (trx) => {
+    const open = await ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids);
+    return { open: open.length, locks: await advisoryLocksHeld(trx) };
+  });
+  expect(first).toEqual({ open: EVENTS * SUBSCRIPTIONS, locks: 0 });
+
+  // Fanned out again (a job redone): no delivery twice; the open ones are returned.
+  const again = await knex.transaction((trx) => ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids));
+  expect(again).toHaveLength(EVENTS * SUBSCRIPTIONS);
+  const { rows } = (await knex.raw(
+    `SELECT count(*)::int AS n, count(DISTINCT (event_id, subscription_id))::int AS pairs
+       FROM webhook_deliveries WHERE tenant_id = ?`,
+    [tenantId],
+  )) as { rows: Array<{ n: number; pairs: number }> };
+  expect(rows[0]).toEqual({ n: EVENTS * SUBSCRIPTIONS, pairs: EVENTS * SUBSCRIPTIONS });
+});
