@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '@switchboard/db';
+import { idTimeWindow, type Knex } from '@switchboard/db';
 import { emitMany } from '@switchboard/events';
 import { FAN_OUT_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
@@ -43,10 +43,13 @@ async function genericPlan(ids: string[]): Promise<unknown> {
   const connection = await client.acquireConnection();
   try {
     await connection.query(`SET plan_cache_mode = force_generic_plan`);
-    await connection.query(`PREPARE fan_out_plan(text[]) AS ${FAN_OUT_SQL}`);
+    await connection.query(
+      `PREPARE fan_out_plan(text[], timestamptz, timestamptz, timestamptz) AS ${FAN_OUT_SQL}`,
+    );
     const literal = `ARRAY[${ids.map((id) => `'${id}'`).join(',')}]::text[]`;
+    const [from, to] = idTimeWindow(ids).map((t) => `'${t instanceof Date ? t.toISOString() : t}'`);
     const { rows } = await connection.query(
-      `EXPLAIN (FORMAT JSON) EXECUTE fan_out_plan(${literal})`,
+      `EXPLAIN (FORMAT JSON) EXECUTE fan_out_plan(${literal}, ${from}, ${to}, '-infinity')`,
     );
     return (rows[0] as { 'QUERY PLAN': unknown })['QUERY PLAN'];
   } finally {

@@ -85,9 +85,26 @@ export function afterIdTimeSql(idExpr: string, column: string): string {
  * Bounds on the partition key of rows with these ids, for a statement's `key >= ? AND key <
  * ?`: a second either side of the times they carry, or unbounded when one carries none.
  */
-export function idTimeWindow(ids: readonly string[]): [Date | string, Date | string] {
+export function idTimeWindow(ids: readonly string[]): TimeWindow {
   const times = ids.map(timeOfId);
   if (times.length === 0 || times.some((t) => t === null)) return ['-infinity', 'infinity'];
   const ms = (times as Date[]).map((t) => t.getTime());
   return [new Date(Math.min(...ms) - 1000), new Date(Math.max(...ms) + 1000)];
+}
+
+/** Bounds on a partition key: a time, or Postgres' '-infinity' / 'infinity' (unbounded). */
+export type TimeWindow = [Date | string, Date | string];
+
+/**
+ * `window` widened by `beforeMs` below and `afterMs` above; an unbounded side stays so. A
+ * batch statement passes such bounds as plain parameters beside its per-row ones: Postgres
+ * prunes partitions with them when it plans, where per-row bounds prune only while running
+ * (after every partition and its indexes were planned).
+ */
+export function widenTimeWindow(window: TimeWindow, beforeMs: number, afterMs: number): TimeWindow {
+  const [from, to] = window;
+  return [
+    from instanceof Date ? new Date(from.getTime() - beforeMs) : from,
+    to instanceof Date ? new Date(to.getTime() + afterMs) : to,
+  ];
 }

@@ -12,7 +12,9 @@ export {
   newTimeOrderedId,
   newTimeOrderedIdSql,
   timeOfId,
+  widenTimeWindow,
   type IdPrefix,
+  type TimeWindow,
   type TimeOrderedPrefix,
 } from './ids';
 export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';

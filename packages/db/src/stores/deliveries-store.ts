@@ -11,6 +11,8 @@ const DELIVERIES_PARTITIONING = PARTITIONED_TABLES.find(
 ) as PartitionedTable;
 /** How long the delivery log reuses the partitions' span it read from the catalog. */
 const SPAN_TTL_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 type Span = Awaited<ReturnType<typeof contiguousSpan>>;
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed' | 'canceled';
@@ -133,41 +135,115 @@ export class DeliveriesStore {
    * merging the newest rows of every day kept; the outer spans are an index probe each.
    * The bounds come from the catalog (cached a minute): stale bounds only make the middle
    * span merge again until they are read anew, never change the page.
+   *
+   * Without an event filter, the newest days alone are read first (recentPage): a page full
+   * there is the page, and only the days it covers are planned, not every day kept.
    */
   async list(
     filter: DeliveryFilter,
     page: PageRequest,
   ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const span = await this.span();
-    const segment = (from: Date | null, to: Date | null): Knex.QueryBuilder => {
-      const q = this.db(`${TABLE} as d`)
-        .whereNotNull('d.subscription_id')
-        .select('d.*', this.db.raw(`${eventOfDelivery('e.type')} AS event_type`));
-      if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
-      if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
-      if (filter.statuses) q.whereIn('d.status', filter.statuses);
-      if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
-      if (filter.since) q.where('d.created_at', '>=', filter.since);
-      if (filter.until) q.where('d.created_at', '<', filter.until);
-      if (from) q.where('d.created_at', '>=', from);
-      if (to) q.where('d.created_at', '<', to);
-      if (page.after) {
-        q.whereRaw('(d.created_at, d.id) < (?, ?)', [new Date(page.after.t), page.after.id]);
-      }
-      return q
-        .orderBy([
-          { column: 'd.created_at', order: 'desc' },
-          { column: 'd.id', order: 'desc' },
-        ])
-        .limit(page.limit + 1);
-    };
+    const recent = span && !filter.event ? await this.recentPage(span, filter, page) : null;
+    if (recent) return recent;
     const segments = span
       ? [
-          segment(span.end, null),
-          segment(span.start, span.end),
-          ...(span.start ? [segment(null, span.start)] : []),
+          this.segment(filter, page, span.end, null),
+          this.segment(filter, page, span.start, span.end),
+          ...(span.start ? [this.segment(filter, page, null, span.start)] : []),
         ]
-      : [segment(null, null)];
+      : [this.segment(filter, page, null, null)];
+    return this.page(segments, page);
+  }
+
+  /**
+   * The page from the days from the day before the newest one it may hold on (the cursor's,
+   * `until`'s or today's, whichever is oldest) to the cursor, or null when they hold no full
+   * page. A full page there is exact: every row not read is older than every row read. The
+   * bounds are plain parameters (the cursor's is implied by its row comparison), so Postgres
+   * plans only those days; each row's event is looked for within eventOfDelivery's first
+   * window, bounded the same way, and one not there (a fan-out delayed over a day) is found
+   * by id after (eventTypes).
+   */
+  private async recentPage(
+    span: NonNullable<Span>,
+    filter: DeliveryFilter,
+    page: PageRequest,
+  ): Promise<KeysetPage<Delivery & { eventType: string }> | null> {
+    const end = span.end.getTime();
+    // Past the cursor's millisecond nothing is read (timestamptz(3): exact).
+    const to = page.after ? Math.min(page.after.t + 1, end) : end;
+    const newest = Math.min(Date.now(), to, filter.until ? filter.until.getTime() : Infinity);
+    const from = Math.floor(newest / DAY_MS) * DAY_MS - DAY_MS;
+    // Days the middle span holds only (no gap below them), or it is read whole.
+    if (span.start && from <= span.start.getTime()) return null;
+    const nearEvent = (hi: number | null) =>
+      this.db.raw(
+        `(SELECT e.type FROM events e WHERE e.id = d.event_id
+             AND e.created_at BETWEEN d.created_at - interval '1 day'
+                                  AND d.created_at + interval '1 hour'
+             AND e.created_at >= ? AND e.created_at < ?) AS event_type`,
+        [new Date(from - DAY_MS), hi === null ? 'infinity' : new Date(hi + HOUR_MS)],
+      );
+    const segments = [this.segment(filter, page, new Date(from), new Date(to), nearEvent(to))];
+    // Rows dated beyond the ranges (the default partition) come first, unless the cursor
+    // is below them.
+    if (to === end) segments.unshift(this.segment(filter, page, span.end, null, nearEvent(null)));
+    const result = await this.page(segments, page);
+    if (!result.next) return null;
+    const missing = result.rows.filter((r) => r.eventType === null);
+    if (missing.length > 0) {
+      const types = await this.eventTypes(missing.map((r) => r.eventId));
+      for (const r of missing) r.eventType = types.get(r.eventId) ?? r.eventType;
+    }
+    return result;
+  }
+
+  /** The types of these events, by id (bounded to the times their ids carry). */
+  private async eventTypes(ids: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    const [from, to] = idTimeWindow(unique);
+    const rows = (await this.db('events')
+      .whereIn('id', unique)
+      .andWhere('created_at', '>=', from)
+      .andWhere('created_at', '<', to)
+      .select('id', 'type')) as Array<{ id: string; type: string }>;
+    return new Map(rows.map((r) => [r.id, r.type]));
+  }
+
+  /** One span of `created_at` of the log, filtered, its first page + 1 rows newest first. */
+  private segment(
+    filter: DeliveryFilter,
+    page: PageRequest,
+    from: Date | null,
+    to: Date | null,
+    eventType: Knex.Raw = this.db.raw(`${eventOfDelivery('e.type')} AS event_type`),
+  ): Knex.QueryBuilder {
+    const q = this.db(`${TABLE} as d`).whereNotNull('d.subscription_id').select('d.*', eventType);
+    if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
+    if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
+    if (filter.statuses) q.whereIn('d.status', filter.statuses);
+    if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
+    if (filter.since) q.where('d.created_at', '>=', filter.since);
+    if (filter.until) q.where('d.created_at', '<', filter.until);
+    if (from) q.where('d.created_at', '>=', from);
+    if (to) q.where('d.created_at', '<', to);
+    if (page.after) {
+      q.whereRaw('(d.created_at, d.id) < (?, ?)', [new Date(page.after.t), page.after.id]);
+    }
+    return q
+      .orderBy([
+        { column: 'd.created_at', order: 'desc' },
+        { column: 'd.id', order: 'desc' },
+      ])
+      .limit(page.limit + 1);
+  }
+
+  /** The page of the union of `segments`. */
+  private page(
+    segments: Knex.QueryBuilder[],
+    page: PageRequest,
+  ): Promise<KeysetPage<Delivery & { eventType: string }>> {
     const union = this.db.unionAll(segments, true);
     const q = this.db.select('*').from(union.as('p'));
     const toItem = (r: DeliveryRow & { event_type: string }) => ({

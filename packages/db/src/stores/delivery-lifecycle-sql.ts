@@ -1,7 +1,6 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
 import { afterIdTimeSql, idTimeBoundsSql, newTimeOrderedIdSql } from '../ids';
 import type { DeliveryRow } from './deliveries-store';
-import { eventOfDelivery } from './event-of-delivery';
 import {
   aboutSubscriptionSql,
   FAILING_DISABLED_INSERT_SQL,
@@ -53,7 +52,10 @@ export interface ClaimRow extends DeliveryRow {
 }
 
 /**
- * $1 event ids (distinct). The event's one update sets both outbox marks (the relay runs
+ * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
+ * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
+ * The bounds are plain parameters so that Postgres plans only the days they cover; the
+ * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one update sets both outbox marks (the relay runs
  * this in its claim's transaction: the event is published and fanned out at once). The last
  * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
  * prepared statement, looks each one up by index instead of scanning every open delivery.
@@ -72,6 +74,7 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        UPDATE events e SET fanned_out_at = now(), published_at = coalesce(e.published_at, now())
          FROM async_commit, q
         WHERE e.id = q.id AND ${idTimeBoundsSql('q.id', 'e.created_at')}
+          AND e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
           AND (e.fanned_out_at IS NULL) IS TRUE
     RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
      ), to_subscriptions AS (
@@ -98,12 +101,26 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        .join(', ')}
                  FROM q JOIN webhook_deliveries d
                    ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
-                WHERE d.status IN ('pending', 'delivering')`;
+                WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
+
+/** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
+const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+                                      'receptionist_id', e.receptionist_id,
+                                      'traceparent', e.traceparent)`;
 
 /**
- * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds. The event and the
- * subscription are read per claimed row (subqueries by primary key), never joined: a join
- * may be planned as a scan of every event, once per batch.
+ * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on
+ * the deliveries' created_at (idTimeWindow of $1), $7 and $8 the same widened by a day below
+ * and an hour above (the events'). The bounds are plain parameters so that Postgres plans
+ * only the days they cover; the per-row bounds stay exact. The event and the subscription
+ * are read per claimed row (subqueries by primary key), never joined: a join may be planned
+ * as a scan of every event, once per batch.
+ *
+ * The event is looked for within a day before its delivery and an hour after (as
+ * eventOfDelivery looks first): it is committed before its deliveries are made. Where it is
+ * not there (a fan-out delayed over a day, an application clock ahead of Postgres' by over
+ * an hour), `event` is null and CLAIM_EVENTS_SQL finds it by id, in a statement of its own:
+ * a fallback in this one would be planned over every day kept, for every batch.
  */
 export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
@@ -113,17 +130,18 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
             claims = d.claims + 1, updated_at = now()
        FROM req, async_commit
       WHERE d.id = req.id AND ${idTimeBoundsSql('req.id', 'd.created_at')}
+        AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
         AND d.round = req.round AND d.attempts = req.attempts
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
   RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
             d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
             d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
             d.claims,
-            ${eventOfDelivery(
-              `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
-                                 'receptionist_id', e.receptionist_id,
-                                 'traceparent', e.traceparent)`,
-            )} AS event,
+            (SELECT ${EVENT_JSON} FROM events e
+              WHERE e.id = d.event_id
+                AND e.created_at BETWEEN d.created_at - interval '1 day'
+                                     AND d.created_at + interval '1 hour'
+                AND e.created_at >= $7::timestamptz AND e.created_at < $8::timestamptz) AS event,
             (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'disabled_reason', s.disabled_reason,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
@@ -134,13 +152,21 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
                FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
 
 /**
+ * (knex bindings) event ids, then bounds on their created_at (idTimeWindow of the ids): the
+ * events of claimed deliveries that CLAIM_SQL did not find near their deliveries.
+ */
+export const CLAIM_EVENTS_SQL = `SELECT e.id, ${EVENT_JSON} AS event FROM events e
+  WHERE e.id = ANY (?::text[]) AND e.created_at >= ?::timestamptz AND e.created_at < ?::timestamptz`;
+
+/**
  * An attempt whose delivery was canceled while it was in flight (its subscription disabled
  * or its target gone) is still counted on the delivery (the `updated` statement): `attempts` always equals
  * the attempt rows of the round and the POSTs sent. The delivery stays canceled.
  *
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
  * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt,
- * $12 request headers, $13 response headers (JSON text).
+ * $12 request headers, $13 response headers (JSON text), $14 and $15 bounds on the
+ * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover).
  */
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
@@ -175,6 +201,7 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
                                       ELSE d.first_success_at END
          FROM input i
         WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
+          AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
           AND d.round = i.round AND d.attempts = i.attempt - 1
           AND d.status IN ('delivering', 'canceled')
     RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved
@@ -216,7 +243,8 @@ ${RECOVERED_INSERT_SQL}
 /**
  * $1 id, $2 round, $3 attempt number, $4 status code, $5 error, $6 duration, $7 excerpt,
  * $8 subscription id, $9 log attempt, $10 disable after, $11 request headers, $12 response
- * headers (JSON text). The subscription row is locked
+ * headers (JSON text), $13 and $14 bounds on the delivery's created_at (idTimeWindow of $1,
+ * as in RECORD_SQL). The subscription row is locked
  * first (before the delivery row is touched), so exhaustions of one subscription run one
  * after the other and never deadlock on each other's deliveries; the streak is computed from
  * the row's current value (a locking read returns the latest version). `disabled_now` compares
@@ -244,6 +272,7 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
               claims = CASE WHEN status = 'canceled' THEN claims ELSE 0 END,
               completed_at = CASE WHEN status = 'canceled' THEN completed_at ELSE now() END
         WHERE id = $1 AND ${idTimeBoundsSql('$1::text', 'created_at')}
+          AND created_at >= $13::timestamptz AND created_at < $14::timestamptz
           AND round = $2::int AND attempts = $3::int - 1
           AND (status = 'canceled'
                OR (status = 'delivering'

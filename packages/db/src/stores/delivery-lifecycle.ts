@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
-import { idTimeWindow } from '../ids';
+import { idTimeWindow, widenTimeWindow } from '../ids';
 import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
 import { toPgText } from '../text';
 import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
 import {
+  CLAIM_EVENTS_SQL,
   CLAIM_SQL,
   EXHAUST_SQL,
   FAN_OUT_SQL,
@@ -42,7 +43,12 @@ export class DeliveryLifecycle {
    */
   async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
     if (eventIds.length === 0) return [];
-    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [eventIds]);
+    const window = idTimeWindow(eventIds);
+    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
+      eventIds,
+      ...window,
+      widenTimeWindow(window, HOUR_MS, 0)[0],
+    ]);
     return rows.map(toOpenDelivery);
   }
 
@@ -59,12 +65,17 @@ export class DeliveryLifecycle {
     lockMs: number,
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
+    const ids = requests.map((r) => r.deliveryId);
+    const window = idTimeWindow(ids);
     const rows = await runPrepared<ClaimRow>(db, 'sb_dl_claim', CLAIM_SQL, [
-      requests.map((r) => r.deliveryId),
+      ids,
       requests.map((r) => r.round),
       requests.map((r) => r.attempt - 1),
       lockMs / 1000,
+      ...window,
+      ...widenTimeWindow(window, DAY_MS, HOUR_MS),
     ]);
+    await findFarEvents(db, rows);
     const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
     return requests.map((req) => {
       const key = `${req.deliveryId}/${req.round}/${req.attempt - 1}`;
@@ -100,6 +111,7 @@ export class DeliveryLifecycle {
       records.map((r) => r.logAttempt),
       records.map((r) => headersJson(r.requestHeaders)),
       records.map((r) => headersJson(r.responseHeaders)),
+      ...idTimeWindow(records.map((r) => r.delivery.id)),
     ]);
     const moved = new Set(rows[0]?.moved ?? []);
     return records.map((r) => moved.has(r.delivery.id));
@@ -136,6 +148,7 @@ export class DeliveryLifecycle {
       disableAfter,
       headersJson(record.requestHeaders),
       headersJson(record.responseHeaders),
+      ...idTimeWindow([d.id]),
     ]);
     const r = rows[0];
     return {
@@ -246,18 +259,36 @@ export class DeliveryLifecycle {
   async prepare(db: Knex, connections: number): Promise<void> {
     await Promise.all(
       Array.from({ length: connections }, async () => {
-        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[]]);
-        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1]);
-        // One empty array per parameter of RECORD_SQL ($1 to $13).
-        await runPrepared(
-          db,
-          'sb_dl_record',
-          RECORD_SQL,
-          Array.from({ length: 13 }, () => []),
-        );
+        const [from, to] = idTimeWindow([]);
+        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
+        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
+        // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
+        await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
+          ...Array.from({ length: 13 }, () => []),
+          from,
+          to,
+        ]);
       }),
     );
   }
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * Fills in the events CLAIM_SQL did not find near their deliveries (see there), looked up by
+ * id in one statement; an event found nowhere (dropped) leaves its row's `event` null.
+ */
+async function findFarEvents(db: Knex, rows: ClaimRow[]): Promise<void> {
+  const far = rows.filter((r) => r.event === null);
+  if (far.length === 0) return;
+  const ids = [...new Set(far.map((r) => r.event_id))];
+  const { rows: found } = (await db.raw(CLAIM_EVENTS_SQL, [ids, ...idTimeWindow(ids)])) as {
+    rows: Array<{ id: string; event: NonNullable<ClaimRow['event']> }>;
+  };
+  const byId = new Map(found.map((e) => [e.id, e.event]));
+  for (const r of far) r.event = byId.get(r.event_id) ?? null;
 }
 
 /** What it takes to run or enqueue a delivery's next attempt: its ids, counters and lanes. */

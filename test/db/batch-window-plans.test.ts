@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DeliveryLifecycle,
+  idTimeWindow,
+  newId,
+  newTimeOrderedId,
+  type AttemptRecord,
+  type Knex,
+} from '@switchboard/db';
+import { emit } from '@switchboard/events';
+import { createTestContext, type TestContext } from '../support/context';
+import {
+  addPastDays,
+  captureStatements,
+  partitionsOf,
+  planOf,
+  type Statement,
+} from '../support/plans';
+
+// The worker's batch statements (fan-out, claim, record) name their rows by id. Besides each
+// row's own bounds (joined, so pruned only while running), each bounds the partition key by
+// the whole batch's window, as plain parameters: Postgres plans only the days the batch's ids
+// carry, not every day kept (docs/DECISIONS.md, Partitioning and retention). Checked on the
+// statements the code sends, through their plans (planned with the values, as the code's are).
+let ctx: TestContext;
+let knex: Knex;
+const lifecycle = new DeliveryLifecycle();
+const PAST_DAYS = 5;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  knex = ctx.deps.knex;
+  for (const table of ['events', 'webhook_deliveries', 'webhook_delivery_attempts']) {
+    await addPastDays(knex, table, PAST_DAYS);
+  }
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+async function newSubscription(): Promise<{ tenantId: string; subscriptionId: string }> {
+  const { tenantId } = await ctx.tenant(['admin']);
+  const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
+    {
+      id: randomUUID(),
+      tenantId,
+      url: 'https://127.0.0.1:9/hooks',
+      events: [],
+      description: null,
+      secret: { ciphertext: 'x', keyId: 'k' },
+    },
+    100,
+  );
+  if (created.kind !== 'created') throw new Error('subscription not created');
+  return { tenantId, subscriptionId: created.subscription.id };
+}
+
+/** The day partitions of `table` that [from, to) touches, oldest first. */
+function daysOf(table: string, from: Date, to: Date): string[] {
+  const days: string[] = [];
+  for (let t = Date.parse(from.toISOString().slice(0, 10)); t < to.getTime(); t += DAY) {
+    days.push(`${table}_p${new Date(t).toISOString().slice(0, 10).replace(/-/g, '')}`);
+  }
+  return days;
+}
+
+/** The one statement `fn` sends whose text matches `marker`. */
+async function statementOf(fn: () => Promise<unknown>, marker: RegExp): Promise<Statement> {
+  const found = (await captureStatements(fn)).filter((s) => marker.test(s.sql));
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+/** The partitions of `table` planned for `s` (pruned when planned: absent). */
+async function planned(s: Statement, table: string): Promise<string[]> {
+  return partitionsOf(await planOf(knex, s, false), table);
+}
+
+const succeeded = (delivery: AttemptRecord['delivery']): AttemptRecord => ({
+  delivery,
+  statusCode: 200,
+  error: null,
+  durationMs: 5,
+  excerpt: null,
+  outcome: { kind: 'succeeded' },
+  logAttempt: true,
+});
+
+it('fan-out, claim and record plan only the days of their batch, among many days kept', async () => {
+  const { tenantId, subscriptionId } = await newSubscription();
+  const eventId = await knex.transaction((trx) =>
+    emit(trx, {
+      tenantId,
+      type: 'usage.threshold',
+      data: {
+        threshold: 80,
+        minutes_used: 80,
+        minutes_included: 100,
+        billing_period_end: '2026-12-01T00:00:00.000Z',
+      },
+    }),
+  );
+  const [eventFrom, eventTo] = idTimeWindow([eventId]) as [Date, Date];
+
+  let opened: Awaited<ReturnType<DeliveryLifecycle['fanOut']>> = [];
+  const fanOut = await statementOf(async () => {
+    opened = await lifecycle.fanOut(knex, [eventId]);
+  }, /INSERT INTO webhook_deliveries/);
+  expect(opened.map((d) => d.subscriptionId)).toEqual([subscriptionId]);
+  const open = opened[0]!;
+  // The event's day; its deliveries from an hour before it on (they are made after it).
+  expect(await planned(fanOut, 'events')).toEqual(daysOf('events', eventFrom, eventTo));
+  const deliveryDays = await planned(fanOut, 'webhook_deliveries');
+  const firstDay = daysOf('webhook_deliveries', new Date(eventFrom.getTime() - HOUR), eventTo)[0]!;
+  expect(deliveryDays).toContain(firstDay);
+  // (The default partition stays: it may hold any date beyond the ranges.)
+  expect(
+    deliveryDays.filter(
+      (p) => p.endsWith('_archive') || (p.startsWith('webhook_deliveries_p') && p < firstDay),
+    ),
+  ).toEqual([]);
+
+  const [from, to] = idTimeWindow([open.id]) as [Date, Date];
+  let claimed: Awaited<ReturnType<DeliveryLifecycle['claim']>> = [];
+  const claim = await statementOf(async () => {
+    claimed = await lifecycle.claim(knex, [{ deliveryId: open.id, round: 1, attempt: 1 }], 30_000);
+  }, /SET status = 'delivering'/);
+  expect(claimed[0]?.event.id).toBe(eventId);
+  expect(await planned(claim, 'webhook_deliveries')).toEqual(
+    daysOf('webhook_deliveries', from, to),
+  );
+  // Its event: within a day before the delivery and an hour after.
+  expect(await planned(claim, 'events')).toEqual(
+    daysOf('events', new Date(from.getTime() - DAY), new Date(to.getTime() + HOUR)),
+  );
+
+  let moved: boolean[] = [];
+  const record = await statementOf(async () => {
+    moved = await lifecycle.record(knex, [succeeded(claimed[0]!.delivery)]);
+  }, /INSERT INTO webhook_delivery_attempts/);
+  expect(moved).toEqual([true]);
+  expect(await planned(record, 'webhook_deliveries')).toEqual(
+    daysOf('webhook_deliveries', from, to),
+  );
+  // The attempt is inserted (routed while running), never read.
+  expect(await planned(record, 'webhook_delivery_attempts')).toEqual([]);
+});
+
+it('still find rows whose ids carry no time, and events over a day older than their delivery', async () => {
+  const { tenantId, subscriptionId } = await newSubscription();
+  const threeDaysAgo = new Date(Date.now() - 3 * DAY);
+  const event = (id: string, at: Date) => ({
+    id,
+    tenant_id: tenantId,
+    type: 'call.completed',
+    data: {},
+    created_at: at,
+    published_at: at,
+    fanned_out_at: at,
+  });
+  // A fan-out delayed over a day (a time-ordered delivery of an old event), and a delivery
+  // and an event made before ids carried their time.
+  const lateEvent = newTimeOrderedId('evt', threeDaysAgo);
+  const oldEvent = newId('evt');
+  await knex('events').insert([event(lateEvent, threeDaysAgo), event(oldEvent, threeDaysAgo)]);
+  const now = new Date();
+  const late = newTimeOrderedId('dlv', now);
+  const old = newId('dlv');
+  await knex('webhook_deliveries').insert(
+    [
+      [late, lateEvent],
+      [old, oldEvent],
+    ].map(([id, eventId]) => ({
+      id,
+      tenant_id: tenantId,
+      event_id: eventId,
+      subscription_id: subscriptionId,
+      status: 'pending',
+      next_attempt_at: now,
+      created_at: now,
+    })),
+  );
+
+  const claimed = await lifecycle.claim(
+    knex,
+    [late, old].map((deliveryId) => ({ deliveryId, round: 1, attempt: 1 })),
+    30_000,
+  );
+  expect(claimed.map((c) => [c?.delivery.id, c?.event.id])).toEqual([
+    [late, lateEvent],
+    [old, oldEvent],
+  ]);
+  expect(claimed[0]?.event.createdAt.getTime()).toBe(threeDaysAgo.getTime());
+  const moved = await lifecycle.record(
+    knex,
+    claimed.map((c) => succeeded(c!.delivery)),
+  );
+  expect(moved).toEqual([true, true]);
+  const rows = (await knex('webhook_deliveries')
+    .whereIn('id', [late, old])
+    .orderBy('id')) as Array<{
+    status: string;
+  }>;
+  expect(rows.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+});
