@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   DeliveryLifecycle,
   idTimeWindow,
@@ -7,8 +6,8 @@ import {
   type AttemptRecord,
   type Knex,
 } from '@switchboard/db';
-import { emit } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
+import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
 import {
   addPastDays,
   captureStatements,
@@ -41,20 +40,8 @@ afterAll(async () => {
 });
 
 async function newSubscription(): Promise<{ tenantId: string; subscriptionId: string }> {
-  const { tenantId } = await ctx.tenant(['admin']);
-  const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
-    {
-      id: randomUUID(),
-      tenantId,
-      url: 'https://127.0.0.1:9/hooks',
-      events: [],
-      description: null,
-      secret: { ciphertext: 'x', keyId: 'k' },
-    },
-    100,
-  );
-  if (created.kind !== 'created') throw new Error('subscription not created');
-  return { tenantId, subscriptionId: created.subscription.id };
+  const { tenantId, subscriptionIds } = await tenantWithSubscriptions(ctx);
+  return { tenantId, subscriptionId: subscriptionIds[0]! };
 }
 
 /** The day partitions of `table` that [from, to) touches, oldest first. */
@@ -90,18 +77,8 @@ const succeeded = (delivery: AttemptRecord['delivery']): AttemptRecord => ({
 
 it('fan-out, claim and record plan only the days of their batch, among many days kept', async () => {
   const { tenantId, subscriptionId } = await newSubscription();
-  const eventId = await knex.transaction((trx) =>
-    emit(trx, {
-      tenantId,
-      type: 'usage.threshold',
-      data: {
-        threshold: 80,
-        minutes_used: 80,
-        minutes_included: 100,
-        billing_period_end: '2026-12-01T00:00:00.000Z',
-      },
-    }),
-  );
+  const [eventId] = (await emitUsageEvents(knex, tenantId)) as [string];
+
   const [eventFrom, eventTo] = idTimeWindow([eventId]) as [Date, Date];
 
   let opened: Awaited<ReturnType<DeliveryLifecycle['fanOut']>> = [];

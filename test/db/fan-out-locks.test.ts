@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from '@switchboard/db';
-import { emitMany } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
+import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
 
 // A fan-out writes one delivery per (event, subscription) in one transaction: the relay's
 // batch of up to 500 events times the tenant's subscriptions (100 by default, up to 100,000).
@@ -31,36 +30,8 @@ const advisoryLocksHeld = async (trx: Knex.Transaction): Promise<number> => {
 };
 
 it('fans a batch out to every subscription without a lock per delivery, and never twice', async () => {
-  const { tenantId } = await ctx.tenant(['admin']);
-  for (let i = 0; i < SUBSCRIPTIONS; i += 1) {
-    const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
-      {
-        id: randomUUID(),
-        tenantId,
-        url: `https://127.0.0.1:9/hooks/${i}`,
-        events: [],
-        description: null,
-        secret: { ciphertext: 'x', keyId: 'k' },
-      },
-      SUBSCRIPTIONS,
-    );
-    expect(created.kind).toBe('created');
-  }
-  const ids = await knex.transaction((trx) =>
-    emitMany(
-      trx,
-      Array.from({ length: EVENTS }, (_, i) => ({
-        tenantId,
-        type: 'usage.threshold' as const,
-        data: {
-          threshold: 80,
-          minutes_used: i,
-          minutes_included: 100,
-          billing_period_end: '2026-12-01T00:00:00.000Z',
-        },
-      })),
-    ),
-  );
+  const { tenantId } = await tenantWithSubscriptions(ctx, SUBSCRIPTIONS);
+  const ids = await emitUsageEvents(knex, tenantId, EVENTS);
 
   const first = await knex.transaction(async (trx) => {
     const open = await ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids);

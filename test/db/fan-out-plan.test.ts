@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { idTimeWindow, type Knex } from '@switchboard/db';
-import { emitMany } from '@switchboard/events';
 import { FAN_OUT_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
+import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
 
 // The fan-out statement finds each event by its primary key alone, whatever the statistics
 // of its partition (docs/DECISIONS.md, Fairness between tenants). An import fills a day's
@@ -65,41 +64,13 @@ interface KnexClient {
 }
 
 it('a batch of events is looked up by key, not through the backlog, in a partition never analyzed', async () => {
-  const { tenantId } = await ctx.tenant(['admin']);
-  const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
-    {
-      id: randomUUID(),
-      tenantId,
-      url: 'https://127.0.0.1:9/hooks',
-      events: [],
-      description: null,
-      secret: { ciphertext: 'x', keyId: 'k' },
-    },
-    100,
-  );
-  expect(created.kind).toBe('created');
+  const { tenantId } = await tenantWithSubscriptions(ctx);
   const partition = `events_p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
   // No statistics while the test runs, whatever the server's autovacuum does.
   await knex.raw(`ALTER TABLE ?? SET (autovacuum_enabled = false)`, [partition]);
   const ids: string[] = [];
   for (let done = 0; done < BACKLOG; done += 5_000) {
-    ids.push(
-      ...(await knex.transaction((trx) =>
-        emitMany(
-          trx,
-          Array.from({ length: 5_000 }, (_, i) => ({
-            tenantId,
-            type: 'usage.threshold' as const,
-            data: {
-              threshold: 80,
-              minutes_used: done + i,
-              minutes_included: 100,
-              billing_period_end: '2026-12-01T00:00:00.000Z',
-            },
-          })),
-        ),
-      )),
-    );
+    ids.push(...(await emitUsageEvents(knex, tenantId, 5_000)));
   }
   const { rows } = (await knex.raw(
     `SELECT (SELECT count(*)::int FROM pg_stats WHERE tablename = ?) AS columns_with_stats,
