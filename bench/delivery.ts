@@ -17,9 +17,6 @@
  *      time taken by the receiver on the same clock), 1 subscription; then the same at 50/s
  *      (below the worker's 1-subscription capacity) to separate queueing from the pipeline;
  *  (e) 1 event → 100 subscriptions, commit → all 100 received, repeated;
- *  (w) what-if, not product behaviour: (a) with 1 subscription and (d) again, with a rule in
- *      the bench database that skips the redundant per-delivery UPDATE of the subscription
- *      row, to measure the fix recommended in docs/BENCHMARKS.md.
  * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
  * process involved (/proc); after each worker phase it reads the worker's /metrics. With
  * BENCH_CPU_PROF=1 each worker also runs under `--cpu-prof` and its profile is summarised
@@ -29,7 +26,7 @@
  * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (200/s),
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
  * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
- * BENCH_PHASES (a,b,c,d,e,w; add x for (a) with 1 subscription and TWO worker processes),
+ * BENCH_PHASES (a,b,c,d,e; add x for (a) with 1 subscription and TWO worker processes),
  * BENCH_CPU_PROF=1, BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
  * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
@@ -87,7 +84,7 @@ const EMIT_BATCH = 500;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
 const TRACING = (process.env.BENCH_TRACING ?? 'off') as TracingMode;
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'a,b,c,d,e,w').split(',').map((s) => s.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'a,b,c,d,e').split(',').map((s) => s.trim()));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUN = randomBytes(4).toString('hex');
 /** Every Redis key of this benchmark starts with `{sbbd-`; a run's own keys with PREFIX. */
@@ -892,54 +889,6 @@ async function latencyPhases(
   return { latency, latencyLow, fanout, fanoutWorker };
 }
 
-/**
- * What-if, NOT product behaviour: a rule in the bench database that turns the per-delivery
- * `recordSuccess` UPDATE of the subscription row into a no-op when the failure streak is
- * already 0 and `last_success_at` is under a second old, which is what the recommended
- * product fix (a conditional UPDATE) does. Filtered rows are never locked, so deliveries to
- * one subscription stop queueing on that row. Failure updates are untouched.
- */
-const WHAT_IF_RULE = `CREATE RULE bench_skip_redundant_success AS ON UPDATE TO webhook_subscriptions
-  WHERE old.consecutive_failures = 0 AND new.consecutive_failures = 0
-    AND new.last_success_at IS DISTINCT FROM old.last_success_at
-    AND old.last_success_at > now() - interval '1 second'
-  DO INSTEAD NOTHING`;
-
-interface WhatIfResult {
-  rule: string;
-  throughput: ThroughputResult;
-  latency: LatencyResult;
-}
-
-async function whatIfPhases(
-  ctx: Ctx,
-  tenantA: BenchTenant,
-  tenantD: BenchTenant,
-): Promise<WhatIfResult> {
-  log('\n» what-if: the subscription row updated at most once a second on success (bench DB rule)');
-  await ctx.knex.raw(WHAT_IF_RULE);
-  try {
-    const throughput = await deliveryPhase(ctx, 'a1w', tenantA, EVENTS_1);
-    const w = await startWorker(ctx, 'dw');
-    await sleep(1000);
-    const warmup = Math.min(RATE, 200);
-    const d = await latencySeries(
-      ctx,
-      w,
-      await w.scrape(),
-      tenantD,
-      'dw',
-      RATE,
-      LATENCY_EVENTS,
-      warmup,
-    );
-    d.result.worker.profile = await stopWorker(ctx, w, 'dw');
-    return { rule: WHAT_IF_RULE.replace(/\s+/g, ' '), throughput, latency: d.result };
-  } finally {
-    await ctx.knex.raw('DROP RULE IF EXISTS bench_skip_redundant_success ON webhook_subscriptions');
-  }
-}
-
 let cleanup: () => Promise<void> = async () => undefined;
 let interrupted = false;
 
@@ -1028,8 +977,6 @@ async function main(): Promise<number> {
         : null,
       d: PHASES.has('d') ? await createTenant(k, encryptionKey, 'd', 1, urlFor('d')) : null,
       dl: PHASES.has('d') ? await createTenant(k, encryptionKey, 'dl', 1, urlFor('dl')) : null,
-      a1w: PHASES.has('w') ? await createTenant(k, encryptionKey, 'a1w', 1, urlFor('a1w')) : null,
-      dw: PHASES.has('w') ? await createTenant(k, encryptionKey, 'dw', 1, urlFor('dw')) : null,
       e: PHASES.has('e')
         ? await createTenant(k, encryptionKey, 'e', FANOUT_SUBS, urlFor('e'))
         : null,
@@ -1073,8 +1020,6 @@ async function main(): Promise<number> {
       tenants.d || tenants.e
         ? await latencyPhases(ctx, tenants.d, tenants.dl, tenants.e)
         : { latency: null, latencyLow: null, fanout: [], fanoutWorker: null };
-    const whatIf =
-      tenants.a1w && tenants.dw ? await whatIfPhases(ctx, tenants.a1w, tenants.dw) : null;
 
     // Report.
     const rawRate = raw.length ? raw.reduce((s, r) => s + r.perSecond, 0) / raw.length : null;
@@ -1176,14 +1121,6 @@ async function main(): Promise<number> {
             `    ${fanout.map((r) => `${fmt(r.allMs, 0)} ms${r.complete ? '' : ` (only ${r.received})`}`).join(', ')}; first receipt ${fanout.map((r) => fmt(r.firstMs, 0)).join(', ')} ms`,
           ]
         : []),
-      ...(whatIf
-        ? [
-            '',
-            'what-if, not product behaviour: success UPDATE of the subscription row skipped when redundant (bench DB rule):',
-            `    (a) 1 subscription: ${fmt(whatIf.throughput.perSecond)} deliveries/s (${fmt(ratio(whatIf.throughput.perSecond, rawRate), 2)} × raw), CPU ms/delivery worker ${fmt(whatIf.throughput.cpuMsPerDelivery.worker, 2)}, postgres ${fmt(whatIf.throughput.cpuMsPerDelivery.postgres, 2)}`,
-            `    (d) at ${RATE}/s: p50 ${fmt(whatIf.latency.latency.p50, 1)} ms, p90 ${fmt(whatIf.latency.latency.p90, 1)} ms, p99 ${fmt(whatIf.latency.latency.p99, 1)} ms, max ${fmt(whatIf.latency.latency.max, 1)} ms; ${whatIf.latency.missing} missing`,
-          ]
-        : []),
     ];
     process.stdout.write(`${report.join('\n')}\n`);
     for (const t of throughput) {
@@ -1239,7 +1176,6 @@ async function main(): Promise<number> {
       latencyLow,
       fanout,
       fanoutWorker,
-      whatIf,
       targets,
     };
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
