@@ -88,6 +88,10 @@ export async function measureAuthShare(
     INGEST_TOKEN: randomBytes(24).toString('hex'),
     CURSOR_SECRET: randomBytes(24).toString('hex'),
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // The API's key cache is an operator's opt-in; A measures what the API runs with.
+    ...(process.env.API_KEY_CACHE_ENABLED
+      ? { API_KEY_CACHE_ENABLED: process.env.API_KEY_CACHE_ENABLED }
+      : {}),
   });
   const deps = createDeps(config);
   try {
