@@ -1,37 +1,20 @@
 import { newTimeOrderedId } from '@switchboard/db';
-import {
-  generateCertificate,
-  startReceiver,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
-import { createTestContext, type TestContext } from '../support/context';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import type { TestContext } from '../support/context';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // webhook_deliveries has no foreign keys (migration 090; docs/DECISIONS.md, Row work per
 // delivery): the guarantees they gave are the application's, and are checked here.
+let world: WebhookWorld;
 let ctx: TestContext;
-let receiver: TestReceiver;
-let worker: TestWorker;
-const cert = generateCertificate('IP:127.0.0.1');
 
 beforeAll(async () => {
-  receiver = await startReceiver(cert, { '/hook': (_req, res) => void res.writeHead(204).end() });
-  ctx = await createTestContext();
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
+  world = await startWebhookWorld({ '/hook': (_req, res) => void res.writeHead(204).end() });
+  ({ ctx } = world);
 }, 60_000);
-afterAll(async () => {
-  await worker?.close();
-  await receiver?.close();
-  await ctx?.close();
-});
+afterAll(() => world?.close());
 
-const hook = () => `https://127.0.0.1:${receiver.port}/hook`;
+const hook = () => `${world.base}/hook`;
 const deliveriesOf = (subscriptionId: string) =>
   ctx.deps.knex('webhook_deliveries').where({ subscription_id: subscriptionId });
 
@@ -87,5 +70,7 @@ it('cancels, never sends, a delivery whose subscription is gone', async () => {
     return r?.status === 'canceled' ? r : undefined;
   });
   expect(row).toMatchObject({ attempts: 0 });
-  expect(receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId)).toEqual([]);
+  expect(
+    world.receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId),
+  ).toEqual([]);
 });

@@ -1,9 +1,5 @@
-import {
-  generateCertificate,
-  startReceiver,
-  type TestReceiver,
-} from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/webhook-world';
 import {
   emitCallStarted,
   startTestWorker,
@@ -17,26 +13,22 @@ import {
 // published and fanned out, with due deliveries and no job: the reconciler must deliver
 // them, once each.
 let ctx: TestContext;
-let receiver: TestReceiver;
+let https: HttpsReceiver;
 /** Started only after the relay's work is done by hand (below). */
 let worker: TestWorker | undefined;
-const cert = generateCertificate('IP:127.0.0.1');
 
 beforeAll(async () => {
-  receiver = await startReceiver(cert, { '/hook': (_req, res) => void res.writeHead(204).end() });
+  https = await startHttpsReceiver({ '/hook': (_req, res) => void res.writeHead(204).end() });
   ctx = await createTestContext();
 }, 60_000);
 afterAll(async () => {
   await worker?.close();
-  await receiver?.close();
+  await https?.receiver.close();
   await ctx?.close();
 });
 
 it('delivers the events of a relay that died between its commit and the job add', async () => {
-  const { tenant, receptionistId } = await subscriber(
-    ctx,
-    `https://127.0.0.1:${receiver.port}/hook`,
-  );
+  const { tenant, receptionistId } = await subscriber(ctx, `${https.base}/hook`);
   const ids = [
     await emitCallStarted(ctx, tenant.tenantId, receptionistId),
     await emitCallStarted(ctx, tenant.tenantId, receptionistId),
@@ -55,8 +47,9 @@ it('delivers the events of a relay that died between its commit and the job add'
   // No worker runs yet, so nothing adds an event job: the count read once is the answer.
   expect(await ctx.queues.events.getJobCountByTypes('wait', 'prioritized', 'active')).toBe(0);
 
-  worker = await startTestWorker(ctx, { webhookCa: cert.cert });
-  const receivedIds = () => receiver.requests.map((r) => String(r.headers['x-service-event-id']));
+  worker = await startTestWorker(ctx, { webhookCa: https.cert.cert });
+  const receivedIds = () =>
+    https.receiver.requests.map((r) => String(r.headers['x-service-event-id']));
   await waitFor(
     'both events to be delivered',
     () => ids.every((id) => receivedIds().includes(id)),
