@@ -7,6 +7,7 @@ import {
   type Knex,
 } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
+import { tenantWithSubscriptions } from '../support/subscribed-events';
 import {
   addPastDays,
   captureStatements,
@@ -36,24 +37,37 @@ afterAll(async () => {
 });
 
 async function newSubscription(): Promise<{ tenantId: string; subscriptionId: string }> {
-  const { tenantId } = await ctx.tenant(['admin']);
-  const created = await ctx.deps.stores.webhookSubscriptions.createWithinLimit(
-    {
-      id: crypto.randomUUID(),
-      tenantId,
-      url: 'https://127.0.0.1:9/hooks',
-      events: [],
-      description: null,
-      secret: { ciphertext: 'x', keyId: 'k' },
-    },
-    100,
-  );
-  if (created.kind !== 'created') throw new Error('subscription not created');
+  const { tenantId, subscriptionIds } = await tenantWithSubscriptions(ctx);
+  const subscriptionId = subscriptionIds[0]!;
   // Dated before the history below, so that a recovery over it takes every event.
   await knex('webhook_subscriptions')
-    .where({ id: created.subscription.id })
+    .where({ id: subscriptionId })
     .update({ created_at: knex.raw(`now() - interval '30 days'`) });
-  return { tenantId, subscriptionId: created.subscription.id };
+  return { tenantId, subscriptionId };
+}
+
+/** The subscription's delivery ids in the log's order (newest first), read in one query. */
+const newestFirst = async (subscriptionId: string): Promise<string[]> =>
+  (await knex('webhook_deliveries')
+    .where({ subscription_id: subscriptionId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .pluck('id')) as string[];
+
+/** Every delivery id of the log, page after page (at most 20 pages). */
+async function walkLog(subscriptionId: string, limit: number): Promise<string[]> {
+  const walked: string[] = [];
+  let after: { t: number; id: string } | null = null;
+  for (let i = 0; i < 20; i++) {
+    const page: Awaited<ReturnType<typeof ctx.deps.stores.deliveries.listForSubscription>> =
+      await ctx.deps.stores.deliveries.listForSubscription(subscriptionId, { limit, after });
+    walked.push(...page.rows.map((r) => r.id));
+    after = page.next;
+    if (!after) break;
+  }
+  return walked;
 }
 
 /**
@@ -240,10 +254,9 @@ describe('the delivery log page', () => {
   it('reads the newest days and stops, and lists every row in its place', async () => {
     const { tenantId, subscriptionId } = await newSubscription();
     await seedDays(tenantId, subscriptionId, 30);
-    const list = (after?: { t: number; id: string } | null) =>
-      ctx.deps.stores.deliveries.listForSubscription(subscriptionId, { limit: 20, after });
-
-    const statements = await captureStatements(() => list());
+    const statements = await captureStatements(() =>
+      ctx.deps.stores.deliveries.listForSubscription(subscriptionId, { limit: 20 }),
+    );
     const plan = await planOf(knex, theStatement(statements, /webhook_deliveries/), true);
     const ran = partitionsOf(plan, 'webhook_deliveries', true);
     // Today's day was read (the page is there), no past day was: the days are read newest
@@ -259,23 +272,9 @@ describe('the delivery log page', () => {
     expect(olderDays(partitionsOf(plan, 'events'), twoDaysAgo)).toEqual([]);
 
     // The page and the walk are those of one ORDER BY over the whole table.
-    const expected = (await knex('webhook_deliveries')
-      .where({ subscription_id: subscriptionId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .pluck('id')) as string[];
+    const expected = await newestFirst(subscriptionId);
     expect(expected).toHaveLength(30 * (PAST_DAYS + 1));
-    const walked: string[] = [];
-    let after: { t: number; id: string } | null = null;
-    for (let i = 0; i < 20; i++) {
-      const page: Awaited<ReturnType<typeof list>> = await list(after);
-      walked.push(...page.rows.map((r) => r.id));
-      after = page.next;
-      if (!after) break;
-    }
-    expect(walked).toEqual(expected);
+    expect(await walkLog(subscriptionId, 20)).toEqual(expected);
   });
 
   it('names the event of a delivery made over a day after it, read first or not', async () => {
@@ -341,27 +340,10 @@ describe('the delivery log page', () => {
       .pluck('id')) as string[];
     expect(inDefault).toEqual([`dlv_ahead${tenantId}`, `dlv_gap${tenantId}`]);
 
-    const expected = (await knex('webhook_deliveries')
-      .where({ subscription_id: subscriptionId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .pluck('id')) as string[];
-    const walked: string[] = [];
-    let after: { t: number; id: string } | null = null;
-    for (let i = 0; i < 20; i++) {
-      const page = await ctx.deps.stores.deliveries.listForSubscription(subscriptionId, {
-        limit: 5,
-        after,
-      });
-      walked.push(...page.rows.map((r) => r.id));
-      after = page.next;
-      if (!after) break;
-    }
+    const walked = await walkLog(subscriptionId, 5);
     expect(walked[0]).toBe(`dlv_ahead${tenantId}`);
     expect(walked[walked.length - 1]).toBe(`dlv_gap${tenantId}`);
-    expect(walked).toEqual(expected);
+    expect(walked).toEqual(await newestFirst(subscriptionId));
   });
 });
 
