@@ -1,6 +1,7 @@
 import { idTimeWindow, type Knex } from '@switchboard/db';
 import { FAN_OUT_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
+import { namesIn } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
 
 // The fan-out statement finds each event by its primary key alone, whatever the statistics
@@ -19,22 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.close();
 });
-
-/** Every index the plan of `sql` (run as `EXPLAIN`) reads. */
-function indexesOf(plan: unknown): string[] {
-  const names: string[] = [];
-  const walk = (node: unknown): void => {
-    if (!node || typeof node !== 'object') return;
-    const n = node as Record<string, unknown>;
-    if (typeof n['Index Name'] === 'string') names.push(n['Index Name']);
-    for (const v of Object.values(n)) {
-      if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') walk(v);
-    }
-  };
-  walk(plan);
-  return names;
-}
 
 /** The generic plan of the fan-out statement (as a prepared statement runs it) for `ids`. */
 async function genericPlan(ids: string[]): Promise<unknown> {
@@ -83,7 +68,7 @@ it('a batch of events is looked up by key, not through the backlog, in a partiti
   expect(columns_with_stats).toBe(0);
   expect(backlog).toBeGreaterThanOrEqual(BACKLOG);
 
-  const indexes = indexesOf(await genericPlan(ids.slice(-20)));
+  const indexes = namesIn(await genericPlan(ids.slice(-20)), 'Index Name');
   expect(indexes).toContain(`${partition}_pkey`);
   expect(indexes).not.toContain(backlog_index);
 });

@@ -9,6 +9,7 @@ import {
 } from '@switchboard/db';
 import { emit } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
+import { namesIn } from '../support/plans';
 
 // Events and deliveries get ids that carry their created_at (UUIDv7 layout), so a lookup by
 // id reads one day's partition instead of every day kept; ids made before still work.
@@ -31,18 +32,7 @@ async function partitionsRead(table: string, id: string): Promise<string[]> {
     `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${table} t
       WHERE t.id = ${literal} AND ${idTimeBoundsSql(literal, 't.created_at')}`,
   )) as { rows: Array<{ 'QUERY PLAN': unknown }> };
-  const names: string[] = [];
-  const walk = (node: unknown): void => {
-    if (!node || typeof node !== 'object') return;
-    const n = node as Record<string, unknown>;
-    if (typeof n['Relation Name'] === 'string') names.push(n['Relation Name']);
-    for (const v of Object.values(n)) {
-      if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') walk(v);
-    }
-  };
-  walk(rows[0]!['QUERY PLAN']);
-  return names;
+  return namesIn(rows[0]!['QUERY PLAN'], 'Relation Name');
 }
 
 const dayOf = (table: string, at: Date) =>

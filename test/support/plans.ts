@@ -99,6 +99,22 @@ interface PoolClient {
   releaseConnection(connection: unknown): Promise<void>;
 }
 
+/** Every value of `field` (a relation's or an index's name) in an `EXPLAIN (FORMAT JSON)` tree. */
+export function namesIn(explain: unknown, field: 'Relation Name' | 'Index Name'): string[] {
+  const names: string[] = [];
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    if (typeof n[field] === 'string') names.push(n[field]);
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') walk(v);
+    }
+  };
+  walk(explain);
+  return names;
+}
+
 /** The partitions of `table` a plan reads: every one listed, or with `ran` those that ran. */
 export function partitionsOf(plan: Plan, table: string, ran = false): string[] {
   const names = plan.scans
