@@ -1,5 +1,11 @@
 import request from 'supertest';
-import { ACTIVE_KEY_TTL_MS, ApiKeysStore, TenantsStore, watchApiKeyChanges } from '@switchboard/db';
+import {
+  ACTIVE_KEY_TTL_MS,
+  ApiKeysStore,
+  createKnex,
+  TenantsStore,
+  watchApiKeyChanges,
+} from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
 
@@ -164,4 +170,59 @@ it('by default no key is cached: a silent revocation is refused from the very ne
   expect((await get()).status).toBe(200);
   await uncached.deps.knex('api_keys').where({ id: key.id }).update({ revoked_at: new Date() });
   expect((await get()).status).toBe(401);
+});
+
+describe('key lookups of concurrent requests (no cache)', () => {
+  /** A store of its own on its own pool, whose statements are counted (one acquire each). */
+  const countedStore = () => {
+    const knex = createKnex(uncached.config.databaseUrl);
+    const client = (knex as unknown as { client: { acquireConnection(): Promise<unknown> } })
+      .client;
+    const acquire = client.acquireConnection.bind(client);
+    const counter = { statements: 0 };
+    client.acquireConnection = () => {
+      counter.statements += 1;
+      return acquire();
+    };
+    return { store: new ApiKeysStore(knex), counter, close: () => knex.destroy() };
+  };
+
+  it('share one statement, each request getting its own key (or none)', async () => {
+    const a = await uncached.tenant(['read']);
+    const b = await uncached.tenant(['write']);
+    const revoked = await uncached.keyFor(a.tenantId, ['read']);
+    await uncached.deps.stores.apiKeys.revoke(revoked.id);
+    const { store, counter, close } = countedStore();
+    try {
+      const asked = [a.key, b.key, a.key, revoked.auth.slice('Bearer '.length), 'sk_live_x', b.key];
+      const found = await Promise.all(asked.map((k) => store.findActiveByKey(k)));
+      expect(found.map((k) => k?.tenantId ?? null)).toEqual([
+        a.tenantId,
+        b.tenantId,
+        a.tenantId,
+        null,
+        null,
+        b.tenantId,
+      ]);
+      expect(found[1]?.scopes).toEqual(['write']);
+      expect(counter.statements).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a lookup asked while a statement runs is answered by a later statement', async () => {
+    const { key, tenantId } = await uncached.tenant(['read']);
+    const { store, counter, close } = countedStore();
+    try {
+      const first = store.findActiveByKey(key);
+      await waitFor('the first statement to start', () => counter.statements === 1);
+      const second = store.findActiveByKey(key);
+      const found = await Promise.all([first, second]);
+      expect(found.map((k) => k?.tenantId)).toEqual([tenantId, tenantId]);
+      expect(counter.statements).toBe(2);
+    } finally {
+      await close();
+    }
+  });
 });

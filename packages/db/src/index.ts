@@ -1,6 +1,7 @@
 /** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
 export { createKnex, type Knex } from './knex';
 export { commitAsynchronously } from './commit';
+export { Batcher, type BatcherOptions } from './batcher';
 export { isTransientDbError } from './errors';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';

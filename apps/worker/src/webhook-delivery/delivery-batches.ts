@@ -1,4 +1,6 @@
 import {
+  Batcher,
+  type BatcherOptions,
   type DeliveryLifecycle,
   isTransientDbError,
   type AttemptRecord,
@@ -7,7 +9,6 @@ import {
   type Knex,
   type OpenDelivery,
 } from '@switchboard/db';
-import { Batcher, type BatcherOptions } from '../batcher';
 
 /**
  * The delivery lifecycle's hot transitions as the jobs of one worker process call them: each

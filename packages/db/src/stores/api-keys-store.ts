@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Knex } from 'knex';
+import { Batcher } from '../batcher';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
 import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
@@ -38,6 +39,11 @@ interface ApiKeyRow {
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
+
+type KeyWithLimitRow = ApiKeyRow & {
+  rate_limit_per_second: number | null;
+  rate_limit_burst: number | null;
+};
 
 const toApiKey = (r: ApiKeyRow): ApiKey => ({
   id: r.id,
@@ -106,6 +112,22 @@ export class ApiKeysStore {
     max: ACTIVE_KEYS_MAX,
     ttl: ACTIVE_KEY_TTL_MS,
   });
+  /**
+   * Key lookups of concurrent requests, coalesced (lookUpBatch): under load one statement
+   * answers many requests; an idle process still sends each at the end of its event-loop
+   * turn. A failed statement (an outage) fails every lookup of its batch.
+   */
+  private readonly lookups = new Batcher<string, KeyWithLimitRow | undefined>(
+    (hashes) => this.lookUpBatch(hashes),
+    {
+      maxItems: 200,
+      maxWaitMs: 2,
+      maxRunning: 2,
+      retries: 0,
+      retryable: () => false,
+      shared: () => true,
+    },
+  );
   private watching = false;
   /** Counts the drops: a lookup that a drop overtook does not cache what it read. */
   private generation = 0;
@@ -158,9 +180,9 @@ export class ApiKeysStore {
   /**
    * The active (not revoked) key with this plaintext. A miss is cached (UNKNOWN_KEY_TTL_MS);
    * so is a hit, by the API's store while it hears of changes (ACTIVE_KEY_TTL_MS).
-   * It runs on every authenticated request, so it is a prepared statement, and it reads the
-   * tenant's rate limit in the same round trip (a primary-key join), so limiting a key
-   * costs Postgres nothing more.
+   * It runs on every authenticated request, so the lookups of concurrent requests share one
+   * prepared statement (lookUpBatch), which reads the tenant's rate limit in the same round
+   * trip (a primary-key join), so limiting a key costs Postgres nothing more.
    */
   findActiveByKey(key: string): Promise<ActiveApiKey | undefined> {
     return this.findActiveByHash(hashApiKey(key));
@@ -173,17 +195,7 @@ export class ApiKeysStore {
     if (this.unknown.has(hash)) return undefined;
     const caching = this.options.cacheActiveKeys === true && this.watching;
     const generation = this.generation;
-    const [row] = await runPrepared<
-      ApiKeyRow & { rate_limit_per_second: number | null; rate_limit_burst: number | null }
-    >(
-      this.db,
-      'sb_api_key_with_limit_by_hash',
-      `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
-              k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
-         FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [hash],
-    );
+    const row = await this.lookups.add(hash);
     if (!row) {
       this.unknown.set(hash, true);
       return undefined;
@@ -195,6 +207,27 @@ export class ApiKeysStore {
     // Not when told of a change while the lookup ran: it may have read the old row.
     if (caching && this.watching && this.generation === generation) this.active.set(hash, found);
     return found;
+  }
+
+  /**
+   * One statement for the keys of every request waiting for a lookup (a batch of hashes,
+   * duplicates read once). Invariant: a batch starts after each of its lookups was asked
+   * for (the Batcher takes its queue when it starts), so its snapshot follows every request
+   * in it, and a revocation committed before a request arrived is seen by that request's
+   * lookup: the contract's "refused from the next request on" holds with no cache.
+   */
+  private async lookUpBatch(hashes: string[]): Promise<(KeyWithLimitRow | undefined)[]> {
+    const rows = await runPrepared<KeyWithLimitRow>(
+      this.db,
+      'sb_api_keys_with_limit_by_hashes',
+      `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
+              k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
+         FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.key_hash = ANY ($1::text[]) AND k.revoked_at IS NULL`,
+      [[...new Set(hashes)]],
+    );
+    const byHash = new Map(rows.map((r) => [r.key_hash, r]));
+    return hashes.map((h) => byHash.get(h));
   }
 
   /** Records use at most once a minute per key so authentication stays one read. */
