@@ -3,8 +3,9 @@
  * knex pool and Redis connection settings as the API) doing the I/O of an API request and
  * nothing else. Run as its own process by bench/compare.ts.
  *
- * - GET /page: the key lookup (the API's own statement, by the key's SHA-256, a query every
- *   time), the first page of 20 calls with CallsStore.list, and the API's item rendering.
+ * - GET /page: the key lookup (the API's own, ApiKeysStore.findActiveByHash: its statement,
+ *   by the key's SHA-256, shared by the requests waiting at the same moment, no cache), the
+ *   first page of 20 calls with CallsStore.list, and the API's item rendering.
  * - POST /outbound: the JSON body, the key lookup, the idempotency marker (SET NX PX), the
  *   API's one INSERT … SELECT of the call, the dial job (the same BullMQ add) and the stored
  *   response (SET PX): what POST /calls/outbound with a new Idempotency-Key does in Redis
@@ -13,17 +14,10 @@
  * Env: DATABASE_URL, REDIS_URL, PORT, BENCH_REDIS_PREFIX.
  */
 import express, { type Request, type Response } from 'express';
-import { CallsStore, createKnex, hashApiKey } from '@switchboard/db';
+import { ApiKeysStore, CallsStore, createKnex, hashApiKey } from '@switchboard/db';
 import { closeQueues, createQueues, createRedis, enqueueFromRequest } from '@switchboard/queues';
 import { renderCallListItem } from '../../apps/api/src/shared/call-render';
-import { runPrepared } from '../../packages/db/src/prepared';
 import { runBareServer, serveUntilSignal } from '../lib/bare-server';
-
-/** The statement ApiKeysStore.findActiveByKey runs (under a name of its own). */
-const KEY_SQL = `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
-        k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
-   FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-  WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL;
@@ -34,17 +28,16 @@ async function main(): Promise<void> {
   }
   const knex = createKnex(databaseUrl);
   const calls = new CallsStore(knex);
+  const keys = new ApiKeysStore(knex);
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
   if (redis.status !== 'ready') await new Promise((ready) => redis.once('ready', ready));
   const queues = createQueues(redis, prefix);
 
   const tenantOf = async (req: Request, res: Response): Promise<string | null> => {
     const key = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
-    const [row] = key
-      ? await runPrepared<{ tenant_id: string }>(knex, 'bench_bare_key', KEY_SQL, [hashApiKey(key)])
-      : [];
-    if (!row) res.status(401).json({ error: 'unknown key' });
-    return row?.tenant_id ?? null;
+    const found = key ? await keys.findActiveByHash(hashApiKey(key)) : undefined;
+    if (!found) res.status(401).json({ error: 'unknown key' });
+    return found?.tenantId ?? null;
   };
 
   const app = express();

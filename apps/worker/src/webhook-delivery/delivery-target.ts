@@ -1,6 +1,7 @@
 import { webhookSecretContext, type ClaimedDelivery, type Delivery } from '@switchboard/db';
 import { generateSigningSecret } from '@switchboard/webhooks';
 import type { WorkerDeps } from '../deps';
+import { openSecret } from './opened-secrets';
 
 /**
  * Where a delivery goes and the secret(s) it is signed with; null = cancel the delivery;
@@ -34,9 +35,9 @@ export async function resolveTarget(
     const context = webhookSecretContext(subscription.tenantId, d.subscriptionId);
     return {
       url: subscription.url,
-      secret: secretBox.decrypt(subscription.ciphertext, context),
+      secret: openSecret(secretBox, subscription.ciphertext, context),
       previousSecret: subscription.previousCiphertext
-        ? secretBox.decrypt(subscription.previousCiphertext, context)
+        ? openSecret(secretBox, subscription.previousCiphertext, context)
         : null,
     };
   }
