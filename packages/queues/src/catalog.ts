@@ -16,10 +16,30 @@ const eventJobSchema = {
     tenantId: { type: 'string', minLength: 1 },
     // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
     traceparent: { type: 'string', maxLength: 200 },
+    // The deliveries the relay created for the event, all new (round 1, no attempt, no
+    // claim), when it created at most MAX_RELAYED_DELIVERIES: the job attempts these
+    // instead of reading them back. Absent: the job runs the fan-out statement itself.
+    deliveries: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        required: ['id'],
+        properties: {
+          id: { type: 'string', minLength: 1 },
+          // Its target: a subscription, or a receptionist's legacy webhook_url.
+          subscriptionId: { type: 'string', minLength: 1 },
+          receptionistId: { type: 'string', minLength: 1 },
+        },
+        additionalProperties: false,
+      },
+    },
   },
   additionalProperties: false,
 } as const;
 export type EventJob = FromSchema<typeof eventJobSchema>;
+/** At most this many deliveries travel in an event job (eventJobSchema, `deliveries`). */
+export const MAX_RELAYED_DELIVERIES = 100;
 
 const deliveryJobSchema = {
   type: 'object',

@@ -65,7 +65,7 @@ export function fanOutProcessor(
       : fanOut(data);
 
   async function fanOut(data: EventJob): Promise<void> {
-    const open = await batches.fanOut(data.eventId);
+    const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     const later: OpenDelivery[] = [];
     const full: Refused[] = [];
     const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
@@ -148,6 +148,31 @@ export function fanOutProcessor(
       deps.logger.warn({ err }, 'could not release a lane slot');
     });
   }
+}
+
+/**
+ * The deliveries the relay put in the job (./relay.ts), as the fan-out statement would have
+ * returned them when the relay made them: new, due now. A job run again (its worker died)
+ * finds some of them past that; each attempt's claim, made for attempt 1 of round 1 with no
+ * live claim, then claims nothing and nothing is sent, and whatever the first run left
+ * unfinished is the reconciler's, as for any delivery of a dead worker. Undefined: the job
+ * carries none (a reconciler's job, or too many deliveries), and runs the statement.
+ */
+function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
+  const { tenantId } = data;
+  if (!data.deliveries || !tenantId) return undefined;
+  const due = new Date();
+  return data.deliveries.map((d) => ({
+    id: d.id,
+    tenantId,
+    eventId: data.eventId,
+    subscriptionId: d.subscriptionId ?? null,
+    receptionistId: d.receptionistId ?? null,
+    round: 1,
+    attempts: 0,
+    claims: 0,
+    nextAttemptAt: due,
+  }));
 }
 
 /** Resolves when every promise settled, or after `ms`, whichever comes first. */

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
-import { commitAsynchronously, type UnpublishedEvent } from '@switchboard/db';
+import { commitAsynchronously, type OpenDelivery, type UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
-import { enqueue, type EventJob } from '@switchboard/queues';
+import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
 import type { Component } from '../component';
@@ -25,12 +25,41 @@ export const EVENTS_WINDOW = 200;
 const REFILL_MS = 100;
 
 /**
- * The job of one event. An event written under a trace gets an `outbox.relay` span in that
- * trace (ended at once: publishing is one batched statement for all of them), and the job
- * carries the span's context on to the fan-out. Without a trace nothing is added.
+ * The deliveries an event job carries: those the relay's fan-out returned for the event, if
+ * every one is new and there are not too many; else none, and the job reads them back with
+ * the fan-out statement (a delivery made earlier, by a version that published first, may
+ * be past its first attempt).
  */
-function relayed(event: UnpublishedEvent): { data: EventJob } {
-  const job = { v: 1 as const, eventId: event.id, tenantId: event.tenantId };
+function carried(open: readonly OpenDelivery[] | undefined): EventJob['deliveries'] {
+  const all = open ?? [];
+  const fresh = all.every((d) => d.round === 1 && d.attempts === 0 && d.claims === 0);
+  if (!fresh || all.length > MAX_RELAYED_DELIVERIES) return undefined;
+  return all.map((d) =>
+    d.subscriptionId
+      ? { id: d.id, subscriptionId: d.subscriptionId }
+      : d.receptionistId
+        ? { id: d.id, receptionistId: d.receptionistId }
+        : { id: d.id },
+  );
+}
+
+/**
+ * The job of one event, with the deliveries the relay made for it (`carried`). An event
+ * written under a trace gets an `outbox.relay` span in that trace (ended at once:
+ * publishing is one batched statement for all of them), and the job carries the span's
+ * context on to the fan-out. Without a trace nothing is added.
+ */
+function relayed(
+  event: UnpublishedEvent,
+  open: readonly OpenDelivery[] | undefined,
+): { data: EventJob } {
+  const deliveries = carried(open);
+  const job = {
+    v: 1 as const,
+    eventId: event.id,
+    tenantId: event.tenantId,
+    ...(deliveries ? { deliveries } : {}),
+  };
   if (!event.traceparent) return { data: job };
   const { span, context } = startSpan('outbox.relay', {
     parent: contextFromTraceparent(event.traceparent),
@@ -83,24 +112,35 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
   async function drainOnce(): Promise<'full' | { published: number; asked: number }> {
     const room = Math.min(BATCH, window - (await queued()));
     if (room <= 0) return 'full';
-    const events = await knex.transaction(async (trx) => {
+    const { events, open } = await knex.transaction(async (trx) => {
       const claimed = await stores.events.claimUnpublished(trx, room, { after: cursor });
-      if (claimed.events.length === 0) return [];
+      if (claimed.events.length === 0) return { events: [], open: [] };
       cursor = claimed.next;
-      // Lost in a Postgres crash, the fan-out is redone by the event jobs if they were added
-      // (their statement fans out an event not fanned out yet), else the rows stay
-      // unpublished and this relay claims them again.
+      // Lost in a Postgres crash, the rows stay unpublished and this relay claims them
+      // again, making new deliveries; an event job already added for the lost ones claims
+      // nothing (the rows are gone), and the new deliveries, due and unclaimed, are the
+      // reconciler's (docs/DECISIONS.md, Row work per delivery).
       await commitAsynchronously(trx);
-      await stores.deliveryLifecycle.fanOut(
+      const made = await stores.deliveryLifecycle.fanOut(
         trx,
         claimed.events.map((e) => e.id),
       );
-      return claimed.events;
+      return { events: claimed.events, open: made };
     });
     if (events.length === 0) return { published: 0, asked: room };
+    const byEvent = new Map<string, OpenDelivery[]>();
+    for (const d of open) {
+      const list = byEvent.get(d.eventId);
+      if (list) list.push(d);
+      else byEvent.set(d.eventId, [d]);
+    }
     // After the commit, so that the job sees the deliveries. A crash before the jobs are in
     // Redis leaves them due and unclaimed: the reconciler adds their delivery jobs.
-    await enqueue(queues, 'events', events.map(relayed));
+    await enqueue(
+      queues,
+      'events',
+      events.map((e) => relayed(e, byEvent.get(e.id))),
+    );
     metrics.eventsRelayed.inc(events.length);
     return { published: events.length, asked: room };
   }
