@@ -326,7 +326,7 @@ describe('auto-disable', () => {
     });
     for (const row of await deliveriesOf(sub.id)) await jobsSettled(row.id);
     // Read once nothing is left in flight (a first attempt may run in its event's job: every
-    // POST has its attempt row): an attempt in flight at the cancel counts too.
+    // POST is listed): an attempt in flight at the cancel counts too.
     await waitFor('every POST to be recorded', async () => {
       const ids = (await deliveriesOf(sub.id)).map((d: { id: string }) => d.id);
       const logged = await ctx.deps
