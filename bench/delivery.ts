@@ -420,7 +420,7 @@ async function deliveryCounts(
     .count({ n: '*' })
     .groupBy('status')) as { status: string; n: string }[];
   const [{ n }] = (await ctx
-    .knex('webhook_delivery_attempts as a')
+    .knex('webhook_delivery_attempts_all as a')
     .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
     .where('d.tenant_id', tenantId)
     .count({ n: '*' })) as [{ n: string }];

@@ -176,7 +176,7 @@ async function trial(
       'd.status',
       'd.attempts',
       knex.raw(
-        '(SELECT count(*)::int FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS rows',
+        '(SELECT count(*)::int FROM webhook_delivery_attempts_all a WHERE a.delivery_id = d.id) AS rows',
       ),
     )) as Array<{ id: string; event_id: string; status: string; attempts: number; rows: number }>;
   const postsOf = new Map<string, number>();

@@ -270,25 +270,37 @@ describe('delivery health (stats)', () => {
         data: {},
         created_at: when,
       });
+      // As the worker keeps them: the latest attempt on the delivery row, the ones before it
+      // as attempt rows.
+      const statusCode = status === 'succeeded' ? 200 : 500;
       await knex('webhook_deliveries').insert({
         id: `dlv_stats${tag}${mine.slice(0, 8)}`,
         tenant_id: owner.tenantId,
         event_id: `evt_stats${tag}${mine.slice(0, 8)}`,
         subscription_id: mine,
         status,
+        attempts: durations.length,
         created_at: when,
         completed_at: when,
+        latest_round: 1,
+        latest_attempt: durations.length,
+        latest_status_code: statusCode,
+        latest_duration_ms: durations.at(-1),
+        latest_attempted_at: when,
       });
-      await knex('webhook_delivery_attempts').insert(
-        durations.map((d, i) => ({
-          delivery_id: `dlv_stats${tag}${mine.slice(0, 8)}`,
-          round: 1,
-          attempt: i + 1,
-          status_code: status === 'succeeded' ? 200 : 500,
-          duration_ms: d,
-          attempted_at: when,
-        })),
-      );
+      const superseded = durations.slice(0, -1);
+      if (superseded.length > 0) {
+        await knex('webhook_delivery_attempts').insert(
+          superseded.map((d, i) => ({
+            delivery_id: `dlv_stats${tag}${mine.slice(0, 8)}`,
+            round: 1,
+            attempt: i + 1,
+            status_code: statusCode,
+            duration_ms: d,
+            attempted_at: when,
+          })),
+        );
+      }
     }
     const res = await api()
       .get(`/api/v1/webhooks/${mine}/stats`)

@@ -39,7 +39,10 @@ interface SeedAttempt {
   at: Date;
 }
 
-/** One event (through emit(), in a transaction) and its delivery row and attempt rows. */
+/**
+ * One event (through emit(), in a transaction) and its delivery, with its attempts kept as
+ * the worker keeps them: the latest on the delivery row, the ones before it as attempt rows.
+ */
 async function seedDelivery(
   c: TestContext,
   opts: {
@@ -58,6 +61,8 @@ async function seedDelivery(
   const final = ['succeeded', 'failed', 'canceled'].includes(status);
   const seeded = opts.attempts ?? [];
   const round = opts.round ?? 1;
+  const latest = seeded.at(-1);
+  const excerpt = (a: SeedAttempt) => (a.statusCode ? `body ${a.round}.${a.attempt}` : null);
   const eventId = await c.deps.knex.transaction(async (trx) => {
     const evt = await emit(trx, {
       tenantId: opts.tenantId,
@@ -83,8 +88,17 @@ async function seedDelivery(
       locked_until: opts.lockedUntil ?? null,
       created_at: opts.createdAt,
       completed_at: final ? opts.createdAt : null,
+      ...(latest && {
+        latest_round: latest.round,
+        latest_attempt: latest.attempt,
+        latest_status_code: latest.statusCode,
+        latest_error: latest.error,
+        latest_duration_ms: 12,
+        latest_response_excerpt: excerpt(latest),
+        latest_attempted_at: latest.at,
+      }),
     });
-    for (const a of seeded) {
+    for (const a of seeded.slice(0, -1)) {
       await trx('webhook_delivery_attempts').insert({
         delivery_id: id,
         round: a.round,
@@ -92,7 +106,7 @@ async function seedDelivery(
         status_code: a.statusCode,
         error: a.error,
         duration_ms: 12,
-        response_excerpt: a.statusCode ? `body ${a.round}.${a.attempt}` : null,
+        response_excerpt: excerpt(a),
         attempted_at: a.at,
       });
     }

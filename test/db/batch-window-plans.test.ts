@@ -1,4 +1,5 @@
 import {
+  createStores,
   DeliveryLifecycle,
   idTimeWindow,
   newId,
@@ -181,4 +182,73 @@ it('still find rows whose ids carry no time, and events over a day older than th
     status: string;
   }>;
   expect(rows.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+});
+
+/** The planned partitions of `table` below the day of `from` (the archive included). */
+const plannedBefore = (names: string[], table: string, from: Date): string[] => {
+  const first = daysOf(table, from, new Date(from.getTime() + 1))[0]!;
+  return names.filter((p) => p.endsWith('_archive') || (p.startsWith(`${table}_p`) && p < first));
+};
+
+it('the attempt readers plan only the days from their deliveries on, in both tables', async () => {
+  // Every attempt is listed from both places it may be kept: the attempt rows and the
+  // delivery row's latest attempt (migration 096). Each bounds both tables' partition keys.
+  const { tenantId, subscriptionId } = await newSubscription();
+  const [eventId] = (await emitUsageEvents(knex, tenantId)) as [string];
+  const [open] = await lifecycle.fanOut(knex, [eventId]);
+  const claim = async (attempt: number) =>
+    (await lifecycle.claim(knex, [{ deliveryId: open!.id, round: 1, attempt }], 30_000))[0]!
+      .delivery;
+  const first = await claim(1);
+  expect(
+    await lifecycle.record(knex, [
+      {
+        ...succeeded(first),
+        statusCode: 500,
+        error: 'http_error',
+        outcome: { kind: 'retry', nextAttemptAt: new Date() },
+      },
+    ]),
+  ).toEqual([true]);
+  expect(await lifecycle.record(knex, [succeeded(await claim(2))])).toEqual([true]);
+  const stores = createStores(knex);
+
+  let listed: Awaited<ReturnType<typeof stores.deliveryAttempts.forDeliveries>> = new Map();
+  const log = await statementOf(async () => {
+    listed = await stores.deliveryAttempts.forDeliveries([open!.id]);
+  }, /webhook_delivery_attempts_all/);
+  expect(listed.get(open!.id)?.map((a) => [a.attempt, a.statusCode])).toEqual([
+    [1, 500],
+    [2, 200],
+  ]);
+  const [from] = idTimeWindow([open!.id]) as [Date, Date];
+  for (const table of ['webhook_deliveries', 'webhook_delivery_attempts']) {
+    const names = await planned(log, table);
+    expect(names).toContain(daysOf(table, from, new Date(from.getTime() + 1))[0]);
+    expect(plannedBefore(names, table, from)).toEqual([]);
+  }
+
+  const since = new Date(Date.now() - HOUR);
+  let stats: Awaited<ReturnType<typeof stores.webhookStats.forSubscription>> | undefined;
+  const statements = (
+    await captureStatements(async () => {
+      stats = await stores.webhookStats.forSubscription(subscriptionId, since);
+    })
+  ).filter((st) => /percentile_cont/.test(st.sql));
+  expect(statements).toHaveLength(2);
+  // Both attempts' durations (5 ms each): the row's and the latest's.
+  expect(stats).toMatchObject({ succeeded: 1, failed: 0, p50Ms: 5, p99Ms: 5 });
+  for (const st of statements) {
+    const deliveries = await planned(st, 'webhook_deliveries');
+    expect(
+      plannedBefore(deliveries, 'webhook_deliveries', new Date(since.getTime() - DAY)),
+    ).toEqual([]);
+    expect(
+      plannedBefore(
+        await planned(st, 'webhook_delivery_attempts'),
+        'webhook_delivery_attempts',
+        since,
+      ),
+    ).toEqual([]);
+  }
 });

@@ -1,4 +1,4 @@
-import { DeliveryLifecycle, type ClaimedDelivery } from '@switchboard/db';
+import { DeliveryLifecycle, type AttemptRecord, type ClaimedDelivery } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
@@ -204,5 +204,118 @@ it('counts an attempt whose delivery is canceled while its record waits for the 
   expect(rows).toEqual([
     { status: 'canceled', attempts: 1, last_status_code: 500 },
     { status: 'canceled', attempts: 1, last_status_code: 500 },
+  ]);
+});
+
+/** Every attempt listed for a delivery (rows and its latest), oldest first. */
+const listedAttempts = async (id: string) =>
+  (
+    (await ctx.deps
+      .knex('webhook_delivery_attempts_all')
+      .where({ delivery_id: id })
+      .orderBy(['attempted_at', 'round', 'attempt'])
+      .select('round', 'attempt', 'status_code')) as Array<Record<string, number>>
+  ).map((a) => [a.round, a.attempt, a.status_code]);
+
+it('lists an attempt recorded twice once, the second record waiting for the first or not', async () => {
+  const { open } = await deliveries(1);
+  const claim = async (attempt: number) =>
+    (
+      (await lifecycle.claim(
+        ctx.deps.knex,
+        [{ deliveryId: open[0]!.id, round: 1, attempt }],
+        LOCK_MS,
+      )) as ClaimedDelivery[]
+    )[0]!.delivery;
+  const base = { error: null, durationMs: 2, excerpt: null, logAttempt: true };
+  const first = await claim(1);
+  expect(
+    await lifecycle.record(ctx.deps.knex, [
+      {
+        ...base,
+        statusCode: 503,
+        delivery: first,
+        outcome: { kind: 'retry', nextAttemptAt: new Date() },
+      },
+    ]),
+  ).toEqual([true]);
+  const second = await claim(2);
+  const success: AttemptRecord = {
+    ...base,
+    statusCode: 200,
+    delivery: second,
+    outcome: { kind: 'succeeded' },
+  };
+  // A second record of attempt 2 (a claim that lapsed and was redone) waits for the first,
+  // which holds the row uncommitted, then finds attempt 2 recorded: it moves nothing and
+  // lists nothing more.
+  const trx = await ctx.deps.knex.transaction();
+  expect(await lifecycle.record(trx, [success])).toEqual([true]);
+  const again = lifecycle.record(ctx.deps.knex, [success]);
+  await waitFor('the second record to wait for the row', async () => {
+    const { rows } = await ctx.deps.knex.raw(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+    );
+    return rows[0].n >= 1;
+  });
+  await trx.commit();
+  expect(await again).toEqual([false]);
+  // And once more, after both committed.
+  expect(await lifecycle.record(ctx.deps.knex, [success])).toEqual([false]);
+  expect(await listedAttempts(first.id)).toEqual([
+    [1, 1, 503],
+    [1, 2, 200],
+  ]);
+  const row = await ctx.deps.knex('webhook_deliveries').where({ id: first.id }).first();
+  expect(row).toMatchObject({ status: 'succeeded', attempts: 2 });
+});
+
+it('keeps an attempt a new round superseded in flight, and the old round listed', async () => {
+  const { open, subscription } = await deliveries(1);
+  const id = open[0]!.id;
+  const claim = async (round: number) =>
+    (
+      (await lifecycle.claim(
+        ctx.deps.knex,
+        [{ deliveryId: id, round, attempt: 1 }],
+        LOCK_MS,
+      )) as ClaimedDelivery[]
+    )[0]!.delivery;
+  const record = (delivery: ClaimedDelivery['delivery'], statusCode: number) =>
+    lifecycle.record(ctx.deps.knex, [
+      {
+        statusCode,
+        error: null,
+        durationMs: 2,
+        excerpt: null,
+        logAttempt: true,
+        delivery,
+        outcome: { kind: 'succeeded' },
+      },
+    ]);
+  expect(await record(await claim(1), 200)).toEqual([true]);
+  // A manual retry, and then another while the new round's first attempt is in flight: that
+  // attempt moves nothing, but it was made, so it is listed.
+  await lifecycle.newRound(ctx.deps.knex, subscription.id, id);
+  const inFlight = await claim(2);
+  await lifecycle.newRound(ctx.deps.knex, subscription.id, id);
+  expect(await record(inFlight, 201)).toEqual([false]);
+  expect(await record(await claim(3), 202)).toEqual([true]);
+  expect(await listedAttempts(id)).toEqual([
+    [1, 1, 200],
+    [2, 1, 201],
+    [3, 1, 202],
+  ]);
+  // The latest on the delivery row, the ones before it as rows.
+  expect(
+    await ctx.deps
+      .knex('webhook_delivery_attempts')
+      .where({ delivery_id: id })
+      .orderBy('round')
+      .select('round', 'attempt'),
+  ).toEqual([
+    { round: 1, attempt: 1 },
+    { round: 2, attempt: 1 },
   ]);
 });

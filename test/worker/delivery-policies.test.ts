@@ -84,7 +84,7 @@ it('waits 1 s and then 5 s between attempts on the default schedule', async () =
           ?.status === 'succeeded',
       { timeoutMs: 45_000, intervalMs: 100 },
     );
-    const attempts = await w.ctx.deps.knex('webhook_delivery_attempts').orderBy('attempt');
+    const attempts = await w.ctx.deps.knex('webhook_delivery_attempts_all').orderBy('attempt');
     const at: number[] = attempts.map((a: { attempted_at: Date }) => a.attempted_at.getTime());
     const [t1, t2, t3] = at as [number, number, number];
     expect(attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200]);

@@ -203,7 +203,7 @@ describe('retries', () => {
     expect(new Set(reqs.map((r) => r.headers['x-service-event-id']))).toEqual(new Set([eventId]));
     const [delivery] = await deliveriesOf(sub.id);
     const attempts = await ctx.deps
-      .knex('webhook_delivery_attempts')
+      .knex('webhook_delivery_attempts_all')
       .where({ delivery_id: delivery.id })
       .orderBy('attempt');
     expect(attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 503, 200]);
@@ -326,10 +326,12 @@ describe('auto-disable', () => {
     });
     for (const row of await deliveriesOf(sub.id)) await jobsSettled(row.id);
     // Read once nothing is left in flight (a first attempt may run in its event's job: every
-    // POST has its attempt row): an attempt in flight at the cancel counts too.
+    // POST is listed): an attempt in flight at the cancel counts too.
     await waitFor('every POST to be recorded', async () => {
       const ids = (await deliveriesOf(sub.id)).map((d: { id: string }) => d.id);
-      const logged = await ctx.deps.knex('webhook_delivery_attempts').whereIn('delivery_id', ids);
+      const logged = await ctx.deps
+        .knex('webhook_delivery_attempts_all')
+        .whereIn('delivery_id', ids);
       return logged.length === received(p).length ? true : undefined;
     });
     const rows = await deliveriesOf(sub.id);
@@ -367,14 +369,15 @@ describe('auto-disable', () => {
     const heldId = rows.find((d: { event_id: string }) => d.event_id === held)?.id as string;
     // The held attempt may run in its event's job, not a deliveries job: wait for its row.
     await waitFor('the held attempt to be recorded', async () =>
-      (await ctx.deps.knex('webhook_delivery_attempts').where({ delivery_id: heldId })).length > 0
+      (await ctx.deps.knex('webhook_delivery_attempts_all').where({ delivery_id: heldId })).length >
+      0
         ? true
         : undefined,
     );
     for (const row of rows) await jobsSettled(row.id);
     for (const row of await deliveriesOf(sub.id)) {
       const attemptRows = await ctx.deps
-        .knex('webhook_delivery_attempts')
+        .knex('webhook_delivery_attempts_all')
         .where({ delivery_id: row.id, round: row.round });
       const posts = receiver.requests.filter(
         (r) => r.path === '/hold' && r.headers['x-service-event-id'] === row.event_id,
@@ -446,6 +449,126 @@ describe('manual retry and the delivery log', () => {
     expect(received(p).every((r) => r.headers['x-service-event-id'] === eventId)).toBe(true);
     // Counters: the exhausted round counted one failure, the success zeroed it.
     expect((await subscriptionRow(sub.id)).consecutive_failures).toBe(0);
+  });
+});
+
+describe('where attempts are kept', () => {
+  interface Listed {
+    round: number;
+    attempt: number;
+    status_code: number | null;
+    error: string | null;
+    response_excerpt: string | null;
+  }
+  /** The attempts the API lists for a delivery (GET .../deliveries/{delivery_id}). */
+  const listed = async (auth: string, subscriptionId: string, deliveryId: string) => {
+    const res = await request(ctx.app)
+      .get(`/api/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}`)
+      .set('Authorization', auth);
+    expect(res.status).toBe(200);
+    return (res.body.attempts as Listed[]).map((a) => ({
+      round: a.round,
+      attempt: a.attempt,
+      status_code: a.status_code,
+      error: a.error,
+      response_excerpt: a.response_excerpt,
+    }));
+  };
+  /** The attempt rows of a delivery (not its latest attempt, which is on its own row). */
+  const attemptRows = async (deliveryId: string) =>
+    (await ctx.deps
+      .knex('webhook_delivery_attempts')
+      .where({ delivery_id: deliveryId })
+      .orderBy(['round', 'attempt'])
+      .select('round', 'attempt')) as Array<{ round: number; attempt: number }>;
+
+  it('a delivery that succeeds at its first attempt writes no attempt row, yet lists it', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const sub = await subscribe(t.auth, path([200]));
+    await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to succeed',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
+    );
+    const [delivery] = await deliveriesOf(sub.id);
+    await jobsSettled(delivery.id);
+    expect(await attemptRows(delivery.id)).toEqual([]);
+    expect(await listed(t.auth, sub.id, delivery.id)).toEqual([
+      { round: 1, attempt: 1, status_code: 200, error: null, response_excerpt: 'answer 200' },
+    ]);
+  });
+
+  it('3 attempts are listed in order: 2 rows and the latest on the delivery', async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const sub = await subscribe(t.auth, path([500, 503, 200]));
+    await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to succeed',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
+    );
+    const [delivery] = await deliveriesOf(sub.id);
+    await jobsSettled(delivery.id);
+    expect(await attemptRows(delivery.id)).toEqual([
+      { round: 1, attempt: 1 },
+      { round: 1, attempt: 2 },
+    ]);
+    expect(await listed(t.auth, sub.id, delivery.id)).toEqual(
+      [500, 503, 200].map((status, i) => ({
+        round: 1,
+        attempt: i + 1,
+        status_code: status,
+        error: status === 200 ? null : 'http_error',
+        response_excerpt: `answer ${status}`,
+      })),
+    );
+  });
+
+  it("a manual retry's new round keeps the old round's attempts listed", async () => {
+    const t = await ctx.tenant(['admin']);
+    const rcp = await receptionist(t.tenantId);
+    const sub = await subscribe(t.auth, '/hold');
+    const eventId = await emitStarted(t.tenantId, rcp);
+    await waitFor(
+      'the delivery to fail',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'failed',
+    );
+    const [delivery] = await deliveriesOf(sub.id);
+    await jobsSettled(delivery.id);
+    const failedRound = [1, 2, 3].map((attempt) => ({
+      round: 1,
+      attempt,
+      status_code: 500,
+      error: 'http_error',
+      response_excerpt: 'answer 500',
+    }));
+    // The new round's first POST is held: the round has begun, nothing of it is recorded.
+    holdNext = true;
+    const retried = await request(ctx.app)
+      .post(`/api/v1/webhooks/${sub.id}/deliveries/${delivery.id}/retry`)
+      .set('Authorization', t.auth);
+    expect(retried.status).toBe(202);
+    await waitFor('the retried POST to arrive', () => heldResponses.length === 1);
+    expect((await deliveriesOf(sub.id))[0]).toMatchObject({ round: 2, attempts: 0 });
+    expect(await listed(t.auth, sub.id, delivery.id)).toEqual(failedRound);
+    heldResponses.pop()?.writeHead(200, { 'content-type': 'text/plain' }).end('late 200');
+    await waitFor(
+      'the retried delivery to succeed',
+      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
+    );
+    await jobsSettled(delivery.id);
+    expect(await attemptRows(delivery.id)).toEqual(
+      failedRound.map(({ round, attempt }) => ({ round, attempt })),
+    );
+    expect(await listed(t.auth, sub.id, delivery.id)).toEqual([
+      ...failedRound,
+      { round: 2, attempt: 1, status_code: 200, error: null, response_excerpt: 'late 200' },
+    ]);
+    const posts = receiver.requests.filter(
+      (r) => r.path === '/hold' && r.headers['x-service-event-id'] === eventId,
+    );
+    expect(posts).toHaveLength(4);
   });
 });
 

@@ -125,9 +125,24 @@ it('a delivery whose attempts cannot be logged at all still ends, counted', asyn
   await ctx.deps.knex.raw(
     'CREATE TRIGGER refuse_attempts BEFORE INSERT ON webhook_delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_attempts()',
   );
+  // And every latest attempt kept on their delivery rows (the attempt not yet superseded).
+  await ctx.deps.knex.raw(`
+    CREATE FUNCTION refuse_latest_attempts() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.subscription_id = '${s.id}'
+         AND (NEW.latest_round, NEW.latest_attempt)
+             IS DISTINCT FROM (OLD.latest_round, OLD.latest_attempt) THEN
+        RAISE EXCEPTION 'latest attempts refused by this test';
+      END IF;
+      RETURN NEW;
+    END $$`);
+  await ctx.deps.knex.raw(
+    'CREATE TRIGGER refuse_latest_attempts BEFORE UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_latest_attempts()',
+  );
   await s.emit();
   const [d] = await finalLog(s, 1);
   expect(d?.status).toBe('failed');
+  expect(d?.attempts).toEqual([]);
   const row = await ctx.deps.knex('webhook_deliveries').where({ subscription_id: s.id }).first();
   expect(row).toMatchObject({ attempts: 3, last_status_code: 500 });
   expect(hits('/refused-500')).toBe(3);

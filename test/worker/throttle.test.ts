@@ -162,7 +162,7 @@ it('keeps a burst at the limit, serves another tenant meanwhile, and counts no f
     return rows.length === BURST_EVENTS && rows.every((r) => r.status === 'succeeded') && rows;
   }).then((rows) => expect(rows.map((r) => r.attempts)).toEqual(rows.map(() => 1)));
   const attempts = await ctx.deps
-    .knex('webhook_delivery_attempts as a')
+    .knex('webhook_delivery_attempts_all as a')
     .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
     .where('d.subscription_id', throttled.subscriptionId)
     .select('a.status_code');

@@ -48,7 +48,7 @@ describe('pause and resume', () => {
       );
     });
     expect(at('/a')).toHaveLength(0);
-    expect(await ctx.deps.knex('webhook_delivery_attempts')).toHaveLength(0);
+    expect(await ctx.deps.knex('webhook_delivery_attempts_all')).toHaveLength(0);
     const resumed = await patch(auth, s.subscription.id, { is_active: true });
     expect(resumed.body.is_active).toBe(true);
     await waitFor('3 deliveries after resume', () => at('/a').length === 3);

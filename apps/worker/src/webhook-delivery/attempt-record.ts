@@ -38,8 +38,9 @@ export function decide(
  * Records an attempt's outcome, so that the delivery always moves on, whatever in the record
  * Postgres refuses. The attempt is written as it happened; if that fails for a reason that
  * would fail again (not an outage), without the receiver's response excerpt; if that fails
- * too, without an attempt row at all (the delivery row still counts the attempt and carries
- * its status code and error). An outage is thrown at once: the job fails, the claim lapses,
+ * too, without logging the attempt at all (no attempt row is written and the delivery's
+ * latest attempt stays as it was; the delivery row still counts the attempt and carries its
+ * status code and error). An outage is thrown at once: the job fails, the claim lapses,
  * and the reconciler redoes the attempt once Postgres is back. Returns false when a manual
  * retry superseded this attempt or the delivery was canceled while it was in flight (its
  * outcome then changes nothing else; a canceled delivery still counts the attempt).
@@ -52,11 +53,11 @@ export async function recordOutcome(
   outcome: AttemptOutcome,
 ): Promise<boolean> {
   const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 4096) : null;
-  // [how, excerpt, an attempt row, its headers]: each level keeps less of what came from outside.
+  // [how, excerpt, log the attempt, its headers]: each level keeps less of what came from outside.
   const plainer: Array<[string, string | null, boolean, boolean]> = [
     ['as it happened', excerpt, true, true],
     ['without the response excerpt', null, true, false],
-    ['without an attempt row', excerpt, false, false],
+    ['without logging the attempt', excerpt, false, false],
   ];
   let last: unknown;
   for (const [how, excerptOrNull, logAttempt, withHeaders] of plainer) {
@@ -87,7 +88,8 @@ export async function recordOutcome(
 }
 
 /**
- * The attempt row, the delivery row and the subscription's counters, atomically, committed
+ * The attempt (on the delivery row as its latest; the one it supersedes as an attempt row),
+ * the delivery row and the subscription's counters, atomically, committed
  * asynchronously (a lost record is redone: the delivery is sent again with the same event
  * id). A success or a retry joins the process's record batch; a delivery that spent its
  * attempts (which may disable the subscription and cancel its other deliveries) is its own

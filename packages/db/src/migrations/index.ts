@@ -23,6 +23,7 @@ import * as m070 from './070_fair_relay';
 import * as m081 from './081_pending_floors';
 import * as m090 from './090_delivery_keys';
 import * as m095 from './095_delivery_uniqueness_without_locks';
+import * as m096 from './096_latest_attempt_on_delivery';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -60,6 +61,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['081_pending_floors', m081],
   ['090_delivery_keys', m090],
   ['095_delivery_uniqueness_without_locks', m095],
+  ['096_latest_attempt_on_delivery', m096],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -1,7 +1,11 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 
-const TABLE = 'webhook_delivery_attempts';
+/**
+ * Every attempt: the attempt rows and each delivery's latest attempt, kept on its row until a
+ * later one supersedes it (migration 096, delivery-lifecycle-sql.ts).
+ */
+const ATTEMPTS = 'webhook_delivery_attempts_all';
 
 export interface DeliveryAttempt {
   deliveryId: string;
@@ -51,12 +55,15 @@ export class DeliveryAttemptsStore {
   async forDeliveries(ids: string[]): Promise<Map<string, DeliveryAttempt[]>> {
     const out = new Map<string, DeliveryAttempt[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return out;
-    // An attempt follows its delivery: the days before the oldest delivery's are skipped.
+    // An attempt follows its delivery: the days before the oldest delivery's are skipped, in
+    // both tables (`partition_at` is each one's partition key, and no later than either).
     const [from] = idTimeWindow(ids);
-    const rows = await this.db<AttemptRow>(TABLE)
+    const rows = await this.db<AttemptRow>(ATTEMPTS)
       .whereIn('delivery_id', ids)
       .andWhere('attempted_at', '>=', from)
-      .orderBy([{ column: 'attempted_at' }, { column: 'id' }]);
+      .andWhere('partition_at', '>=', from)
+      // A delivery's attempts in the order they were made (its latest has no row id).
+      .orderBy([{ column: 'attempted_at' }, { column: 'round' }, { column: 'attempt' }]);
     for (const row of rows) out.get(row.delivery_id)?.push(toAttempt(row));
     return out;
   }

@@ -159,14 +159,95 @@ export const CLAIM_EVENTS_SQL = `SELECT e.id, ${EVENT_JSON} AS event FROM events
   WHERE e.id = ANY (?::text[]) AND e.created_at >= ?::timestamptz AND e.created_at < ?::timestamptz`;
 
 /**
+ * A delivery's latest logged attempt, kept on its row (migration 096): the columns, and the
+ * values of the attempt each takes (one SQL expression each).
+ */
+const LATEST_FIELDS = [
+  'round',
+  'attempt',
+  'status_code',
+  'error',
+  'duration_ms',
+  'response_excerpt',
+  'attempted_at',
+  'request_headers',
+  'response_headers',
+] as const;
+type LatestValues = Record<(typeof LATEST_FIELDS)[number], string>;
+
+/** SET clauses: the latest attempt becomes `values` where `logged`, else stays (`row`.latest_*). */
+const setLatestSql = (row: string, logged: string, values: LatestValues): string =>
+  LATEST_FIELDS.map(
+    (f) => `latest_${f} = CASE WHEN ${logged} THEN ${values[f]} ELSE ${row}latest_${f} END`,
+  ).join(',\n              ');
+
+/** The latest attempt as read from `row` (before the update), as `was_<field>` columns. */
+const wasLatestSql = (row: string): string =>
+  LATEST_FIELDS.map((f) => `${row}.latest_${f} AS was_${f}`).join(', ');
+
+/** The INSERT of attempt rows, for a SELECT of values in this column order. */
+const INSERT_ATTEMPT_ROWS = `INSERT INTO webhook_delivery_attempts
+              (delivery_id, ${LATEST_FIELDS.join(', ')})`;
+
+/** Selects a superseded latest attempt (the `was_` columns of `src`) as an attempt row. */
+const supersededSql = (src: string): string =>
+  `SELECT ${src}.id, ${LATEST_FIELDS.map((f) => `${src}.was_${f}`).join(', ')}`;
+
+/**
+ * Where attempts are kept (docs/DECISIONS.md, Row work per delivery): a delivery's latest
+ * logged attempt is on its row (`latest_*`), and an attempt gets a row of its own only once
+ * a later logged attempt of the delivery takes its place: the statement that records the new
+ * one inserts the one it supersedes, as it was. A delivery that succeeds at its first attempt
+ * writes no attempt row. `webhook_delivery_attempts_all` lists both.
+ *
+ * The superseded attempt is read from the statement's snapshot (`cur`) and the update only
+ * proceeds if the row still holds that one (`latest_round` and `latest_attempt` unchanged,
+ * re-checked on the row's newest version): a latest attempt is never overwritten unlisted.
+ * Only a record of this delivery, round and attempt changes those columns, and it also moves
+ * `attempts`, which the update checks anyway, so the check refuses nothing that would pass.
+ *
+ * An attempt that moves no delivery (a new round superseded it while it was in flight, or
+ * its delivery is gone) is kept as a row of its own, as every attempt used to be, unless its
+ * delivery's newest version already holds it as its latest (`holder`, a locking read: the
+ * same attempt recorded twice, by a claim that lapsed and was redone, is listed once; a
+ * duplicate row is refused by the uniqueness trigger, as before).
+ */
+const keptSql = (from: string, to: string): string => `stale AS (
+       SELECT i.* FROM input i
+        WHERE i.log_attempt AND NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
+     ), holder AS (
+       SELECT d.id, d.latest_round, d.latest_attempt
+         FROM webhook_deliveries d JOIN stale s ON d.id = s.id
+        WHERE ${idTimeBoundsSql('s.id', 'd.created_at')}
+          AND d.created_at >= ${from}::timestamptz AND d.created_at < ${to}::timestamptz
+          FOR SHARE OF d
+     ), attempt AS (
+       ${INSERT_ATTEMPT_ROWS}
+       ${supersededSql('u')} FROM updated u WHERE u.log_attempt AND u.was_attempt IS NOT NULL
+       UNION ALL
+       SELECT s.id, s.round, s.attempt, s.status_code, s.error, s.duration_ms, s.excerpt, now(),
+              s.request_headers::jsonb, s.response_headers::jsonb
+         FROM stale s
+        WHERE NOT EXISTS (SELECT 1 FROM holder h WHERE h.id = s.id AND h.latest_round = s.round
+                                                    AND h.latest_attempt = s.attempt)
+     )`;
+
+/** The update's check that the row still holds the latest attempt read into `i` (`cur`). */
+const sameLatestSql = (row: string): string =>
+  `${row}latest_round IS NOT DISTINCT FROM i.was_round
+          AND ${row}latest_attempt IS NOT DISTINCT FROM i.was_attempt`;
+
+/**
  * An attempt whose delivery was canceled while it was in flight (its subscription disabled
- * or its target gone) is still counted on the delivery (the `updated` statement): `attempts` always equals
- * the attempt rows of the round and the POSTs sent. The delivery stays canceled.
+ * or its target gone) is still counted on the delivery (the `updated` statement): `attempts`
+ * always equals the attempts listed for the round (rows and latest) and the POSTs sent. The
+ * delivery stays canceled.
  *
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
  * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt,
  * $12 request headers, $13 response headers (JSON text), $14 and $15 bounds on the
  * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover).
+ * Attempts are kept as keptSql says.
  */
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
@@ -174,13 +255,11 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
                             $12::text[], $13::text[])
            AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
                 subscription_id, log_attempt, request_headers, response_headers)
-     ), attempt AS (
-       INSERT INTO webhook_delivery_attempts
-              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt,
-               request_headers, response_headers)
-       SELECT id, round, attempt, status_code, error, duration_ms, excerpt,
-              request_headers::jsonb, response_headers::jsonb
-         FROM input WHERE log_attempt
+     ), cur AS (
+       SELECT i.*, ${wasLatestSql('d')}
+         FROM input i JOIN webhook_deliveries d ON d.id = i.id
+        WHERE ${idTimeBoundsSql('i.id', 'd.created_at')}
+          AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
      ), updated AS (
        -- One UPDATE for both cases, never two: a cancel that commits while this statement
        -- waits for the row is re-checked against the row's new version (status canceled
@@ -198,14 +277,27 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
                                   WHEN i.success THEN now() END,
               first_success_at = CASE WHEN d.status <> 'canceled' AND i.success
                                       THEN coalesce(d.first_success_at, now())
-                                      ELSE d.first_success_at END
-         FROM input i
+                                      ELSE d.first_success_at END,
+              ${setLatestSql('d.', 'i.log_attempt', {
+                round: 'i.round',
+                attempt: 'i.attempt',
+                status_code: 'i.status_code',
+                error: 'i.error',
+                duration_ms: 'i.duration_ms',
+                response_excerpt: 'i.excerpt',
+                attempted_at: 'now()',
+                request_headers: 'i.request_headers::jsonb',
+                response_headers: 'i.response_headers::jsonb',
+              })}
+         FROM cur i
         WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
           AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
           AND d.round = i.round AND d.attempts = i.attempt - 1
           AND d.status IN ('delivering', 'canceled')
-    RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved
-     ), moved AS (
+          AND ${sameLatestSql('d.')}
+    RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved,
+              i.log_attempt, ${LATEST_FIELDS.map((f) => `i.was_${f}`).join(', ')}
+     ), ${keptSql('$14', '$15')}, moved AS (
        SELECT id, subscription_id, success FROM updated WHERE moved
      ), touched AS (
        SELECT subscription_id AS id, bool_or(success) AS any_success,
@@ -251,34 +343,53 @@ ${RECOVERED_INSERT_SQL}
  * with the row as it was before this statement, never with a timestamp (`disabled_at` is
  * stored to the millisecond, `now()` is not). A delivery canceled meanwhile (the exhaustion
  * before disabled the subscription) does not move and does not count in the streak, but its
- * attempt does count on the delivery (as in RECORD_SQL).
+ * attempt does count on the delivery (as in RECORD_SQL). Attempts are kept as keptSql says.
  */
 export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
        SELECT id, tenant_id, url, is_active, consecutive_failures, failing_level
          FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
-     ), attempt AS (
-       INSERT INTO webhook_delivery_attempts
-              (delivery_id, round, attempt, status_code, error, duration_ms, response_excerpt,
-               request_headers, response_headers)
-       SELECT $1, $2::int, $3::int, $4::int, $5, $6::int, $7, $11::jsonb, $12::jsonb WHERE $9::bool
+     ), input AS (
+       SELECT $1::text AS id, $2::int AS round, $3::int AS attempt, $4::int AS status_code,
+              $5::text AS error, $6::int AS duration_ms, $7::text AS excerpt,
+              $9::bool AS log_attempt, $11::text AS request_headers,
+              $12::text AS response_headers
+     ), cur AS (
+       SELECT i.*, ${wasLatestSql('d')}
+         FROM input i JOIN webhook_deliveries d ON d.id = i.id
+        WHERE ${idTimeBoundsSql('i.id', 'd.created_at')}
+          AND d.created_at >= $13::timestamptz AND d.created_at < $14::timestamptz
      ), updated AS (
        -- One UPDATE for both cases (see RECORD_SQL): 'delivering' fails, 'canceled' only
        -- counts the attempt.
-       UPDATE webhook_deliveries
-          SET status = CASE WHEN status = 'canceled' THEN 'canceled' ELSE 'failed' END,
+       UPDATE webhook_deliveries d
+          SET status = CASE WHEN d.status = 'canceled' THEN 'canceled' ELSE 'failed' END,
               attempts = $3::int, last_status_code = $4::int, last_error = $5, updated_at = now(),
-              next_attempt_at = CASE WHEN status = 'canceled' THEN next_attempt_at END,
-              locked_until = CASE WHEN status = 'canceled' THEN locked_until END,
-              claims = CASE WHEN status = 'canceled' THEN claims ELSE 0 END,
-              completed_at = CASE WHEN status = 'canceled' THEN completed_at ELSE now() END
-        WHERE id = $1 AND ${idTimeBoundsSql('$1::text', 'created_at')}
-          AND created_at >= $13::timestamptz AND created_at < $14::timestamptz
-          AND round = $2::int AND attempts = $3::int - 1
-          AND (status = 'canceled'
-               OR (status = 'delivering'
+              next_attempt_at = CASE WHEN d.status = 'canceled' THEN d.next_attempt_at END,
+              locked_until = CASE WHEN d.status = 'canceled' THEN d.locked_until END,
+              claims = CASE WHEN d.status = 'canceled' THEN d.claims ELSE 0 END,
+              completed_at = CASE WHEN d.status = 'canceled' THEN d.completed_at ELSE now() END,
+              ${setLatestSql('d.', '$9::bool', {
+                round: '$2::int',
+                attempt: '$3::int',
+                status_code: '$4::int',
+                error: '$5',
+                duration_ms: '$6::int',
+                response_excerpt: '$7',
+                attempted_at: 'now()',
+                request_headers: '$11::jsonb',
+                response_headers: '$12::jsonb',
+              })}
+         FROM cur i
+        WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
+          AND d.created_at >= $13::timestamptz AND d.created_at < $14::timestamptz
+          AND d.round = $2::int AND d.attempts = $3::int - 1
+          AND (d.status = 'canceled'
+               OR (d.status = 'delivering'
                    AND ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM subscription))))
-    RETURNING id, status <> 'canceled' AS moved
-     ), moved AS (
+          AND ${sameLatestSql('d.')}
+    RETURNING d.id, d.status <> 'canceled' AS moved,
+              i.log_attempt, ${LATEST_FIELDS.map((f) => `i.was_${f}`).join(', ')}
+     ), ${keptSql('$13', '$14')}, moved AS (
        SELECT id FROM updated WHERE moved
      ), counted AS (
        UPDATE webhook_subscriptions s

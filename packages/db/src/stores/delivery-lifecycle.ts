@@ -86,8 +86,9 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * Records attempts that succeeded or will be retried, one statement for the batch: the
-   * attempt rows (unless `logAttempt` is false: the last resort when a row cannot be stored);
+   * Records attempts that succeeded or will be retried, one statement for the batch: each
+   * attempt as its delivery's latest, and the latest it supersedes as an attempt row (unless
+   * `logAttempt` is false: the last resort when the attempt cannot be stored; see RECORD_SQL);
    * each delivery row, only if it is still at the claimed round and attempt (a manual retry
    * may have started a new round); the subscriptions' timestamps and streak, only for
    * deliveries that moved, and only when that changes more than sub-second timestamps (so
@@ -118,11 +119,12 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * Records the last allowed attempt, failed, in one statement: the attempt row, the delivery
-   * row (only if still at the claimed round and attempt), the subscription's streak grown by
-   * one from its current value (concurrent failures never lose a count) and, when that
-   * reaches `disableAfter`, the subscription disabled and its other open deliveries
-   * canceled. `disabledNow` is true only for the statement that crossed the threshold.
+   * Records the last allowed attempt, failed, in one statement: the attempt (kept as in
+   * RECORD_SQL), the delivery row (only if still at the claimed round and attempt), the
+   * subscription's streak grown by one from its current value (concurrent failures never
+   * lose a count) and, when that reaches `disableAfter`, the subscription disabled and its
+   * other open deliveries canceled. `disabledNow` is true only for the statement that
+   * crossed the threshold.
    */
   async exhaust(
     db: Knex,
@@ -184,7 +186,11 @@ export class DeliveryLifecycle {
     );
   }
 
-  /** Starts a fresh round of attempts (manual retry); undefined when no such delivery. */
+  /**
+   * Starts a fresh round of attempts (manual retry); undefined when no such delivery. The
+   * previous round's last attempt stays on the row as its latest (listed with its round)
+   * until the new round's first logged attempt supersedes it and inserts it as a row.
+   */
   async newRound(db: Knex, subscriptionId: string, id: string): Promise<Delivery | undefined> {
     // A final delivery pending again: the pending floor comes down to it (pending-floors.ts).
     const { rows } = (await db.raw(
@@ -348,7 +354,10 @@ export interface AttemptRecord {
   requestHeaders?: Record<string, string> | null;
   responseHeaders?: Record<string, string> | null;
   outcome: { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date };
-  /** False: the last resort when the attempt row itself cannot be stored. */
+  /**
+   * False: the last resort when the attempt itself cannot be stored. It is then not listed:
+   * the delivery's latest attempt stays as it was and no attempt row is inserted.
+   */
   logAttempt: boolean;
 }
 
