@@ -122,7 +122,7 @@ export class ApiKeysStore {
     {
       maxItems: 200,
       maxWaitMs: 2,
-      maxRunning: 2,
+      maxRunning: 1,
       retries: 0,
       retryable: () => false,
       shared: () => true,
