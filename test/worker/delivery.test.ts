@@ -482,10 +482,11 @@ describe('where attempts are kept', () => {
       .orderBy(['round', 'attempt'])
       .select('round', 'attempt')) as Array<{ round: number; attempt: number }>;
 
-  it('a delivery that succeeds at its first attempt writes no attempt row, yet lists it', async () => {
+  /** One event to a subscription answering `statuses` in turn, once its delivery succeeded. */
+  const succeededAfter = async (statuses: number[]) => {
     const t = await ctx.tenant(['admin']);
     const rcp = await receptionist(t.tenantId);
-    const sub = await subscribe(t.auth, path([200]));
+    const sub = await subscribe(t.auth, path(statuses));
     await emitStarted(t.tenantId, rcp);
     await waitFor(
       'the delivery to succeed',
@@ -493,6 +494,11 @@ describe('where attempts are kept', () => {
     );
     const [delivery] = await deliveriesOf(sub.id);
     await jobsSettled(delivery.id);
+    return { t, sub, delivery };
+  };
+
+  it('a delivery that succeeds at its first attempt writes no attempt row, yet lists it', async () => {
+    const { t, sub, delivery } = await succeededAfter([200]);
     expect(await attemptRows(delivery.id)).toEqual([]);
     expect(await listed(t.auth, sub.id, delivery.id)).toEqual([
       { round: 1, attempt: 1, status_code: 200, error: null, response_excerpt: 'answer 200' },
@@ -500,16 +506,7 @@ describe('where attempts are kept', () => {
   });
 
   it('3 attempts are listed in order: 2 rows and the latest on the delivery', async () => {
-    const t = await ctx.tenant(['admin']);
-    const rcp = await receptionist(t.tenantId);
-    const sub = await subscribe(t.auth, path([500, 503, 200]));
-    await emitStarted(t.tenantId, rcp);
-    await waitFor(
-      'the delivery to succeed',
-      async () => (await deliveriesOf(sub.id))[0]?.status === 'succeeded',
-    );
-    const [delivery] = await deliveriesOf(sub.id);
-    await jobsSettled(delivery.id);
+    const { t, sub, delivery } = await succeededAfter([500, 503, 200]);
     expect(await attemptRows(delivery.id)).toEqual([
       { round: 1, attempt: 1 },
       { round: 1, attempt: 2 },
