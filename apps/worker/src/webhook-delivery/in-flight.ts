@@ -1,4 +1,5 @@
 import { Job, type Queue } from 'bullmq';
+import { Batcher, type BatcherOptions } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
 
 /**
@@ -65,30 +66,50 @@ end
 `;
 
 /**
- * KEYS: target held, tenant held, target reserved, tenant reserved. ARGV: holder, ttl ms,
- * target cap, tenant cap, job id ('' for an inline attempt). A slot reserved for this job is
- * its own; one reserved for another job is taken.
+ * Several acquires in one call, each exactly as if it ran alone, in order: an item sees the
+ * slots every earlier item took, so a batch over a cap grants exactly the free slots, to its
+ * first items, and refuses the rest. KEYS: per item, target held, tenant held, target
+ * reserved, tenant reserved (keys repeat when items share a lane). ARGV: ttl ms, target cap,
+ * tenant cap, then per item its holder and its job id ('' for an inline attempt). A slot
+ * reserved for the item's job is its own; one reserved for another job is taken. Returns
+ * one verdict per item.
  */
 const ACQUIRE = `${LUA_FUNCTIONS}
 local now = now_ms()
-for i = 1, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
-local function full(held, reserved, cap)
+local ttl = tonumber(ARGV[1])
+local caps = { tonumber(ARGV[2]), tonumber(ARGV[3]) }
+local cleaned = {}
+local function full(held, reserved, cap, job)
   local used = redis.call('ZCARD', held) + redis.call('ZCARD', reserved)
-  if ARGV[5] ~= '' and redis.call('ZSCORE', reserved, ARGV[5]) then used = used - 1 end
+  if job ~= '' and redis.call('ZSCORE', reserved, job) then used = used - 1 end
   return used >= cap
 end
-if full(KEYS[1], KEYS[3], tonumber(ARGV[3])) then return 'target' end
-if full(KEYS[2], KEYS[4], tonumber(ARGV[4])) then return 'tenant' end
-if ARGV[5] ~= '' then
-  redis.call('ZREM', KEYS[3], ARGV[5])
-  redis.call('ZREM', KEYS[4], ARGV[5])
+local verdicts = {}
+for i = 0, #KEYS / 4 - 1 do
+  local k = 4 * i
+  local holder, job = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  for j = 1, 4 do
+    if not cleaned[KEYS[k + j]] then
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + j], '-inf', now)
+      cleaned[KEYS[k + j]] = true
+    end
+  end
+  local verdict = 'ok'
+  if full(KEYS[k + 1], KEYS[k + 3], caps[1], job) then verdict = 'target'
+  elseif full(KEYS[k + 2], KEYS[k + 4], caps[2], job) then verdict = 'tenant'
+  else
+    if job ~= '' then
+      redis.call('ZREM', KEYS[k + 3], job)
+      redis.call('ZREM', KEYS[k + 4], job)
+    end
+    for j = 1, 2 do
+      redis.call('ZADD', KEYS[k + j], now + ttl, holder)
+      redis.call('PEXPIRE', KEYS[k + j], ttl)
+    end
+  end
+  verdicts[#verdicts + 1] = verdict
 end
-local expires = now + tonumber(ARGV[2])
-for i = 1, 2 do
-  redis.call('ZADD', KEYS[i], expires, ARGV[1])
-  redis.call('PEXPIRE', KEYS[i], ARGV[2])
-end
-return 'ok'`;
+return verdicts`;
 
 /** KEYS: target held, tenant held. ARGV: target cap, tenant cap. ACQUIRE's verdict, taking nothing. */
 const PEEK = `${LUA_FUNCTIONS}
@@ -116,19 +137,28 @@ end
 return held`;
 
 /**
- * KEYS: target held, tenant held, target parked, tenant parked, target urgent, tenant urgent,
- * target reserved, tenant reserved, waiting.
- * ARGV: holder, target cap, tenant cap, target lane, tenant lane, reserve ms. Returns job ids
- * to wake.
+ * Several releases in one call, each exactly as if it ran alone, in order: the holder leaves
+ * both its lanes, then each lane wakes as many waiting jobs as it has free slots. KEYS:
+ * waiting, then per item target held, tenant held, target parked, tenant parked, target
+ * urgent, tenant urgent, target reserved, tenant reserved. ARGV: target cap, tenant cap,
+ * reserve ms, then per item its holder, target lane, tenant lane. Returns the job ids to wake,
+ * of every item.
  */
 const RELEASE = `${LUA_FUNCTIONS}
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
 local now = now_ms()
-local r = tonumber(ARGV[6])
-local woken = settle(KEYS[1], KEYS[3], KEYS[5], KEYS[7], KEYS[9], tonumber(ARGV[2]), ARGV[4], now, r)
-for _, id in ipairs(settle(KEYS[2], KEYS[4], KEYS[6], KEYS[8], KEYS[9], tonumber(ARGV[3]), ARGV[5], now, r)) do
-  woken[#woken + 1] = id
+local caps = { tonumber(ARGV[1]), tonumber(ARGV[2]) }
+local r = tonumber(ARGV[3])
+local woken = {}
+for i = 0, (#KEYS - 1) / 8 - 1 do
+  local k = 1 + 8 * i
+  local a = 4 + 3 * i
+  redis.call('ZREM', KEYS[k + 1], ARGV[a])
+  redis.call('ZREM', KEYS[k + 2], ARGV[a])
+  for j = 1, 2 do
+    local ids = settle(KEYS[k + j], KEYS[k + 2 + j], KEYS[k + 4 + j], KEYS[k + 6 + j], KEYS[1],
+      caps[j], ARGV[a + j], now, r)
+    for _, id in ipairs(ids) do woken[#woken + 1] = id end
+  end
 end
 return woken`;
 
@@ -158,12 +188,47 @@ export const RESERVE_MS = 5_000;
 /** How long a parked list lives without a new job (housekeeping only). */
 const PARKED_TTL_MS = 24 * 3_600_000;
 
+/**
+ * Concurrent acquires (and releases) of one process go to Redis as one script call per batch
+ * (group commit, see Batcher): at most one batch of each in flight; calls made meanwhile wait
+ * for it to end (at most LANE_BATCH_MAX_WAIT_MS) or until LANE_BATCH_MAX_ITEMS are queued.
+ */
+export const LANE_BATCH_MAX_ITEMS = 100;
+export const LANE_BATCH_MAX_WAIT_MS = 2;
+const LANE_BATCH: BatcherOptions = {
+  maxItems: LANE_BATCH_MAX_ITEMS,
+  maxWaitMs: LANE_BATCH_MAX_WAIT_MS,
+  maxRunning: 1,
+  retries: 0,
+  retryable: () => false,
+  // A failed call is Redis away or slow: every caller of the batch logs it and goes on (the
+  // slot expires by itself; parked jobs are woken periodically).
+  shared: () => true,
+};
+
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 
-function defineScript(redis: Redis, name: string, keys: number, lua: string): Script {
-  if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: keys, lua });
+/**
+ * `keys`: the script's fixed number of keys, or undefined for a script called with a variable
+ * number (the first argument is then that number). Either way every key is in KEYS, so Redis
+ * Cluster routes the call by them (they share the deployment's hash tag: one slot).
+ */
+function defineScript(redis: Redis, name: string, keys: number | undefined, lua: string): Script {
+  if (!(name in redis)) {
+    redis.defineCommand(name, keys === undefined ? { lua } : { numberOfKeys: keys, lua });
+  }
   const fn = (redis as unknown as Record<string, Script>)[name] as Script;
   return (...args) => fn.apply(redis, args);
+}
+
+interface AcquireItem {
+  lane: Lane;
+  holder: string;
+  jobId: string;
+}
+interface ReleaseItem {
+  lane: Lane;
+  holder: string;
 }
 
 /**
@@ -181,6 +246,8 @@ export class InFlightLanes {
   private readonly parkScript: Script;
   private readonly renewScript: Script;
   private readonly peekScript: Script;
+  private readonly acquires: Batcher<AcquireItem, Verdict>;
+  private readonly releases: Batcher<ReleaseItem, void>;
 
   constructor(
     private readonly redis: Redis,
@@ -189,11 +256,13 @@ export class InFlightLanes {
     private readonly jobName: string,
     private readonly caps: LaneCaps,
   ) {
-    this.acquireScript = defineScript(redis, 'sbLaneAcquire', 4, ACQUIRE);
-    this.releaseScript = defineScript(redis, 'sbLaneRelease', 9, RELEASE);
+    this.acquireScript = defineScript(redis, 'sbLaneAcquireBatch', undefined, ACQUIRE);
+    this.releaseScript = defineScript(redis, 'sbLaneReleaseBatch', undefined, RELEASE);
     this.parkScript = defineScript(redis, 'sbLanePark', 5, PARK_AND_SETTLE);
     this.renewScript = defineScript(redis, 'sbLaneRenew', 2, RENEW);
     this.peekScript = defineScript(redis, 'sbLanePeek', 2, PEEK);
+    this.acquires = new Batcher((items) => this.acquireBatch(items), LANE_BATCH);
+    this.releases = new Batcher((items) => this.releaseBatch(items), LANE_BATCH);
   }
 
   private key(kind: 'held' | 'parked' | 'urgent' | 'reserved', lane: string): string {
@@ -212,21 +281,31 @@ export class InFlightLanes {
   /**
    * Takes a slot in both lanes for `holder` (unique per attempt), or says which is full. A
    * slot reserved for job `jobId` (an urgent job that was woken) is its own; slots reserved
-   * for other jobs count as taken. Inline attempts have no job id.
+   * for other jobs count as taken. Inline attempts have no job id. Concurrent calls share one
+   * script call, which decides them in the order they were made, each as if alone.
    */
-  async acquire(lane: Lane, holder: string, jobId = ''): Promise<Verdict> {
-    const n = this.names(lane);
-    return (await this.acquireScript(
-      this.key('held', n.target),
-      this.key('held', n.tenant),
-      this.key('reserved', n.target),
-      this.key('reserved', n.tenant),
-      holder,
+  acquire(lane: Lane, holder: string, jobId = ''): Promise<Verdict> {
+    return this.acquires.add({ lane, holder, jobId });
+  }
+
+  private async acquireBatch(items: AcquireItem[]): Promise<Verdict[]> {
+    const keys: string[] = [];
+    const args: Array<string | number> = [
       this.caps.slotTtlMs,
       this.caps.perTarget,
       this.caps.perTenant,
-      jobId,
-    )) as Verdict;
+    ];
+    for (const { lane, holder, jobId } of items) {
+      const n = this.names(lane);
+      keys.push(
+        this.key('held', n.target),
+        this.key('held', n.tenant),
+        this.key('reserved', n.target),
+        this.key('reserved', n.tenant),
+      );
+      args.push(holder, jobId);
+    }
+    return (await this.acquireScript(keys.length, ...keys, ...args)) as Verdict[];
   }
 
   /**
@@ -276,27 +355,27 @@ export class InFlightLanes {
     }
   }
 
-  /** Gives the slot back and wakes the next parked jobs of both lanes. */
-  async release(lane: Lane, holder: string): Promise<void> {
-    const n = this.names(lane);
-    const woken = (await this.releaseScript(
-      this.key('held', n.target),
-      this.key('held', n.tenant),
-      this.key('parked', n.target),
-      this.key('parked', n.tenant),
-      this.key('urgent', n.target),
-      this.key('urgent', n.tenant),
-      this.key('reserved', n.target),
-      this.key('reserved', n.tenant),
-      this.waitingKey,
-      holder,
-      this.caps.perTarget,
-      this.caps.perTenant,
-      n.target,
-      n.tenant,
-      RESERVE_MS,
-    )) as string[];
+  /**
+   * Gives the slot back and wakes the next parked jobs of both lanes; resolves once they are
+   * woken. Concurrent calls share one script call.
+   */
+  release(lane: Lane, holder: string): Promise<void> {
+    return this.releases.add({ lane, holder });
+  }
+
+  private async releaseBatch(items: ReleaseItem[]): Promise<void[]> {
+    const keys: string[] = [this.waitingKey];
+    const args: Array<string | number> = [this.caps.perTarget, this.caps.perTenant, RESERVE_MS];
+    for (const { lane, holder } of items) {
+      const n = this.names(lane);
+      for (const kind of ['held', 'parked', 'urgent', 'reserved'] as const) {
+        keys.push(this.key(kind, n.target), this.key(kind, n.tenant));
+      }
+      args.push(holder, n.target, n.tenant);
+    }
+    const woken = (await this.releaseScript(keys.length, ...keys, ...args)) as string[];
     await this.promote(woken);
+    return items.map(() => undefined);
   }
 
   /**
