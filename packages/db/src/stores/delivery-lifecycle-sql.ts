@@ -248,6 +248,16 @@ const sameLatestSql = (row: string): string =>
  * $12 request headers, $13 response headers (JSON text), $14 and $15 bounds on the
  * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover).
  * Attempts are kept as keptSql says.
+ *
+ * The first attempt of round 1 supersedes nothing, so `cur` does not look its delivery up
+ * (the common case: most deliveries succeed at once). The update needs `attempts = 0` in
+ * round 1, and a row there holds no latest attempt: only this statement and EXHAUST_SQL set
+ * `latest_*`, in the update that moves `attempts` to the attempt (1 or more) within the
+ * row's round, and `attempts` only goes back to 0 with `round + 1` (newRound, a recovery).
+ * The lookup is a LATERAL subquery kept apart (`OFFSET 0`: not pulled up into a join) so
+ * that the test, on the outer row alone, is a one-time filter above its index scan, which
+ * then does not run for those rows (LEFT joined: they get NULL `was_*`). Were a latest there after all, the update's check
+ * against `was_*` (NULL) would refuse it and the attempt would be kept as a row: never lost.
  */
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
@@ -256,10 +266,14 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
            AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
                 subscription_id, log_attempt, request_headers, response_headers)
      ), cur AS (
-       SELECT i.*, ${wasLatestSql('d')}
-         FROM input i JOIN webhook_deliveries d ON d.id = i.id
-        WHERE ${idTimeBoundsSql('i.id', 'd.created_at')}
-          AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
+       SELECT i.*, w.*
+         FROM input i LEFT JOIN LATERAL (
+              SELECT ${wasLatestSql('d')} FROM webhook_deliveries d
+               WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
+                 AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
+                 -- Round 1, attempt 1 supersedes nothing: not looked up (see above).
+                 AND (i.round > 1 OR i.attempt > 1)
+              OFFSET 0) w ON true
      ), updated AS (
        -- One UPDATE for both cases, never two: a cancel that commits while this statement
        -- waits for the row is re-checked against the row's new version (status canceled
