@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import {
   SERVICE_EVENT_ID_HEADER,
   SERVICE_SIGNATURE_HEADER,
@@ -56,7 +56,9 @@ export function computeServiceSignature(
   timestamp: string,
   body: string | Buffer,
 ): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+  // A string key is its UTF-8 bytes. Handed a Buffer instead, createHmac wraps it in a key
+  // object of its own on every call, several times the cost of the HMAC on Node 24.
+  return createHmac('sha256', secret)
     .update(`${timestamp}.`, 'utf8')
     .update(body)
     .digest('hex');
@@ -72,7 +74,9 @@ export function computeStandardSignature(
   timestamp: string,
   body: string | Buffer,
 ): string {
-  return createHmac('sha256', key)
+  // The same bytes as a secret key object: cheaper than handing createHmac the Buffer
+  // (see computeServiceSignature).
+  return createHmac('sha256', createSecretKey(key))
     .update(`${id}.${timestamp}.`, 'utf8')
     .update(body)
     .digest('base64');
