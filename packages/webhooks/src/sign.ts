@@ -58,10 +58,7 @@ export function computeServiceSignature(
 ): string {
   // A string key is its UTF-8 bytes. Handed a Buffer instead, createHmac wraps it in a key
   // object of its own on every call, several times the cost of the HMAC on Node 24.
-  return createHmac('sha256', secret)
-    .update(`${timestamp}.`, 'utf8')
-    .update(body)
-    .digest('hex');
+  return createHmac('sha256', secret).update(`${timestamp}.`, 'utf8').update(body).digest('hex');
 }
 
 /**
