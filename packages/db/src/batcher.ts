@@ -21,6 +21,23 @@ export interface BatcherOptions {
   shared(err: unknown): boolean;
 }
 
+/**
+ * For calls that fail together and are never worth retrying item by item (a lookup, a Redis
+ * script): one batch in flight, calls made meanwhile wait for it (at most 2 ms) or until
+ * `maxItems` are queued; a failure fails every caller of its batch, who handles it as if
+ * its own call had failed.
+ */
+export function oneBatchInFlight(maxItems: number): BatcherOptions {
+  return {
+    maxItems,
+    maxWaitMs: 2,
+    maxRunning: 1,
+    retries: 0,
+    retryable: () => false,
+    shared: () => true,
+  };
+}
+
 interface Pending<In, Out> {
   item: In;
   resolve(out: Out): void;

@@ -1,7 +1,6 @@
 /** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
 export { createKnex, type Knex } from './knex';
-export { commitAsynchronously } from './commit';
-export { Batcher, type BatcherOptions } from './batcher';
+export { Batcher, oneBatchInFlight, type BatcherOptions } from './batcher';
 export { isTransientDbError } from './errors';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';

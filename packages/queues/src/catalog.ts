@@ -5,6 +5,9 @@ import { defineJob } from './job-definition';
 // processors reload the rows from Postgres, where the truth is, and return early when a row
 // is gone or already final.
 
+/** At most this many deliveries travel in an event job (eventJobSchema, `deliveries`). */
+export const MAX_RELAYED_DELIVERIES = 100;
+
 const eventJobSchema = {
   type: 'object',
   required: ['v', 'eventId'],
@@ -21,7 +24,7 @@ const eventJobSchema = {
     // instead of reading them back. Absent: the job runs the fan-out statement itself.
     deliveries: {
       type: 'array',
-      maxItems: 100,
+      maxItems: MAX_RELAYED_DELIVERIES,
       items: {
         type: 'object',
         required: ['id'],
@@ -38,8 +41,6 @@ const eventJobSchema = {
   additionalProperties: false,
 } as const;
 export type EventJob = FromSchema<typeof eventJobSchema>;
-/** At most this many deliveries travel in an event job (eventJobSchema, `deliveries`). */
-export const MAX_RELAYED_DELIVERIES = 100;
 
 const deliveryJobSchema = {
   type: 'object',

@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import { Batcher, type BatcherOptions } from '@switchboard/db';
+import { Batcher, oneBatchInFlight } from '@switchboard/db';
 import type { Redis } from '@switchboard/queues';
 
 /**
@@ -190,21 +190,11 @@ const PARKED_TTL_MS = 24 * 3_600_000;
 
 /**
  * Concurrent acquires (and releases) of one process go to Redis as one script call per batch
- * (group commit, see Batcher): at most one batch of each in flight; calls made meanwhile wait
- * for it to end (at most LANE_BATCH_MAX_WAIT_MS) or until LANE_BATCH_MAX_ITEMS are queued.
+ * (group commit, see Batcher): one batch of each in flight, calls made meanwhile wait for it.
+ * A failed call is Redis away or slow: every caller of the batch logs it and goes on (a slot
+ * expires by itself; parked jobs are woken periodically).
  */
-export const LANE_BATCH_MAX_ITEMS = 100;
-export const LANE_BATCH_MAX_WAIT_MS = 2;
-const LANE_BATCH: BatcherOptions = {
-  maxItems: LANE_BATCH_MAX_ITEMS,
-  maxWaitMs: LANE_BATCH_MAX_WAIT_MS,
-  maxRunning: 1,
-  retries: 0,
-  retryable: () => false,
-  // A failed call is Redis away or slow: every caller of the batch logs it and goes on (the
-  // slot expires by itself; parked jobs are woken periodically).
-  shared: () => true,
-};
+const LANE_BATCH = oneBatchInFlight(100);
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 

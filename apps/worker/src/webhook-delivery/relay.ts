@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { commitAsynchronously, type OpenDelivery, type UnpublishedEvent } from '@switchboard/db';
+import type { OpenDelivery, UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
 import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
@@ -34,13 +34,11 @@ function carried(open: readonly OpenDelivery[] | undefined): EventJob['deliverie
   const all = open ?? [];
   const fresh = all.every((d) => d.round === 1 && d.attempts === 0 && d.claims === 0);
   if (!fresh || all.length > MAX_RELAYED_DELIVERIES) return undefined;
-  return all.map((d) =>
-    d.subscriptionId
-      ? { id: d.id, subscriptionId: d.subscriptionId }
-      : d.receptionistId
-        ? { id: d.id, receptionistId: d.receptionistId }
-        : { id: d.id },
-  );
+  return all.map((d) => ({
+    id: d.id,
+    ...(d.subscriptionId ? { subscriptionId: d.subscriptionId } : {}),
+    ...(d.receptionistId ? { receptionistId: d.receptionistId } : {}),
+  }));
 }
 
 /**
@@ -116,11 +114,11 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
       const claimed = await stores.events.claimUnpublished(trx, room, { after: cursor });
       if (claimed.events.length === 0) return { events: [], open: [] };
       cursor = claimed.next;
-      // Lost in a Postgres crash, the rows stay unpublished and this relay claims them
-      // again, making new deliveries; an event job already added for the lost ones claims
-      // nothing (the rows are gone), and the new deliveries, due and unclaimed, are the
-      // reconciler's (docs/DECISIONS.md, Row work per delivery).
-      await commitAsynchronously(trx);
+      // The fan-out statement makes this transaction's commit asynchronous (its
+      // ASYNC_COMMIT_CTE). Lost in a Postgres crash, the rows stay unpublished and this relay
+      // claims them again, making new deliveries; an event job already added for the lost
+      // ones claims nothing (the rows are gone), and the new deliveries, due and unclaimed,
+      // are the reconciler's (docs/DECISIONS.md, Row work per delivery).
       const made = await stores.deliveryLifecycle.fanOut(
         trx,
         claimed.events.map((e) => e.id),

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Knex } from 'knex';
-import { Batcher } from '../batcher';
+import { Batcher, oneBatchInFlight } from '../batcher';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
 import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
@@ -119,14 +119,7 @@ export class ApiKeysStore {
    */
   private readonly lookups = new Batcher<string, KeyWithLimitRow | undefined>(
     (hashes) => this.lookUpBatch(hashes),
-    {
-      maxItems: 200,
-      maxWaitMs: 2,
-      maxRunning: 1,
-      retries: 0,
-      retryable: () => false,
-      shared: () => true,
-    },
+    oneBatchInFlight(200),
   );
   private watching = false;
   /** Counts the drops: a lookup that a drop overtook does not cache what it read. */
