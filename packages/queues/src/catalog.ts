@@ -19,6 +19,10 @@ const eventJobSchema = {
     tenantId: { type: 'string', minLength: 1 },
     // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
     traceparent: { type: 'string', maxLength: 200 },
+    // The relay made the event's deliveries pre-claimed for this job's first run, which
+    // attempts them without claiming them again (or gives them back). Absent: the job holds
+    // no pre-claim it did not make itself.
+    preclaimed: { const: true },
     // The deliveries the relay created for the event, all new (round 1, no attempt, no
     // claim), when it created at most MAX_RELAYED_DELIVERIES: the job attempts these
     // instead of reading them back. Absent: the job runs the fan-out statement itself.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { OpenDelivery } from '@switchboard/db';
+import type { Job } from 'bullmq';
+import type { FannedOutDelivery } from '@switchboard/db';
 import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
@@ -11,24 +12,29 @@ import type { InlineAttempts } from './inline-attempts';
 
 /**
  * The event's job: the first attempt of each of its deliveries, with no second job in
- * between. The relay created the deliveries when it published the event (./relay.ts); the
- * fan-out statement (batched with those of concurrent event jobs) returns the event's open
- * deliveries, and fans the event out itself only if the relay's commit was lost (it then
- * creates a delivery per matching active subscription and one for the legacy webhook_url,
- * and marks the event). Then each new delivery whose lanes have a free slot, while the
- * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
- * process at once; one whose lane is full is added parked (`addParked`); every other open
- * delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
- * delivery job. All are added before any inline attempt starts. The job waits for the
- * attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
+ * between. The relay created the deliveries when it published the event (./relay.ts),
+ * pre-claimed for this job's first run; the fan-out statement (batched with those of
+ * concurrent event jobs) returns the event's open deliveries, and fans the event out itself
+ * only if the relay's commit was lost (it then creates a delivery per matching active
+ * subscription and one for the legacy webhook_url, pre-claimed for this run, and marks the
+ * event). Then each new delivery whose lanes have a free slot, while the process has budget
+ * for inline attempts (./inline-attempts.ts), is attempted by this process at once, its
+ * pre-claim taken as its claim (no update of the row before its outcome: docs/DECISIONS.md,
+ * Row work per delivery); one whose lane is full is added parked (`addParked`); every other
+ * open delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
+ * delivery job, its pre-claim given back first. All are added before any inline attempt
+ * starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
  * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
  * receiver that never answers must not hold event job slots that every other subscription's
  * events need.
  *
  * Crash safety: the rows are committed before anything is sent. A worker that dies before
- * the job ends leaves it active: BullMQ runs it again (the fan-out creates nothing new and
- * returns the deliveries still open). One that dies during an inline attempt leaves an open
- * row whose claim (if taken) lapses: the reconciler redoes the attempt, same event id.
+ * the job ends leaves it active: BullMQ runs it again. The re-run holds no pre-claim the
+ * relay made (the first run may still be attempting, if it was only stalled): it leaves those
+ * deliveries alone, and they come back when their pre-claims lapse, as a dead worker's claims
+ * do (the reconciler's lapse check); it attempts the other open deliveries. One that dies
+ * during an inline attempt leaves a pre-claimed or claimed row whose lock lapses: the
+ * reconciler redoes the attempt, same event id.
  */
 /**
  * How long an event job waits for its inline attempts before it lets them run on alone: a
@@ -39,7 +45,7 @@ export const INLINE_WAIT_MS = 250;
 
 /** A new delivery whose lane was full when its event fanned out. */
 interface Refused {
-  d: OpenDelivery;
+  d: FannedOutDelivery;
   lane: Lane;
   verdict: Exclude<Verdict, 'ok'>;
 }
@@ -52,7 +58,7 @@ export function fanOutProcessor(
   inline: InlineAttempts,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
-  return (data: EventJob): Promise<void> =>
+  return (data: EventJob, job: Job): Promise<void> =>
     data.traceparent
       ? inSpan(
           'events.fan_out',
@@ -60,17 +66,25 @@ export function fanOutProcessor(
             parent: contextFromTraceparent(data.traceparent),
             attributes: { 'switchboard.event_id': data.eventId },
           },
-          () => fanOut(data),
+          () => fanOut(data, job),
         )
-      : fanOut(data);
+      : fanOut(data, job);
 
-  async function fanOut(data: EventJob): Promise<void> {
+  async function fanOut(data: EventJob, job: Job): Promise<void> {
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
-    const later: OpenDelivery[] = [];
+    // The pre-claims this run holds: those its own fan-out made, and on the job's first run
+    // those the relay made for it. Only one run is ever first (BullMQ counts every start,
+    // stall and failure), so only one process attempts a pre-claimed delivery as it is.
+    const first = job.attemptsMade === 0 && job.stalledCounter === 0 && job.attemptsStarted <= 1;
+    const mine = (d: FannedOutDelivery): boolean =>
+      d.preclaimed && (d.made || (first && data.preclaimed === true));
+    const later: FannedOutDelivery[] = [];
     const full: Refused[] = [];
-    const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
+    const now: Array<{ d: FannedOutDelivery; lane: Lane; holder: string }> = [];
     await Promise.all(
       open.map(async (d) => {
+        // Another run's pre-claim: that run attempts it, or it lapses to the reconciler.
+        if (d.preclaimed && !mine(d)) return;
         const targetId = d.subscriptionId ?? d.receptionistId;
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
         if (!fresh || !targetId) return void later.push(d);
@@ -93,6 +107,11 @@ export function fanOutProcessor(
       }),
     );
     try {
+      // Pre-claims given back before the jobs exist: a job that ran first would claim nothing.
+      await batches.lifecycle.unclaim(
+        deps.knex,
+        [...later, ...full.map((r) => r.d)].filter(mine).map((d) => d.id),
+      );
       await enqueueDeliveries(deps, later);
       await addParked(full);
     } catch (err) {
@@ -107,7 +126,7 @@ export function fanOutProcessor(
           const end = await lanes.hold(
             lane,
             holder,
-            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }),
+            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1, preclaimed: mine(d) }),
             (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
           );
           // Throttled: a job waits for the slot the attempt was given.
@@ -152,13 +171,13 @@ export function fanOutProcessor(
 
 /**
  * The deliveries the relay put in the job (./relay.ts), as the fan-out statement would have
- * returned them when the relay made them: new, due now. A job run again (its worker died)
- * finds some of them past that; each attempt's claim, made for attempt 1 of round 1 with no
- * live claim, then claims nothing and nothing is sent, and whatever the first run left
- * unfinished is the reconciler's, as for any delivery of a dead worker. Undefined: the job
- * carries none (a reconciler's job, or too many deliveries), and runs the statement.
+ * returned them when the relay made them: new, due now, pre-claimed for this job if the job
+ * says so. A job run again (its worker died) finds some of them past that; it holds none of
+ * their pre-claims, so it attempts none of them, and whatever the first run left unfinished
+ * is the reconciler's, as for any delivery of a dead worker. Undefined: the job carries none
+ * (a reconciler's job, or too many deliveries), and runs the statement.
  */
-function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
+function carriedDeliveries(data: EventJob): FannedOutDelivery[] | undefined {
   const { tenantId } = data;
   if (!data.deliveries || !tenantId) return undefined;
   const due = new Date();
@@ -172,6 +191,8 @@ function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
     attempts: 0,
     claims: 0,
     nextAttemptAt: due,
+    preclaimed: data.preclaimed === true,
+    made: false,
   }));
 }
 

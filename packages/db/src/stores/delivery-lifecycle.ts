@@ -12,6 +12,7 @@ import {
   OPEN_COLUMNS,
   RECORD_SQL,
   type ClaimRow,
+  type FannedOutRow,
   type OpenRow,
 } from './delivery-lifecycle-sql';
 
@@ -23,6 +24,8 @@ import {
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
  *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
+ *   (fan-out, pre-claimed) ──create──▶ delivering, `claims` 0: its holder's claim takes it
+ *   as it is (nothing written) or renews it; ──unclaim──▶ pending; a lapse ends it as a claim's
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
  * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
@@ -39,17 +42,39 @@ export class DeliveryLifecycle {
    * (only the first caller does: the relay, in its claim's transaction), creates a delivery per active subscription of its tenant whose filter
    * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
-   * open. Unique indexes on (target, event) make a re-run create nothing new.
+   * open. Unique indexes on (target, event) make a re-run create nothing new. With
+   * `preclaimMs`, each new delivery is pre-claimed for that long (see FAN_OUT_SQL): its
+   * event's job attempts it without a claim's update, or gives it back (`unclaim`).
    */
-  async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
+  async fanOut(
+    db: Knex,
+    eventIds: readonly string[],
+    preclaimMs?: number,
+  ): Promise<FannedOutDelivery[]> {
     if (eventIds.length === 0) return [];
     const window = idTimeWindow(eventIds);
-    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
+    const rows = await runPrepared<FannedOutRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
       eventIds,
       ...window,
       widenTimeWindow(window, HOUR_MS, 0)[0],
+      preclaimMs === undefined ? null : preclaimMs / 1000,
     ]);
-    return rows.map(toOpenDelivery);
+    return rows.map((r) => ({ ...toOpenDelivery(r), preclaimed: r.preclaimed, made: r.made }));
+  }
+
+  /**
+   * Gives pre-claims back unattempted (their event's job hands the deliveries to delivery
+   * jobs): each becomes pending, due as it was, as if made without one. A delivery no
+   * longer pre-claimed is left as it is.
+   */
+  async unclaim(db: Knex, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await db.raw(
+      `UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, updated_at = now()
+        WHERE id = ANY (?::text[]) AND created_at >= ? AND created_at < ?
+          AND status = 'delivering' AND claims = 0`,
+      [[...ids], ...idTimeWindow(ids)],
+    );
   }
 
   /**
@@ -57,12 +82,15 @@ export class DeliveryLifecycle {
    * (undefined: not claimed). Only a request for the row's exact round and attempt claims it,
    * and only one at a time (a duplicate request in the same batch gets nothing); a claim left
    * by a crashed worker lapses at `locked_until`. The claim counts itself in `claims`, and
-   * returns the event and the subscription's target as they are now.
+   * returns the event and the subscription's target as they are now. A request holding the
+   * row's pre-claim takes it as it is if at least `preclaimLeftMs` of it is left (nothing is
+   * written), or else renews it as a claim (see CLAIM_SQL).
    */
   async claim(
     db: Knex,
     requests: readonly ClaimRequest[],
     lockMs: number,
+    preclaimLeftMs = lockMs,
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
     const ids = requests.map((r) => r.deliveryId);
@@ -74,6 +102,8 @@ export class DeliveryLifecycle {
       lockMs / 1000,
       ...window,
       ...widenTimeWindow(window, DAY_MS, HOUR_MS),
+      requests.map((r) => r.preclaimed === true),
+      preclaimLeftMs / 1000,
     ]);
     await findFarEvents(db, rows);
     const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
@@ -266,8 +296,8 @@ export class DeliveryLifecycle {
     await Promise.all(
       Array.from({ length: connections }, async () => {
         const [from, to] = idTimeWindow([]);
-        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
-        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
+        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from, null]);
+        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to, [], 1]);
         // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
           ...Array.from({ length: 13 }, () => []),
@@ -311,11 +341,24 @@ export type OpenDelivery = Pick<
   | 'nextAttemptAt'
 >;
 
+/** An open delivery as a fan-out returns it. */
+export interface FannedOutDelivery extends OpenDelivery {
+  /** Created `delivering` for its event's job, no claim counted yet (see FAN_OUT_SQL). */
+  preclaimed: boolean;
+  /** Created by this fan-out (not found open from an earlier one). */
+  made: boolean;
+}
+
 export interface ClaimRequest {
   deliveryId: string;
   round: number;
   /** The attempt to make (1-based): the row must have made `attempt - 1`. */
   attempt: number;
+  /**
+   * The caller holds the delivery's pre-claim: the first run of the job of the event that
+   * made it pre-claimed (apps/worker/src/webhook-delivery/fan-out.ts).
+   */
+  preclaimed?: boolean;
 }
 
 export interface ClaimedDelivery {
