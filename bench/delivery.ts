@@ -156,6 +156,8 @@ interface WorkerStats {
   attemptMs: ReturnType<typeof histogram>;
   lagMs: ReturnType<typeof histogram>;
   eventLoopLagP99Ms: number;
+  /** First attempts by path (switchboard_first_attempts_total): inline, job, parked. */
+  firstAttempts: Record<string, number>;
   warnings: number;
   warningSamples: string[];
   profile: ProfileSummary | null;
@@ -378,6 +380,13 @@ function workerStats(
     lagMs: histogram(before, after, 'switchboard_delivery_lag_seconds'),
     eventLoopLagP99Ms: r2(
       value(after, 'switchboard_worker_nodejs_eventloop_lag_p99_seconds') * 1000,
+    ),
+    firstAttempts: Object.fromEntries(
+      ['inline', 'job', 'parked'].map((path) => [
+        path,
+        value(after, 'switchboard_first_attempts_total', { path }) -
+          value(before, 'switchboard_first_attempts_total', { path }),
+      ]),
     ),
     warnings: warnings.length,
     warningSamples: warnings.slice(0, 5),
@@ -1098,7 +1107,7 @@ async function main(): Promise<number> {
       `(a)/(c): ${fmt(ratios.a1OverNoop, 3)} × (1 sub), ${fmt(ratios.a10OverNoop, 3)} × (10 subs)`,
       ...throughput.map(
         (t) =>
-          `  (a) ${t.phase}: per delivery ${fmt(t.perDelivery.commits, 1)} Postgres commits, ${fmt(t.perDelivery.rowsInserted, 1)} rows inserted, ${fmt(t.perDelivery.rowsUpdated, 1)} updated; attempt (HTTP POST) mean ${fmt(t.worker.attemptMs.meanMs, 1)} ms, p99 ≈ ${fmt(t.worker.attemptMs.p99Ms, 0)} ms; outcomes ${JSON.stringify(t.worker.outcomes)}; rows ${JSON.stringify(t.database.byStatus)}, ${fmt(t.database.attempts)} attempts; ${t.received - t.delivered} duplicate receipts; ${t.worker.warnings} worker warnings`,
+          `  (a) ${t.phase}: per delivery ${fmt(t.perDelivery.commits, 1)} Postgres commits, ${fmt(t.perDelivery.rowsInserted, 1)} rows inserted, ${fmt(t.perDelivery.rowsUpdated, 1)} updated; attempt (HTTP POST) mean ${fmt(t.worker.attemptMs.meanMs, 1)} ms, p99 ≈ ${fmt(t.worker.attemptMs.p99Ms, 0)} ms; outcomes ${JSON.stringify(t.worker.outcomes)}; first attempts ${JSON.stringify(t.worker.firstAttempts)}; rows ${JSON.stringify(t.database.byStatus)}, ${fmt(t.database.attempts)} attempts; ${t.received - t.delivered} duplicate receipts; ${t.worker.warnings} worker warnings`,
       ),
       ...(latency
         ? [

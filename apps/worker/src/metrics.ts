@@ -11,6 +11,7 @@ export interface Metrics {
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
   deliveryWaits: Counter<'lane'>;
+  firstAttempts: Counter<'path'>;
   deliveriesThrottled: Counter;
   smsSent: Counter;
   smsFailed: Counter;
@@ -59,6 +60,12 @@ export function createMetrics(): Metrics {
       name: 'switchboard_delivery_waits_total',
       help: 'Delivery jobs parked because a lane (target or tenant) had no free in-flight slot',
       labelNames: ['lane'],
+      registers: [registry],
+    }),
+    firstAttempts: new Counter({
+      name: 'switchboard_first_attempts_total',
+      help: "First attempts of new deliveries, by how their event's job made them: inline, or handed to a delivery job (path job: no inline budget or no slot could be asked; parked: lane full)",
+      labelNames: ['path'],
       registers: [registry],
     }),
     deliveriesThrottled: new Counter({

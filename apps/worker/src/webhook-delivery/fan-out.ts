@@ -17,16 +17,18 @@ import type { InlineAttempts } from './inline-attempts';
  * concurrent event jobs) returns the event's open deliveries, and fans the event out itself
  * only if the relay's commit was lost (it then creates a delivery per matching active
  * subscription and one for the legacy webhook_url, pre-claimed for this run, and marks the
- * event). Then each new delivery whose lanes have a free slot, while the process has budget
- * for inline attempts (./inline-attempts.ts), is attempted by this process at once, its
- * pre-claim taken as its claim (no update of the row before its outcome: docs/DECISIONS.md,
- * Row work per delivery); one whose lane is full is added parked (`addParked`); every other
- * open delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
- * delivery job, its pre-claim given back first. All are added before any inline attempt
- * starts. The job waits for the attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
- * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
- * receiver that never answers must not hold event job slots that every other subscription's
- * events need.
+ * event). Then each new delivery, once it has a unit of the process's budget for inline
+ * attempts (./inline-attempts.ts: waited for until the job's deadline) and a free slot in
+ * its lanes, is attempted by this process at once, its pre-claim taken as its claim (no
+ * update of the row before its outcome: docs/DECISIONS.md, Row work per delivery); one whose
+ * lane is full is added parked (`addParked`); every other open delivery (no budget by the
+ * deadline, or a re-run finding a delivery past its first attempt) gets a delivery job, its
+ * pre-claim given back first. The deadline is INLINE_WAIT_MS after the job starts, and the
+ * job waits for the attempts it started until then at most: long enough for a healthy
+ * receiver, so event jobs are paced by their receivers and a busy subscription does not
+ * fill its lane and fall back to delivery jobs (whose lane slots would then leave the next
+ * events' first attempts none); no longer, because a receiver that never answers must not
+ * hold event job slots that every other subscription's events need.
  *
  * Crash safety: the rows are committed before anything is sent. A worker that dies before
  * the job ends leaves it active: BullMQ runs it again. The re-run holds no pre-claim the
@@ -71,6 +73,7 @@ export function fanOutProcessor(
       : fanOut(data, job);
 
   async function fanOut(data: EventJob, job: Job): Promise<void> {
+    const deadline = Date.now() + INLINE_WAIT_MS;
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     // The pre-claims this run holds: those its own fan-out made, and on the job's first run
     // those the relay made for it. Only one run is ever first (BullMQ counts every start,
@@ -80,7 +83,7 @@ export function fanOutProcessor(
       d.preclaimed && (d.made || (first && data.preclaimed === true));
     const later: FannedOutDelivery[] = [];
     const full: Refused[] = [];
-    const now: Array<{ d: FannedOutDelivery; lane: Lane; holder: string }> = [];
+    const started: Array<Promise<void>> = [];
     await Promise.all(
       open.map(async (d) => {
         // Another run's pre-claim: that run attempts it, or it lapses to the reconciler.
@@ -89,9 +92,8 @@ export function fanOutProcessor(
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
         if (!fresh || !targetId) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
-        // Taken before the first await: the budget is never overshot.
-        if (!inline.take(d.tenantId)) {
-          // No budget: a delivery job, or one added parked if its lane is full now.
+        if (!(await inline.takeBy(d.tenantId, deadline))) {
+          // No budget in time: a delivery job, or one added parked if its lane is full now.
           const verdict = await lanes.peek(lane).catch(() => 'ok' as const);
           return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
         }
@@ -100,47 +102,56 @@ export function fanOutProcessor(
           deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
           return 'error' as const;
         });
-        if (verdict === 'ok') return void now.push({ d, lane, holder });
+        if (verdict === 'ok') return void started.push(attemptInline(d, lane, holder, mine(d)));
         inline.untake(d.tenantId);
         if (verdict === 'error') later.push(d);
         else full.push({ d, lane, verdict });
       }),
     );
-    try {
-      // Pre-claims given back before the jobs exist: a job that ran first would claim nothing.
-      await batches.lifecycle.unclaim(
-        deps.knex,
-        [...later, ...full.map((r) => r.d)].filter(mine).map((d) => d.id),
-      );
-      await enqueueDeliveries(deps, later);
-      await addParked(full);
-    } catch (err) {
-      // The slots taken go back; the job fails and runs again (nothing was sent).
-      await Promise.all(now.map((n) => release(n.lane, n.holder)));
-      for (const n of now) inline.untake(n.lane.tenantId);
-      throw err;
-    }
-    const started = now.map(({ d, lane, holder }) =>
-      inline.start(lane.tenantId, async () => {
-        try {
-          const end = await lanes.hold(
-            lane,
-            holder,
-            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1, preclaimed: mine(d) }),
-            (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
-          );
-          // Throttled: a job waits for the slot the attempt was given.
-          if (end)
-            await enqueueDeliveries(deps, [{ ...d, nextAttemptAt: new Date(end.throttledUntil) }]);
-        } catch (err) {
-          // The claim lapses and the reconciler redoes the attempt (same event id).
-          deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
-        } finally {
-          await release(lane, holder);
-        }
-      }),
+    const { firstAttempts } = deps.metrics;
+    if (started.length) firstAttempts.inc({ path: 'inline' }, started.length);
+    if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
+    if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
+    // Pre-claims given back before the jobs exist: a job that ran first would claim nothing.
+    // A failure here fails the job: its run again holds no pre-claim, so what this run did
+    // not hand on lapses to the reconciler; the attempts started go on.
+    await batches.lifecycle.unclaim(
+      deps.knex,
+      [...later, ...full.map((r) => r.d)].filter(mine).map((d) => d.id),
     );
-    await settledWithin(started, INLINE_WAIT_MS);
+    await enqueueDeliveries(deps, later);
+    await addParked(full);
+    await settledWithin(started, deadline - Date.now());
+  }
+
+  /**
+   * One first attempt in this process, holding a unit of the inline budget and its lane
+   * slots, started at once (the event job waits for it until its deadline at most).
+   */
+  function attemptInline(
+    d: FannedOutDelivery,
+    lane: Lane,
+    holder: string,
+    preclaimed: boolean,
+  ): Promise<void> {
+    return inline.start(lane.tenantId, async () => {
+      try {
+        const end = await lanes.hold(
+          lane,
+          holder,
+          () => attempt({ deliveryId: d.id, round: d.round, attempt: 1, preclaimed }),
+          (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
+        );
+        // Throttled: a job waits for the slot the attempt was given.
+        if (end)
+          await enqueueDeliveries(deps, [{ ...d, nextAttemptAt: new Date(end.throttledUntil) }]);
+      } catch (err) {
+        // The claim lapses and the reconciler redoes the attempt (same event id).
+        deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
+      } finally {
+        await release(lane, holder);
+      }
+    });
   }
 
   /**
@@ -198,7 +209,7 @@ function carriedDeliveries(data: EventJob): FannedOutDelivery[] | undefined {
 
 /** Resolves when every promise settled, or after `ms`, whichever comes first. */
 async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {
-  if (promises.length === 0) return;
+  if (promises.length === 0 || ms <= 0) return;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ASYNC_COMMIT_CTE } from '../commit';
 import { idTimeWindow, widenTimeWindow } from '../ids';
 import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
@@ -65,12 +66,15 @@ export class DeliveryLifecycle {
   /**
    * Gives pre-claims back unattempted (their event's job hands the deliveries to delivery
    * jobs): each becomes pending, due as it was, as if made without one. A delivery no
-   * longer pre-claimed is left as it is.
+   * longer pre-claimed is left as it is. Committed asynchronously: lost in a Postgres
+   * crash, the pre-claims lapse instead, and the reconciler gives the deliveries jobs.
    */
   async unclaim(db: Knex, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await db.raw(
-      `UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, updated_at = now()
+      `WITH ${ASYNC_COMMIT_CTE}
+       UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, updated_at = now()
+         FROM async_commit
         WHERE id = ANY (?::text[]) AND created_at >= ? AND created_at < ?
           AND status = 'delivering' AND claims = 0`,
       [[...ids], ...idTimeWindow(ids)],
