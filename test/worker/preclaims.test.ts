@@ -5,8 +5,8 @@ import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 // Pre-claims (docs/DECISIONS.md, Row work per delivery), statement by statement (no worker
 // running: called directly). A fan-out with a pre-claim makes each delivery `delivering`
 // with no claim counted; only its holder claims it before the lock lapses: as it is (a read:
-// the row is not written) while enough of it is left, renewed otherwise; a holder that hands
-// the delivery to a job gives it back first; a pre-claim nobody takes lapses like a claim.
+// the row is not written) while enough of it is left, renewed otherwise; a delivery job it
+// was handed on to renews it, once; a pre-claim nobody takes lapses like a claim.
 let ctx: TestContext;
 const lifecycle = new DeliveryLifecycle();
 const LOCK_MS = 10_000;
@@ -61,7 +61,7 @@ it('the holder takes its pre-claim without writing the row; nobody else claims i
   expect(await lifecycle.claim(ctx.deps.knex, [request], LOCK_MS, LEFT_MS)).toEqual([undefined]);
   const [taken] = await lifecycle.claim(
     ctx.deps.knex,
-    [{ ...request, preclaimed: true }],
+    [{ ...request, preclaim: 'take' }],
     LOCK_MS,
     LEFT_MS,
   );
@@ -75,7 +75,7 @@ it('renews a pre-claim with too little left, once: a claim counted, the row writ
   const { d, request } = await preclaimed();
   const before = await row(d.id);
   // More left is needed than the whole pre-claim: it is renewed as a claim.
-  const holder = { ...request, preclaimed: true };
+  const holder = { ...request, preclaim: 'take' as const };
   const [renewed] = await lifecycle.claim(ctx.deps.knex, [holder], LOCK_MS, LOCK_MS * 2);
   expect(renewed?.delivery).toMatchObject({ id: d.id, status: 'delivering', claims: 1 });
   const after = await row(d.id);
@@ -87,15 +87,19 @@ it('renews a pre-claim with too little left, once: a claim counted, the row writ
   expect(await lifecycle.claim(ctx.deps.knex, [holder], LOCK_MS, LEFT_MS)).toEqual([undefined]);
 });
 
-it('a pre-claim given back is pending again and claimed as any delivery', async () => {
+it('a delivery job the pre-claim was handed on to renews it, once, and never takes it as it is', async () => {
   const { d, request } = await preclaimed();
-  await lifecycle.unclaim(ctx.deps.knex, [d.id]);
-  expect(await row(d.id)).toMatchObject({ status: 'pending', claims: 0, locked_until: null });
-  const [claimed] = await lifecycle.claim(ctx.deps.knex, [request], LOCK_MS, LEFT_MS);
-  expect(claimed?.delivery).toMatchObject({ id: d.id, claims: 1 });
-  // A claimed delivery is no pre-claim: giving one back leaves it as it is.
-  await lifecycle.unclaim(ctx.deps.knex, [d.id]);
-  expect(await row(d.id)).toMatchObject({ status: 'delivering', claims: 1 });
+  const before = await row(d.id);
+  const job = { ...request, preclaim: 'renew' as const };
+  // Plenty of the pre-claim left, but a job run twice must not send twice: it renews.
+  const [renewed] = await lifecycle.claim(ctx.deps.knex, [job], LOCK_MS, LEFT_MS);
+  expect(renewed?.delivery).toMatchObject({ id: d.id, status: 'delivering', claims: 1 });
+  expect((await row(d.id))?.version).not.toBe(before?.version);
+  // The same job run again (stalled), or the pre-claim's holder: nothing.
+  expect(await lifecycle.claim(ctx.deps.knex, [job], LOCK_MS, LEFT_MS)).toEqual([undefined]);
+  expect(
+    await lifecycle.claim(ctx.deps.knex, [{ ...request, preclaim: 'take' }], LOCK_MS, LEFT_MS),
+  ).toEqual([undefined]);
 });
 
 it('a pre-claim nobody takes lapses like a claim: listed as lapsed, then claimed by anyone', async () => {
@@ -106,9 +110,28 @@ it('a pre-claim nobody takes lapses like a claim: listed as lapsed, then claimed
   // Lapsed, it is no longer taken as it is, even by its holder: a claim is counted.
   const [claimed] = await lifecycle.claim(
     ctx.deps.knex,
-    [{ ...request, preclaimed: true }],
+    [{ ...request, preclaim: 'take' }],
     LOCK_MS,
     LEFT_MS,
   );
   expect(claimed?.delivery).toMatchObject({ id: d.id, claims: 1 });
+});
+
+it('a pre-claim lapsed long ago is left to the overdue scan, a claim lapsed long ago is not', async () => {
+  const { d } = await preclaimed();
+  const { d: claimed, request } = await preclaimed();
+  await lifecycle.claim(ctx.deps.knex, [{ ...request, preclaim: 'renew' }], LOCK_MS, LEFT_MS);
+  // Both lapsed a minute ago, and due since then (a job waiting in a long queue, say).
+  await ctx.deps
+    .knex('webhook_deliveries')
+    .whereIn('id', [d.id, claimed.id])
+    .update({
+      locked_until: ctx.deps.knex.raw("now() - interval '1 minute'"),
+      next_attempt_at: ctx.deps.knex.raw("now() - interval '1 minute'"),
+    });
+  const lapsed = (await lifecycle.lapsed(ctx.deps.knex, 1000)).map((l) => l.id);
+  expect(lapsed).toContain(claimed.id);
+  expect(lapsed).not.toContain(d.id);
+  const overdue = (await lifecycle.overdue(ctx.deps.knex, 1_000, 1000)).map((o) => o.id);
+  expect(overdue).toEqual(expect.arrayContaining([d.id, claimed.id]));
 });

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { Worker } from 'bullmq';
 import { createLogger } from '@switchboard/logger';
 import { catalog, enqueue, type EventJob } from '@switchboard/queues';
@@ -28,6 +29,9 @@ let worker: TestWorker | undefined;
 
 /** When each request to `/timed` arrived (epoch ms), by event id. */
 const arrivals = new Map<string, number>();
+/** Requests to `/held` not answered yet, while `holding` (a test sets it). */
+const held: ServerResponse[] = [];
+let holding = false;
 
 beforeAll(async () => {
   https = await startHttpsReceiver({
@@ -36,6 +40,7 @@ beforeAll(async () => {
       arrivals.set(String(req.headers['x-service-event-id']), Date.now());
       res.writeHead(204).end();
     },
+    '/held': (_req, res) => void (holding ? held.push(res) : res.writeHead(204).end()),
   });
   ctx = await createTestContext();
   // Every write of a delivery row, in order (this test file's database only).
@@ -51,6 +56,8 @@ beforeAll(async () => {
       FOR EACH ROW EXECUTE FUNCTION test_delivery_write();`);
 }, 60_000);
 afterEach(async () => {
+  holding = false;
+  for (const res of held.splice(0)) res.writeHead(204).end();
   await worker?.close();
   worker = undefined;
 });
@@ -220,4 +227,40 @@ it('a job naming deliveries that do not exist (a fan-out lost in a crash) sends 
   const later = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
   await waitFor('a later event to be delivered', () => receivedIds().includes(later));
   expect(receivedIds()).not.toContain(lost);
+}, 60_000);
+
+it('a delivery handed on to a job (its lane full) keeps its pre-claim: the job renews it', async () => {
+  holding = true;
+  const { tenant, receptionistId } = await subscriber(ctx, `${https.base}/held`);
+  // One delivery in flight per subscription: the second event's finds its lane full.
+  const webhook = { ...ctx.config.webhook, maxInFlightPerSubscription: 1 };
+  worker = await startTestWorker(ctx, {
+    webhookCa: https.cert.cert,
+    config: { ...ctx.config, webhook },
+  });
+  const first = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  await waitFor('the first delivery to be in flight', () => held.length === 1);
+  const second = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  const delivery = await waitFor('the second delivery to be made', () =>
+    ctx.deps.knex('webhook_deliveries').where({ event_id: second }).first(),
+  );
+  const job = await waitFor('the second delivery to be added parked', () =>
+    ctx.queues.deliveries.getJob(`${delivery.id}-r1-a1`),
+  );
+  expect(job.data).toMatchObject({ deliveryId: delivery.id, preclaimed: true });
+  // Still pre-claimed: nothing gave it back.
+  expect(await writes(delivery.id)).toEqual(['INSERT delivering']);
+  holding = false;
+  for (const res of held.splice(0)) res.writeHead(204).end();
+  await waitFor('both deliveries to be recorded', async () => {
+    const rows = await ctx.deps.knex('webhook_deliveries').whereIn('event_id', [first, second]);
+    return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
+  });
+  // Made pre-claimed, claimed once by its job (the renewal), recorded.
+  expect(await writes(delivery.id)).toEqual([
+    'INSERT delivering',
+    'UPDATE delivering',
+    'UPDATE succeeded',
+  ]);
+  expect(receivedIds().filter((id) => id === second)).toHaveLength(1);
 }, 60_000);

@@ -60,6 +60,9 @@ const deliveryJobSchema = {
     // id of its own, instead of being a no-op beside the dead worker's job, which BullMQ
     // would only free after its stalled check.
     claims: { type: 'integer', minimum: 0 },
+    // The delivery's pre-claim was handed on to this job by its event's job (which made the
+    // job instead of attempting the delivery): the job's claim renews it.
+    preclaimed: { const: true },
     // The delivery's tenant and target (subscription id, or receptionist id for a legacy
     // webhook_url): the lanes whose in-flight caps it counts toward. Absent in jobs made
     // without them (the processor then reads the delivery row).

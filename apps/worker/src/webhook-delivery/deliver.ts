@@ -75,7 +75,13 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       end = await lanes.hold(
         lane,
         holder,
-        () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
+        () =>
+          attempt({
+            deliveryId: data.deliveryId,
+            round: data.round,
+            attempt: data.attempt,
+            ...(data.preclaimed ? { preclaim: 'renew' as const } : {}),
+          }),
         (err) => deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
       );
     } finally {

@@ -22,8 +22,8 @@ import type { InlineAttempts } from './inline-attempts';
  * its lanes, is attempted by this process at once, its pre-claim taken as its claim (no
  * update of the row before its outcome: docs/DECISIONS.md, Row work per delivery); one whose
  * lane is full is added parked (`addParked`); every other open delivery (no budget by the
- * deadline, or a re-run finding a delivery past its first attempt) gets a delivery job, its
- * pre-claim given back first. The deadline is INLINE_WAIT_MS after the job starts, and the
+ * deadline, or a re-run finding a delivery past its first attempt) gets a delivery job, to
+ * which its pre-claim is handed on (the job's claim renews it: one update, as any claim). The deadline is INLINE_WAIT_MS after the job starts, and the
  * job waits for the attempts it started until then at most: long enough for a healthy
  * receiver, so event jobs are paced by their receivers and a busy subscription does not
  * fill its lane and fall back to delivery jobs (whose lane slots would then leave the next
@@ -112,15 +112,12 @@ export function fanOutProcessor(
     if (started.length) firstAttempts.inc({ path: 'inline' }, started.length);
     if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
-    // Pre-claims given back before the jobs exist: a job that ran first would claim nothing.
-    // A failure here fails the job: its run again holds no pre-claim, so what this run did
-    // not hand on lapses to the reconciler; the attempts started go on.
-    await batches.lifecycle.unclaim(
-      deps.knex,
-      [...later, ...full.map((r) => r.d)].filter(mine).map((d) => d.id),
-    );
-    await enqueueDeliveries(deps, later);
-    await addParked(full);
+    // Pre-claims this run holds are handed on to the jobs (each job's claim renews its
+    // delivery's). A failure here fails the job: its run again holds no pre-claim, so what
+    // this run did not hand on lapses to the reconciler; the attempts started go on.
+    const handedOn = (d: FannedOutDelivery) => ({ ...d, preclaimed: mine(d) });
+    await enqueueDeliveries(deps, later.map(handedOn));
+    await addParked(full.map((r) => ({ ...r, d: handedOn(r.d) })));
     await settledWithin(started, deadline - Date.now());
   }
 
@@ -139,12 +136,21 @@ export function fanOutProcessor(
         const end = await lanes.hold(
           lane,
           holder,
-          () => attempt({ deliveryId: d.id, round: d.round, attempt: 1, preclaimed }),
+          () =>
+            attempt({
+              deliveryId: d.id,
+              round: d.round,
+              attempt: 1,
+              ...(preclaimed ? { preclaim: 'take' as const } : {}),
+            }),
           (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
         );
-        // Throttled: a job waits for the slot the attempt was given.
-        if (end)
-          await enqueueDeliveries(deps, [{ ...d, nextAttemptAt: new Date(end.throttledUntil) }]);
+        // Throttled: a job waits for the slot the attempt was given (the row was given back:
+        // no pre-claim to hand on).
+        if (end) {
+          const next = { ...d, preclaimed: false, nextAttemptAt: new Date(end.throttledUntil) };
+          await enqueueDeliveries(deps, [next]);
+        }
       } catch (err) {
         // The claim lapses and the reconciler redoes the attempt (same event id).
         deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');

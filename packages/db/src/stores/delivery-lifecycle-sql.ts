@@ -144,18 +144,22 @@ const CLAIMED_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_
 /**
  * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on
  * the deliveries' created_at (idTimeWindow of $1), $7 and $8 the same widened by a day below
- * and an hour above (the events'), $9 whether each request holds the delivery's pre-claim
- * (FAN_OUT_SQL), $10 the seconds a pre-claim must have left to be taken as it is. The
- * bounds are plain parameters so that Postgres plans only the days they cover; the per-row
- * bounds stay exact. The event and the subscription are read per claimed row (subqueries by
- * primary key), never joined: a join may be planned as a scan of every event, once per batch.
+ * and an hour above (the events'), $9 for each request what it holds of the delivery's
+ * pre-claim (FAN_OUT_SQL): `take` (the pre-claim itself), `renew` (a hand-on of it) or null,
+ * $10 the seconds a pre-claim must have left to be taken as it is. The bounds are plain
+ * parameters so that Postgres plans only the days they cover; the per-row bounds stay
+ * exact. The event and the subscription are read per claimed row (subqueries by primary
+ * key), never joined: a join may be planned as a scan of every event, once per batch.
  *
- * A request holding a pre-claim with at least $10 seconds left takes it as its claim
- * (`taken`, a plain read: nothing is written); with less left it renews it (`claimed`, as a
- * claim of a pending row: `claims` becomes 1 and the lock starts again). Only the first run
- * of the event's job holds its pre-claims (apps/worker/src/webhook-delivery/fan-out.ts), so
- * `taken` is exclusive as a claim is: nothing else claims the row before its lock lapses, and
- * $10 leaves the attempt its HTTP deadline and the time to record before that.
+ * A `take` request finding the pre-claim with at least $10 seconds left takes it as its
+ * claim (`taken`, a plain read: nothing is written); with less left, or for a `renew`
+ * request, the pre-claim is renewed (`claimed`, as a claim of a pending row: `claims`
+ * becomes 1 and the lock starts again), once. Only the first run of the event's job holds
+ * a pre-claim (`take`), and it hands it on to at most one delivery job (`renew`) instead of
+ * attempting it (apps/worker/src/webhook-delivery/fan-out.ts); so `taken` is exclusive as a
+ * claim is (nothing else claims the row before its lock lapses, and $10 leaves the attempt
+ * its HTTP deadline and the time to record before that), and a delivery job run twice
+ * renews once: its second run finds `claims` 1.
  *
  * The event is looked for within a day before its delivery and an hour after (as
  * eventOfDelivery looks first): it is committed before its deliveries are made. Where it is
@@ -164,12 +168,12 @@ const CLAIMED_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_
  * a fallback in this one would be planned over every day kept, for every batch.
  */
 export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
-       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $9::bool[])
-           AS r(id, round, attempts, preclaimed)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $9::text[])
+           AS r(id, round, attempts, preclaim)
      ), taken AS (
        SELECT ${qualified(CLAIMED_COLUMNS, 'd')}
          FROM req JOIN webhook_deliveries d ON d.id = req.id
-        WHERE req.preclaimed AND ${idTimeBoundsSql('req.id', 'd.created_at')}
+        WHERE req.preclaim = 'take' AND ${idTimeBoundsSql('req.id', 'd.created_at')}
           AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
           AND d.round = req.round AND d.attempts = req.attempts AND ${PRECLAIMED_SQL('d.')}
           AND d.locked_until >= now() + make_interval(secs => $10::float8)
@@ -184,7 +188,8 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
           AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = req.id)
           AND (d.status = 'pending'
                OR (d.status = 'delivering'
-                   AND (d.locked_until < now() OR (req.preclaimed AND d.claims = 0))))
+                   AND (d.locked_until < now()
+                        OR (req.preclaim IS NOT NULL AND d.claims = 0))))
     RETURNING ${qualified(CLAIMED_COLUMNS, 'd')}
      )
      SELECT d.*,

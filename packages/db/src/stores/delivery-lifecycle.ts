@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { ASYNC_COMMIT_CTE } from '../commit';
 import { idTimeWindow, widenTimeWindow } from '../ids';
 import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
@@ -26,7 +25,8 @@ import {
  *                            └──release─────────┘
  *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
  *   (fan-out, pre-claimed) ──create──▶ delivering, `claims` 0: its holder's claim takes it
- *   as it is (nothing written) or renews it; ──unclaim──▶ pending; a lapse ends it as a claim's
+ *   as it is (nothing written) or renews it, as does a delivery job it was handed on to; a
+ *   lapse ends it as a claim's
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
  * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
@@ -45,7 +45,7 @@ export class DeliveryLifecycle {
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new. With
    * `preclaimMs`, each new delivery is pre-claimed for that long (see FAN_OUT_SQL): its
-   * event's job attempts it without a claim's update, or gives it back (`unclaim`).
+   * event's job attempts it without a claim's update, or hands it on to a delivery job.
    */
   async fanOut(
     db: Knex,
@@ -64,31 +64,14 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * Gives pre-claims back unattempted (their event's job hands the deliveries to delivery
-   * jobs): each becomes pending, due as it was, as if made without one. A delivery no
-   * longer pre-claimed is left as it is. Committed asynchronously: lost in a Postgres
-   * crash, the pre-claims lapse instead, and the reconciler gives the deliveries jobs.
-   */
-  async unclaim(db: Knex, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await db.raw(
-      `WITH ${ASYNC_COMMIT_CTE}
-       UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, updated_at = now()
-         FROM async_commit
-        WHERE id = ANY (?::text[]) AND created_at >= ? AND created_at < ?
-          AND status = 'delivering' AND claims = 0`,
-      [[...ids], ...idTimeWindow(ids)],
-    );
-  }
-
-  /**
    * Claims attempts, one statement for the batch; the result is aligned with `requests`
    * (undefined: not claimed). Only a request for the row's exact round and attempt claims it,
    * and only one at a time (a duplicate request in the same batch gets nothing); a claim left
    * by a crashed worker lapses at `locked_until`. The claim counts itself in `claims`, and
    * returns the event and the subscription's target as they are now. A request holding the
-   * row's pre-claim takes it as it is if at least `preclaimLeftMs` of it is left (nothing is
-   * written), or else renews it as a claim (see CLAIM_SQL).
+   * row's pre-claim (`preclaim`) takes it as it is if at least `preclaimLeftMs` of it is left
+   * (nothing is written), or else renews it as a claim, as a request it was handed on to
+   * does (see CLAIM_SQL).
    */
   async claim(
     db: Knex,
@@ -106,7 +89,7 @@ export class DeliveryLifecycle {
       lockMs / 1000,
       ...window,
       ...widenTimeWindow(window, DAY_MS, HOUR_MS),
-      requests.map((r) => r.preclaimed === true),
+      requests.map((r) => r.preclaim ?? null),
       preclaimLeftMs / 1000,
     ]);
     await findFarEvents(db, rows);
@@ -278,15 +261,19 @@ export class DeliveryLifecycle {
 
   /**
    * Claimed deliveries whose claim has lapsed (their worker died mid-attempt): due again at
-   * once, whatever their next_attempt_at. Oldest lapse first.
+   * once, whatever their next_attempt_at. Oldest lapse first. A pre-claim (`claims` 0) is
+   * listed only within PRECLAIM_LAPSE_WINDOW_MS of its lapse: one handed on to a delivery
+   * job still waiting in the queue lapses too, and is not listed (its job re-added, a no-op)
+   * twice a second for as long as it waits; after the window `overdue` lists it.
    */
   async lapsed(db: Knex, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status = 'delivering' AND locked_until < now()
+          AND (claims > 0 OR locked_until > now() - make_interval(secs => ?))
           AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY locked_until LIMIT ?`,
-      [limit],
+      [PRECLAIM_LAPSE_WINDOW_MS / 1000, limit],
     )) as { rows: OpenRow[] };
     return rows.map(toOpenDelivery);
   }
@@ -314,6 +301,12 @@ export class DeliveryLifecycle {
 }
 
 const HOUR_MS = 3_600_000;
+/**
+ * How long after its lapse a pre-claim is still listed by `lapsed`: its attempt, in flight
+ * when its worker died, or a pre-claim nobody held, goes out within a lapse check of the
+ * lapse (half a second) unless this many lapse at once.
+ */
+const PRECLAIM_LAPSE_WINDOW_MS = 5_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
@@ -359,10 +352,12 @@ export interface ClaimRequest {
   /** The attempt to make (1-based): the row must have made `attempt - 1`. */
   attempt: number;
   /**
-   * The caller holds the delivery's pre-claim: the first run of the job of the event that
-   * made it pre-claimed (apps/worker/src/webhook-delivery/fan-out.ts).
+   * What the caller holds of the delivery's pre-claim: `take`, the pre-claim itself (the
+   * first run of the job of the event that made it pre-claimed), or `renew`, the pre-claim
+   * handed on (a delivery job that run made instead of attempting it). See CLAIM_SQL and
+   * apps/worker/src/webhook-delivery/fan-out.ts.
    */
-  preclaimed?: boolean;
+  preclaim?: 'take' | 'renew';
 }
 
 export interface ClaimedDelivery {
