@@ -261,10 +261,11 @@ export class DeliveryLifecycle {
 
   /**
    * Claimed deliveries whose claim has lapsed (their worker died mid-attempt): due again at
-   * once, whatever their next_attempt_at. Oldest lapse first. A pre-claim (`claims` 0) is
-   * listed only within PRECLAIM_LAPSE_WINDOW_MS of its lapse: one handed on to a delivery
-   * job still waiting in the queue lapses too, and is not listed (its job re-added, a no-op)
-   * twice a second for as long as it waits; after the window `overdue` lists it.
+   * once, whatever their next_attempt_at. Claims first, oldest lapse first; then pre-claims
+   * (`claims` 0), newest lapse first, each only within PRECLAIM_LAPSE_WINDOW_MS of its
+   * lapse: one handed on to a delivery job still waiting in the queue lapses too, and is
+   * not listed twice a second for as long as it waits (after the window `overdue` lists
+   * it), nor ahead of a pre-claim that lapsed just now (an attempt in flight at a crash).
    */
   async lapsed(db: Knex, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
@@ -272,7 +273,8 @@ export class DeliveryLifecycle {
         WHERE status = 'delivering' AND locked_until < now()
           AND (claims > 0 OR locked_until > now() - make_interval(secs => ?))
           AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
-        ORDER BY locked_until LIMIT ?`,
+        ORDER BY claims = 0, CASE WHEN claims > 0 THEN locked_until END, locked_until DESC
+        LIMIT ?`,
       [PRECLAIM_LAPSE_WINDOW_MS / 1000, limit],
     )) as { rows: OpenRow[] };
     return rows.map(toOpenDelivery);
