@@ -66,6 +66,9 @@ afterAll(async () => {
   await ctx?.close();
 });
 
+/** A delivery's writes when made pre-claimed, then claimed by a delivery job, then recorded. */
+const CLAIMED_BY_A_JOB = ['INSERT delivering', 'UPDATE delivering', 'UPDATE succeeded'];
+
 const receivedIds = () =>
   https.receiver.requests.map((r) => String(r.headers['x-service-event-id']));
 
@@ -107,11 +110,7 @@ it('delivers the events of a relay that died between its commit and the job add'
   expect(receivedIds().filter((id) => ids.includes(id))).toHaveLength(2);
   // Each was claimed by a delivery job once its pre-claim lapsed.
   for (const r of rows) {
-    expect(await writes(r.id)).toEqual([
-      'INSERT delivering',
-      'UPDATE delivering',
-      'UPDATE succeeded',
-    ]);
+    expect(await writes(r.id)).toEqual(CLAIMED_BY_A_JOB);
   }
 }, 60_000);
 
@@ -206,11 +205,7 @@ it('a run after a stall leaves the first run its pre-claims: they lapse, then on
   });
   // Sent after the pre-claim lapsed, by a delivery job's claim: the re-run left it alone.
   expect(arrivals.get(eventId)).toBeGreaterThanOrEqual(new Date(delivery.locked_until).getTime());
-  expect(await writes(delivery.id)).toEqual([
-    'INSERT delivering',
-    'UPDATE delivering',
-    'UPDATE succeeded',
-  ]);
+  expect(await writes(delivery.id)).toEqual(CLAIMED_BY_A_JOB);
   expect(receivedIds().filter((id) => id === eventId)).toHaveLength(1);
 }, 60_000);
 
@@ -257,10 +252,6 @@ it('a delivery handed on to a job (its lane full) keeps its pre-claim: the job r
     return rows.length === 2 && rows.every((r) => r.status === 'succeeded');
   });
   // Made pre-claimed, claimed once by its job (the renewal), recorded.
-  expect(await writes(delivery.id)).toEqual([
-    'INSERT delivering',
-    'UPDATE delivering',
-    'UPDATE succeeded',
-  ]);
+  expect(await writes(delivery.id)).toEqual(CLAIMED_BY_A_JOB);
   expect(receivedIds().filter((id) => id === second)).toHaveLength(1);
 }, 60_000);
