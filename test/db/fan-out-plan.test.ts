@@ -28,12 +28,12 @@ async function genericPlan(ids: string[]): Promise<unknown> {
   try {
     await connection.query(`SET plan_cache_mode = force_generic_plan`);
     await connection.query(
-      `PREPARE fan_out_plan(text[], timestamptz, timestamptz, timestamptz, float8) AS ${FAN_OUT_SQL}`,
+      `PREPARE fan_out_plan(text[], timestamptz, timestamptz, timestamptz) AS ${FAN_OUT_SQL}`,
     );
     const literal = `ARRAY[${ids.map((id) => `'${id}'`).join(',')}]::text[]`;
     const [from, to] = idTimeWindow(ids).map((t) => `'${t instanceof Date ? t.toISOString() : t}'`);
     const { rows } = await connection.query(
-      `EXPLAIN (FORMAT JSON) EXECUTE fan_out_plan(${literal}, ${from}, ${to}, '-infinity', 13)`,
+      `EXPLAIN (FORMAT JSON) EXECUTE fan_out_plan(${literal}, ${from}, ${to}, '-infinity')`,
     );
     return (rows[0] as { 'QUERY PLAN': unknown })['QUERY PLAN'];
   } finally {

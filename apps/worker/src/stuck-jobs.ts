@@ -25,19 +25,3 @@ export async function freeStuckJobs(
   }
   return freed;
 }
-
-/**
- * The ids among `ids` of jobs that exist in `queue`, in any state: one pipelined EXISTS per
- * id (a queue's keys share its hash tag, so a Redis Cluster takes them in one slot).
- */
-export async function existingJobs(
-  redis: Redis,
-  queue: Queue,
-  ids: readonly string[],
-): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.exists(queue.toKey(id));
-  const replies = (await pipeline.exec()) ?? [];
-  return new Set(ids.filter((_, i) => replies[i]?.[1] === 1));
-}

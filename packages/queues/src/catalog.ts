@@ -19,10 +19,6 @@ const eventJobSchema = {
     tenantId: { type: 'string', minLength: 1 },
     // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
     traceparent: { type: 'string', maxLength: 200 },
-    // The relay made the event's deliveries pre-claimed for this job's first run, which
-    // attempts them without claiming them again (or gives them back). Absent: the job holds
-    // no pre-claim it did not make itself.
-    preclaimed: { const: true },
     // The deliveries the relay created for the event, all new (round 1, no attempt, no
     // claim), when it created at most MAX_RELAYED_DELIVERIES: the job attempts these
     // instead of reading them back. Absent: the job runs the fan-out statement itself.
@@ -60,9 +56,6 @@ const deliveryJobSchema = {
     // id of its own, instead of being a no-op beside the dead worker's job, which BullMQ
     // would only free after its stalled check.
     claims: { type: 'integer', minimum: 0 },
-    // The delivery's pre-claim was handed on to this job by its event's job (which made the
-    // job instead of attempting the delivery): the job's claim renews it.
-    preclaimed: { const: true },
     // The delivery's tenant and target (subscription id, or receptionist id for a legacy
     // webhook_url): the lanes whose in-flight caps it counts toward. Absent in jobs made
     // without them (the processor then reads the delivery row).

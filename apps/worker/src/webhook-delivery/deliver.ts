@@ -17,6 +17,14 @@ import type { Throttle } from './throttle';
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
 /**
+ * How long a claim and an in-flight slot outlive the HTTP deadline: enough to record the
+ * outcome (a batched statement: milliseconds; a record slower than this only risks sending
+ * again, with the same event id). An attempt of a worker killed mid-attempt runs again after
+ * WEBHOOK_TIMEOUT_MS + this, plus at most one lapse check (LAPSE_CHECK_MS, 0.5 s) and the time
+ * to send: within WEBHOOK_TIMEOUT_MS + 5 s.
+ */
+export const CLAIM_MARGIN_MS = 3_000;
+/**
  * Claims of one attempt that may end without a recorded outcome (a worker killed between
  * sending and recording, a record that failed) before the attempt is given up unsent.
  */
@@ -75,13 +83,7 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       end = await lanes.hold(
         lane,
         holder,
-        () =>
-          attempt({
-            deliveryId: data.deliveryId,
-            round: data.round,
-            attempt: data.attempt,
-            ...(data.preclaimed ? { preclaim: 'renew' as const } : {}),
-          }),
+        () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
         (err) => deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
       );
     } finally {

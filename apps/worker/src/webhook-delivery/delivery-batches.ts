@@ -6,10 +6,9 @@ import {
   type AttemptRecord,
   type ClaimedDelivery,
   type ClaimRequest,
-  type FannedOutDelivery,
   type Knex,
+  type OpenDelivery,
 } from '@switchboard/db';
-import type { ClaimTimings } from './claim-timings';
 
 /**
  * The delivery lifecycle's hot transitions as the jobs of one worker process call them: each
@@ -18,8 +17,7 @@ import type { ClaimTimings } from './claim-timings';
  */
 export interface DeliveryBatches {
   lifecycle: DeliveryLifecycle;
-  /** The event's open deliveries; new ones are pre-claimed for the calling event job. */
-  fanOut(eventId: string): Promise<FannedOutDelivery[]>;
+  fanOut(eventId: string): Promise<OpenDelivery[]>;
   claim(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
   record(record: AttemptRecord): Promise<boolean>;
 }
@@ -36,7 +34,7 @@ const DEADLOCK_OR_SERIALIZATION = new Set(['40P01', '40001']);
 
 export function createDeliveryBatches(
   knex: Knex,
-  timings: ClaimTimings,
+  lockMs: number,
   lifecycle: DeliveryLifecycle,
 ): DeliveryBatches {
   const opts: BatcherOptions = {
@@ -48,12 +46,12 @@ export function createDeliveryBatches(
       DEADLOCK_OR_SERIALIZATION.has(String((err as { code?: unknown } | null)?.code)),
     shared: isTransientDbError,
   };
-  const fanOut = new Batcher<string, FannedOutDelivery[]>(async (eventIds) => {
-    const open = await lifecycle.fanOut(knex, [...new Set(eventIds)], timings.lockMs);
+  const fanOut = new Batcher<string, OpenDelivery[]>(async (eventIds) => {
+    const open = await lifecycle.fanOut(knex, [...new Set(eventIds)]);
     return eventIds.map((id) => open.filter((d) => d.eventId === id));
   }, opts);
   const claim = new Batcher<ClaimRequest, ClaimedDelivery | undefined>(
-    (requests) => lifecycle.claim(knex, requests, timings.lockMs, timings.preclaimLeftMs),
+    (requests) => lifecycle.claim(knex, requests, lockMs),
     opts,
   );
   const record = new Batcher<AttemptRecord, boolean>(async (records) => {

@@ -9,7 +9,7 @@ import type { WorkerDeps } from '../deps';
  */
 export async function enqueueDeliveries(
   deps: WorkerDeps,
-  deliveries: ReadonlyArray<OpenDelivery & { preclaimed?: boolean }>,
+  deliveries: readonly OpenDelivery[],
   /** A delay for every job instead of each delivery's due time (jobs added parked). */
   delayMs?: number,
 ): Promise<void> {
@@ -29,11 +29,8 @@ export async function enqueueDeliveries(
   );
 }
 
-/**
- * The job of a delivery's next attempt (its id follows from it: catalog.deliveries.jobId).
- * `preclaimed`: the delivery's pre-claim is handed on to the job (./fan-out.ts).
- */
-export function deliveryJob(d: OpenDelivery & { preclaimed?: boolean }): DeliveryJob {
+/** The job of a delivery's next attempt (its id follows from it: catalog.deliveries.jobId). */
+export function deliveryJob(d: OpenDelivery): DeliveryJob {
   const targetId = d.subscriptionId ?? d.receptionistId;
   return {
     v: 1 as const,
@@ -41,7 +38,6 @@ export function deliveryJob(d: OpenDelivery & { preclaimed?: boolean }): Deliver
     round: d.round,
     attempt: d.attempts + 1,
     ...(d.claims > 0 ? { claims: d.claims } : {}),
-    ...(d.preclaimed ? { preclaimed: true as const } : {}),
     ...(targetId ? { tenantId: d.tenantId, targetId } : {}),
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Job } from 'bullmq';
-import type { FannedOutDelivery } from '@switchboard/db';
+import type { OpenDelivery } from '@switchboard/db';
 import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
@@ -12,31 +11,24 @@ import type { InlineAttempts } from './inline-attempts';
 
 /**
  * The event's job: the first attempt of each of its deliveries, with no second job in
- * between. The relay created the deliveries when it published the event (./relay.ts),
- * pre-claimed for this job's first run; the fan-out statement (batched with those of
- * concurrent event jobs) returns the event's open deliveries, and fans the event out itself
- * only if the relay's commit was lost (it then creates a delivery per matching active
- * subscription and one for the legacy webhook_url, pre-claimed for this run, and marks the
- * event). Then each new delivery, once it has a unit of the process's budget for inline
- * attempts (./inline-attempts.ts: waited for until the job's deadline) and a free slot in
- * its lanes, is attempted by this process at once, its pre-claim taken as its claim (no
- * update of the row before its outcome: docs/DECISIONS.md, Row work per delivery); one whose
- * lane is full is added parked (`addParked`); every other open delivery (no budget by the
- * deadline, or a re-run finding a delivery past its first attempt) gets a delivery job, to
- * which its pre-claim is handed on (the job's claim renews it: one update, as any claim). The deadline is INLINE_WAIT_MS after the job starts, and the
- * job waits for the attempts it started until then at most: long enough for a healthy
- * receiver, so event jobs are paced by their receivers and a busy subscription does not
- * fill its lane and fall back to delivery jobs (whose lane slots would then leave the next
- * events' first attempts none); no longer, because a receiver that never answers must not
- * hold event job slots that every other subscription's events need.
+ * between. The relay created the deliveries when it published the event (./relay.ts); the
+ * fan-out statement (batched with those of concurrent event jobs) returns the event's open
+ * deliveries, and fans the event out itself only if the relay's commit was lost (it then
+ * creates a delivery per matching active subscription and one for the legacy webhook_url,
+ * and marks the event). Then each new delivery whose lanes have a free slot, while the
+ * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
+ * process at once; one whose lane is full is added parked (`addParked`); every other open
+ * delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
+ * delivery job. All are added before any inline attempt starts. The job waits for the
+ * attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
+ * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
+ * receiver that never answers must not hold event job slots that every other subscription's
+ * events need.
  *
  * Crash safety: the rows are committed before anything is sent. A worker that dies before
- * the job ends leaves it active: BullMQ runs it again. The re-run holds no pre-claim the
- * relay made (the first run may still be attempting, if it was only stalled): it leaves those
- * deliveries alone, and they come back when their pre-claims lapse, as a dead worker's claims
- * do (the reconciler's lapse check); it attempts the other open deliveries. One that dies
- * during an inline attempt leaves a pre-claimed or claimed row whose lock lapses: the
- * reconciler redoes the attempt, same event id.
+ * the job ends leaves it active: BullMQ runs it again (the fan-out creates nothing new and
+ * returns the deliveries still open). One that dies during an inline attempt leaves an open
+ * row whose claim (if taken) lapses: the reconciler redoes the attempt, same event id.
  */
 /**
  * How long an event job waits for its inline attempts before it lets them run on alone: a
@@ -47,7 +39,7 @@ export const INLINE_WAIT_MS = 250;
 
 /** A new delivery whose lane was full when its event fanned out. */
 interface Refused {
-  d: FannedOutDelivery;
+  d: OpenDelivery;
   lane: Lane;
   verdict: Exclude<Verdict, 'ok'>;
 }
@@ -60,7 +52,7 @@ export function fanOutProcessor(
   inline: InlineAttempts,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
-  return (data: EventJob, job: Job): Promise<void> =>
+  return (data: EventJob): Promise<void> =>
     data.traceparent
       ? inSpan(
           'events.fan_out',
@@ -68,32 +60,24 @@ export function fanOutProcessor(
             parent: contextFromTraceparent(data.traceparent),
             attributes: { 'switchboard.event_id': data.eventId },
           },
-          () => fanOut(data, job),
+          () => fanOut(data),
         )
-      : fanOut(data, job);
+      : fanOut(data);
 
-  async function fanOut(data: EventJob, job: Job): Promise<void> {
-    const deadline = Date.now() + INLINE_WAIT_MS;
+  async function fanOut(data: EventJob): Promise<void> {
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
-    // The pre-claims this run holds: those its own fan-out made, and on the job's first run
-    // those the relay made for it. Only one run is ever first (BullMQ counts every start,
-    // stall and failure), so only one process attempts a pre-claimed delivery as it is.
-    const first = job.attemptsMade === 0 && job.stalledCounter === 0 && job.attemptsStarted <= 1;
-    const mine = (d: FannedOutDelivery): boolean =>
-      d.preclaimed && (d.made || (first && data.preclaimed === true));
-    const later: FannedOutDelivery[] = [];
+    const later: OpenDelivery[] = [];
     const full: Refused[] = [];
-    const started: Array<Promise<void>> = [];
+    const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
     await Promise.all(
       open.map(async (d) => {
-        // Another run's pre-claim: that run attempts it, or it lapses to the reconciler.
-        if (d.preclaimed && !mine(d)) return;
         const targetId = d.subscriptionId ?? d.receptionistId;
         const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
         if (!fresh || !targetId) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
-        if (!(await inline.takeBy(d.tenantId, deadline))) {
-          // No budget in time: a delivery job, or one added parked if its lane is full now.
+        // Taken before the first await: the budget is never overshot.
+        if (!inline.take(d.tenantId)) {
+          // No budget: a delivery job, or one added parked if its lane is full now.
           const verdict = await lanes.peek(lane).catch(() => 'ok' as const);
           return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
         }
@@ -102,62 +86,46 @@ export function fanOutProcessor(
           deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
           return 'error' as const;
         });
-        if (verdict === 'ok') return void started.push(attemptInline(d, lane, holder, mine(d)));
+        if (verdict === 'ok') return void now.push({ d, lane, holder });
         inline.untake(d.tenantId);
         if (verdict === 'error') later.push(d);
         else full.push({ d, lane, verdict });
       }),
     );
+    try {
+      await enqueueDeliveries(deps, later);
+      await addParked(full);
+    } catch (err) {
+      // The slots taken go back; the job fails and runs again (nothing was sent).
+      await Promise.all(now.map((n) => release(n.lane, n.holder)));
+      for (const n of now) inline.untake(n.lane.tenantId);
+      throw err;
+    }
     const { firstAttempts } = deps.metrics;
-    if (started.length) firstAttempts.inc({ path: 'inline' }, started.length);
+    if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
     if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
-    // Pre-claims this run holds are handed on to the jobs (each job's claim renews its
-    // delivery's). A failure here fails the job: its run again holds no pre-claim, so what
-    // this run did not hand on lapses to the reconciler; the attempts started go on.
-    const handedOn = (d: FannedOutDelivery) => ({ ...d, preclaimed: mine(d) });
-    await enqueueDeliveries(deps, later.map(handedOn));
-    await addParked(full.map((r) => ({ ...r, d: handedOn(r.d) })));
-    await settledWithin(started, deadline - Date.now());
-  }
-
-  /**
-   * One first attempt in this process, holding a unit of the inline budget and its lane
-   * slots, started at once (the event job waits for it until its deadline at most).
-   */
-  function attemptInline(
-    d: FannedOutDelivery,
-    lane: Lane,
-    holder: string,
-    preclaimed: boolean,
-  ): Promise<void> {
-    return inline.start(lane.tenantId, async () => {
-      try {
-        const end = await lanes.hold(
-          lane,
-          holder,
-          () =>
-            attempt({
-              deliveryId: d.id,
-              round: d.round,
-              attempt: 1,
-              ...(preclaimed ? { preclaim: 'take' as const } : {}),
-            }),
-          (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
-        );
-        // Throttled: a job waits for the slot the attempt was given (the row was given back:
-        // no pre-claim to hand on).
-        if (end) {
-          const next = { ...d, preclaimed: false, nextAttemptAt: new Date(end.throttledUntil) };
-          await enqueueDeliveries(deps, [next]);
+    const started = now.map(({ d, lane, holder }) =>
+      inline.start(lane.tenantId, async () => {
+        try {
+          const end = await lanes.hold(
+            lane,
+            holder,
+            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }),
+            (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
+          );
+          // Throttled: a job waits for the slot the attempt was given.
+          if (end)
+            await enqueueDeliveries(deps, [{ ...d, nextAttemptAt: new Date(end.throttledUntil) }]);
+        } catch (err) {
+          // The claim lapses and the reconciler redoes the attempt (same event id).
+          deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
+        } finally {
+          await release(lane, holder);
         }
-      } catch (err) {
-        // The claim lapses and the reconciler redoes the attempt (same event id).
-        deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
-      } finally {
-        await release(lane, holder);
-      }
-    });
+      }),
+    );
+    await settledWithin(started, INLINE_WAIT_MS);
   }
 
   /**
@@ -188,13 +156,13 @@ export function fanOutProcessor(
 
 /**
  * The deliveries the relay put in the job (./relay.ts), as the fan-out statement would have
- * returned them when the relay made them: new, due now, pre-claimed for this job if the job
- * says so. A job run again (its worker died) finds some of them past that; it holds none of
- * their pre-claims, so it attempts none of them, and whatever the first run left unfinished
- * is the reconciler's, as for any delivery of a dead worker. Undefined: the job carries none
- * (a reconciler's job, or too many deliveries), and runs the statement.
+ * returned them when the relay made them: new, due now. A job run again (its worker died)
+ * finds some of them past that; each attempt's claim, made for attempt 1 of round 1 with no
+ * live claim, then claims nothing and nothing is sent, and whatever the first run left
+ * unfinished is the reconciler's, as for any delivery of a dead worker. Undefined: the job
+ * carries none (a reconciler's job, or too many deliveries), and runs the statement.
  */
-function carriedDeliveries(data: EventJob): FannedOutDelivery[] | undefined {
+function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
   const { tenantId } = data;
   if (!data.deliveries || !tenantId) return undefined;
   const due = new Date();
@@ -208,14 +176,12 @@ function carriedDeliveries(data: EventJob): FannedOutDelivery[] | undefined {
     attempts: 0,
     claims: 0,
     nextAttemptAt: due,
-    preclaimed: data.preclaimed === true,
-    made: false,
   }));
 }
 
 /** Resolves when every promise settled, or after `ms`, whichever comes first. */
 async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {
-  if (promises.length === 0 || ms <= 0) return;
+  if (promises.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);

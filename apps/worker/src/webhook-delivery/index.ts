@@ -4,8 +4,7 @@ import type { WorkerDeps } from '../deps';
 import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { startTicker } from '../ticker';
-import { CLAIM_MARGIN_MS, claimTimings } from './claim-timings';
-import { attemptRunner, deliveryProcessor } from './deliver';
+import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './deliver';
 import { createDeliveryBatches } from './delivery-batches';
 import { fanOutProcessor } from './fan-out';
 import { InFlightLanes } from './in-flight';
@@ -46,8 +45,11 @@ export async function startWebhookDelivery(
   );
   // The delivery path's hot statements are batched per process and prepared before the
   // first job, on as many connections as the batches will use at once.
-  const timings = claimTimings(deps.config.webhook.timeoutMs);
-  const batches = createDeliveryBatches(deps.knex, timings, deps.stores.deliveryLifecycle);
+  const batches = createDeliveryBatches(
+    deps.knex,
+    deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
+    deps.stores.deliveryLifecycle,
+  );
   // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
   // statement not prepared now is prepared on first use.
   const prepared = batches.lifecycle
@@ -82,7 +84,7 @@ export async function startWebhookDelivery(
       await resetIfIdle(deps.queues.deliveries);
       await resetIfIdle(deps.queues.events);
     }),
-    startRelay(deps, { preclaimMs: timings.lockMs }),
+    startRelay(deps),
     startReconciler(deps, batches.lifecycle, reconcileTimings(opts)),
   ];
   return composite('webhook-delivery', parts);

@@ -15,8 +15,6 @@ export class InlineAttempts {
   private readonly running = new Set<Promise<void>>();
   private taken = 0;
   private readonly byTenant = new Map<string, number>();
-  /** Callers of `takeBy` waiting for a unit, oldest first. */
-  private readonly waiting: Waiter[] = [];
   /** The units one tenant may hold at once. */
   readonly share: number;
 
@@ -36,49 +34,11 @@ export class InlineAttempts {
     return true;
   }
 
-  /**
-   * Takes one unit for `tenantId` as `take` does, or waits for one until `deadline` (epoch
-   * ms): units given back go to the oldest waiter whose tenant may hold one more, so a
-   * tenant at its share never holds up another tenant's waiters. Resolves false at the
-   * deadline. The attempts of healthy receivers give units back within milliseconds.
-   */
-  takeBy(tenantId: string, deadline: number): Promise<boolean> {
-    if (this.take(tenantId)) return Promise.resolve(true);
-    const ms = deadline - Date.now();
-    if (ms <= 0) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        tenantId,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(waiter), 1);
-          resolve(false);
-        }, ms),
-      };
-      this.waiting.push(waiter);
-    });
-  }
-
   untake(tenantId: string): void {
     this.taken--;
     const mine = (this.byTenant.get(tenantId) ?? 1) - 1;
     if (mine > 0) this.byTenant.set(tenantId, mine);
     else this.byTenant.delete(tenantId);
-    this.grant();
-  }
-
-  /** Gives free units to the oldest waiters that may take them. */
-  private grant(): void {
-    for (let i = 0; i < this.waiting.length && this.taken < this.budget;) {
-      const w = this.waiting[i] as Waiter;
-      if (!this.take(w.tenantId)) {
-        i++;
-        continue;
-      }
-      this.waiting.splice(i, 1);
-      clearTimeout(w.timer);
-      w.resolve(true);
-    }
   }
 
   /**
@@ -98,10 +58,4 @@ export class InlineAttempts {
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
-}
-
-interface Waiter {
-  tenantId: string;
-  resolve: (taken: boolean) => void;
-  timer: NodeJS.Timeout;
 }

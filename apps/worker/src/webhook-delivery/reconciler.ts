@@ -8,7 +8,7 @@ import {
   type DeliveryLifecycle,
   type OpenDelivery,
 } from '@switchboard/db';
-import { existingJobs, freeStuckJobs } from '../stuck-jobs';
+import { freeStuckJobs } from '../stuck-jobs';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 
 export interface ReconcilerOptions {
@@ -82,22 +82,10 @@ export function startReconciler(
     await enqueueDeliveries(deps, deliveries);
   }
 
-  /**
-   * Lapsed claims and pre-claims get their jobs. A pre-claim handed on to a delivery job
-   * lapses while that job waits in the queue (parked behind a full lane, say): the job is
-   * there, so it is not added again (nor its tenant's fair count moved for a no-op add).
-   */
   async function lapsed(): Promise<void> {
     const rows = await lifecycle.lapsed(knex, BATCH);
-    const jobIdOf = (d: OpenDelivery) => catalog.deliveries.jobId(deliveryJob(d));
-    const handedOn = await existingJobs(
-      deps.redis,
-      queues.deliveries,
-      rows.filter((d) => d.claims === 0).map(jobIdOf),
-    );
-    const lost = rows.filter((d) => !(d.claims === 0 && handedOn.has(jobIdOf(d))));
-    await readd(lost);
-    if (lost.length) logger.info({ deliveries: lost.length }, 'lapsed claims re-enqueued');
+    await readd(rows);
+    if (rows.length) logger.info({ deliveries: rows.length }, 'lapsed claims re-enqueued');
   }
 
   async function sweepFloors(): Promise<void> {

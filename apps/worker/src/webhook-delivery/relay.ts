@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import type { FannedOutDelivery, UnpublishedEvent } from '@switchboard/db';
+import type { OpenDelivery, UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
 import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
@@ -26,13 +26,13 @@ const REFILL_MS = 100;
 
 /**
  * The deliveries an event job carries: those the relay's fan-out returned for the event, if
- * every one is new (made by this fan-out) and there are not too many; else none,
- * and the job reads them back with the fan-out statement (a delivery made earlier, by a
- * version that published first, may be past its first attempt).
+ * every one is new and there are not too many; else none, and the job reads them back with
+ * the fan-out statement (a delivery made earlier, by a version that published first, may
+ * be past its first attempt).
  */
-function carried(open: readonly FannedOutDelivery[] | undefined): EventJob['deliveries'] {
+function carried(open: readonly OpenDelivery[] | undefined): EventJob['deliveries'] {
   const all = open ?? [];
-  const fresh = all.every((d) => d.made);
+  const fresh = all.every((d) => d.round === 1 && d.attempts === 0 && d.claims === 0);
   if (!fresh || all.length > MAX_RELAYED_DELIVERIES) return undefined;
   return all.map((d) => ({
     id: d.id,
@@ -49,15 +49,13 @@ function carried(open: readonly FannedOutDelivery[] | undefined): EventJob['deli
  */
 function relayed(
   event: UnpublishedEvent,
-  open: readonly FannedOutDelivery[] | undefined,
-  preclaimed: boolean,
+  open: readonly OpenDelivery[] | undefined,
 ): { data: EventJob } {
   const deliveries = carried(open);
   const job = {
     v: 1 as const,
     eventId: event.id,
     tenantId: event.tenantId,
-    ...(preclaimed ? { preclaimed } : {}),
     ...(deliveries ? { deliveries } : {}),
   };
   if (!event.traceparent) return { data: job };
@@ -73,11 +71,6 @@ function relayed(
 export interface RelayOptions {
   /** Event jobs allowed to wait in the queue at once (default EVENTS_WINDOW). */
   window?: number;
-  /**
-   * How long the new deliveries are pre-claimed for their event's job (as long as a claim:
-   * ./claim-timings.ts); without it they are made pending.
-   */
-  preclaimMs?: number;
 }
 
 /**
@@ -86,11 +79,10 @@ export interface RelayOptions {
  * SKIP LOCKED, so several workers relay in parallel without publishing one event twice in the
  * common case; a duplicate publish is harmless anyway (jobId = event id). The claim's
  * transaction runs the fan-out statement (DeliveryLifecycle.fanOut): the event's one update
- * sets `published_at` and `fanned_out_at` together, and its deliveries are created, due now
- * and pre-claimed for the first run of the event's job. The event jobs are added after the
- * commit; each attempts its event's new deliveries (./fan-out.ts). A relay that dies between
- * the commit and the add leaves pre-claims that nobody holds: they lapse like the claim of a
- * dead worker, and the reconciler's lapse check gives the deliveries delivery jobs.
+ * sets `published_at` and `fanned_out_at` together, and its deliveries are created, due now.
+ * The event jobs are added after the commit; each attempts its event's new deliveries
+ * (./fan-out.ts). A relay that dies between the commit and the add leaves deliveries due and
+ * unclaimed, which the reconciler finds overdue and gives delivery jobs.
  *
  * Fair between tenants: the queue holds at most a window of event jobs, topped up as fan-out
  * takes them, and each top-up takes every tenant with unpublished events in turn
@@ -125,30 +117,27 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
       // The fan-out statement makes this transaction's commit asynchronous (its
       // ASYNC_COMMIT_CTE). Lost in a Postgres crash, the rows stay unpublished and this relay
       // claims them again, making new deliveries; an event job already added for the lost
-      // ones claims nothing (the rows are gone), and the new deliveries, pre-claimed for a
-      // job that was not added again, are the reconciler's once their pre-claims lapse
-      // (docs/DECISIONS.md, Row work per delivery).
+      // ones claims nothing (the rows are gone), and the new deliveries, due and unclaimed,
+      // are the reconciler's (docs/DECISIONS.md, Row work per delivery).
       const made = await stores.deliveryLifecycle.fanOut(
         trx,
         claimed.events.map((e) => e.id),
-        opts.preclaimMs,
       );
       return { events: claimed.events, open: made };
     });
     if (events.length === 0) return { published: 0, asked: room };
-    const byEvent = new Map<string, FannedOutDelivery[]>();
+    const byEvent = new Map<string, OpenDelivery[]>();
     for (const d of open) {
       const list = byEvent.get(d.eventId);
       if (list) list.push(d);
       else byEvent.set(d.eventId, [d]);
     }
     // After the commit, so that the job sees the deliveries. A crash before the jobs are in
-    // Redis leaves their pre-claims held by nobody: the reconciler adds delivery jobs once
-    // they lapse.
+    // Redis leaves them due and unclaimed: the reconciler adds their delivery jobs.
     await enqueue(
       queues,
       'events',
-      events.map((e) => relayed(e, byEvent.get(e.id), opts.preclaimMs !== undefined)),
+      events.map((e) => relayed(e, byEvent.get(e.id))),
     );
     metrics.eventsRelayed.inc(events.length);
     return { published: events.length, asked: room };

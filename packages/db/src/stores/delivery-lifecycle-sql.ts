@@ -30,12 +30,6 @@ export type OpenRow = Pick<
   | 'next_attempt_at'
 >;
 
-/** A row of FAN_OUT_SQL: an open delivery, whether it is pre-claimed, whether it is new. */
-export interface FannedOutRow extends OpenRow {
-  preclaimed: boolean;
-  made: boolean;
-}
-
 export interface ClaimRow extends DeliveryRow {
   /** Read as JSON: `created_at` is an ISO 8601 string. */
   event: {
@@ -57,35 +51,14 @@ export interface ClaimRow extends DeliveryRow {
   } | null;
 }
 
-/** A list of columns (`a, b`) as columns of `alias` (`d.a, d.b`). */
-const qualified = (columns: string, alias: string): string =>
-  columns.replace(/\w+/g, (c) => `${alias}.${c}`);
-
-/** The columns a fan-out sets on a new delivery besides its ids: its pre-claim, if any. */
-const PRECLAIM_COLUMNS = 'status, locked_until';
-/** $5: pre-claimed for $5 seconds (`delivering`, no claim counted), or pending when null. */
-const PRECLAIM_VALUES = `CASE WHEN $5::float8 IS NULL THEN 'pending' ELSE 'delivering' END,
-              now() + make_interval(secs => $5::float8)`;
-/** Whether the delivery row `row` holds a pre-claim (see FAN_OUT_SQL). */
-const PRECLAIMED_SQL = (row: string): string =>
-  `(${row}status = 'delivering' AND ${row}claims = 0)`;
-
 /**
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
- * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql);
- * $5 the pre-claim in seconds, or null for none.
+ * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
  * The bounds are plain parameters so that Postgres plans only the days they cover; the
  * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one update sets both outbox marks (the relay runs
  * this in its claim's transaction: the event is published and fanned out at once). The last
  * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
  * prepared statement, looks each one up by index instead of scanning every open delivery.
- *
- * Pre-claims (docs/DECISIONS.md, Row work per delivery): with $5, each new delivery is
- * created `delivering`, locked for $5 seconds with no claim counted (`claims` 0), for the
- * first run of its event's job, which then attempts it without a claim's update (CLAIM_SQL,
- * `taken`). Only a pre-claim is `delivering` with `claims` 0: every claim counts itself, and
- * every other transition leaves `delivering`. Each row returned says whether it is one
- * (`preclaimed`) and whether this statement made it (`made`).
  *
  * Each event is found by its primary key only: the test of `fanned_out_at` is written
  * `(… IS NULL) IS TRUE` (the same rows) so that it does not imply the predicate of the
@@ -105,28 +78,27 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
           AND (e.fanned_out_at IS NULL) IS TRUE
     RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
      ), to_subscriptions AS (
-       INSERT INTO webhook_deliveries
-              (id, tenant_id, event_id, subscription_id, next_attempt_at, ${PRECLAIM_COLUMNS})
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now(), ${PRECLAIM_VALUES}
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           AND (s.events = '{}' OR ev.type = ANY (s.events))
           -- An operational event never goes to the subscription it is about.
           AND (ev.about IS NULL OR ev.about <> s.id::text)
        ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}, status
+    RETURNING ${OPEN_COLUMNS}
      ), to_legacy AS (
-       INSERT INTO webhook_deliveries
-              (id, tenant_id, event_id, receptionist_id, next_attempt_at, ${PRECLAIM_COLUMNS})
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now(), ${PRECLAIM_VALUES}
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
          FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
        ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}, status
+    RETURNING ${OPEN_COLUMNS}
      )
-     SELECT ${OPEN_COLUMNS}, status = 'delivering' AS preclaimed, true AS made
-       FROM to_subscriptions
-     UNION ALL SELECT ${OPEN_COLUMNS}, status = 'delivering', true FROM to_legacy
-     UNION ALL SELECT ${qualified(OPEN_COLUMNS, 'd')}, ${PRECLAIMED_SQL('d.')}, false
+     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
+     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
+     UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
+       .map((c) => `d.${c}`)
+       .join(', ')}
                  FROM q JOIN webhook_deliveries d
                    ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
                 WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
@@ -136,30 +108,13 @@ const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_a
                                       'receptionist_id', e.receptionist_id,
                                       'traceparent', e.traceparent)`;
 
-/** The delivery columns a claim returns. */
-const CLAIMED_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_id, status, attempts,
-       round, next_attempt_at, locked_until, last_status_code, last_error, created_at,
-       updated_at, completed_at, first_success_at, claims`;
-
 /**
  * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on
  * the deliveries' created_at (idTimeWindow of $1), $7 and $8 the same widened by a day below
- * and an hour above (the events'), $9 for each request what it holds of the delivery's
- * pre-claim (FAN_OUT_SQL): `take` (the pre-claim itself), `renew` (a hand-on of it) or null,
- * $10 the seconds a pre-claim must have left to be taken as it is. The bounds are plain
- * parameters so that Postgres plans only the days they cover; the per-row bounds stay
- * exact. The event and the subscription are read per claimed row (subqueries by primary
- * key), never joined: a join may be planned as a scan of every event, once per batch.
- *
- * A `take` request finding the pre-claim with at least $10 seconds left takes it as its
- * claim (`taken`, a plain read: nothing is written); with less left, or for a `renew`
- * request, the pre-claim is renewed (`claimed`, as a claim of a pending row: `claims`
- * becomes 1 and the lock starts again), once. Only the first run of the event's job holds
- * a pre-claim (`take`), and it hands it on to at most one delivery job (`renew`) instead of
- * attempting it (apps/worker/src/webhook-delivery/fan-out.ts); so `taken` is exclusive as a
- * claim is (nothing else claims the row before its lock lapses, and $10 leaves the attempt
- * its HTTP deadline and the time to record before that), and a delivery job run twice
- * renews once: its second run finds `claims` 1.
+ * and an hour above (the events'). The bounds are plain parameters so that Postgres plans
+ * only the days they cover; the per-row bounds stay exact. The event and the subscription
+ * are read per claimed row (subqueries by primary key), never joined: a join may be planned
+ * as a scan of every event, once per batch.
  *
  * The event is looked for within a day before its delivery and an hour after (as
  * eventOfDelivery looks first): it is committed before its deliveries are made. Where it is
@@ -168,31 +123,20 @@ const CLAIMED_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_
  * a fallback in this one would be planned over every day kept, for every batch.
  */
 export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
-       SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $9::text[])
-           AS r(id, round, attempts, preclaim)
-     ), taken AS (
-       SELECT ${qualified(CLAIMED_COLUMNS, 'd')}
-         FROM req JOIN webhook_deliveries d ON d.id = req.id
-        WHERE req.preclaim = 'take' AND ${idTimeBoundsSql('req.id', 'd.created_at')}
-          AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
-          AND d.round = req.round AND d.attempts = req.attempts AND ${PRECLAIMED_SQL('d.')}
-          AND d.locked_until >= now() + make_interval(secs => $10::float8)
-     ), claimed AS (
-       UPDATE webhook_deliveries d
-          SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
-              claims = d.claims + 1, updated_at = now()
-         FROM req, async_commit
-        WHERE d.id = req.id AND ${idTimeBoundsSql('req.id', 'd.created_at')}
-          AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
-          AND d.round = req.round AND d.attempts = req.attempts
-          AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = req.id)
-          AND (d.status = 'pending'
-               OR (d.status = 'delivering'
-                   AND (d.locked_until < now()
-                        OR (req.preclaim IS NOT NULL AND d.claims = 0))))
-    RETURNING ${qualified(CLAIMED_COLUMNS, 'd')}
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
      )
-     SELECT d.*,
+     UPDATE webhook_deliveries d
+        SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
+            claims = d.claims + 1, updated_at = now()
+       FROM req, async_commit
+      WHERE d.id = req.id AND ${idTimeBoundsSql('req.id', 'd.created_at')}
+        AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
+        AND d.round = req.round AND d.attempts = req.attempts
+        AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
+  RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
+            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
+            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
+            d.claims,
             (SELECT ${EVENT_JSON} FROM events e
               WHERE e.id = d.event_id
                 AND e.created_at BETWEEN d.created_at - interval '1 day'
@@ -205,8 +149,7 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
                                       CASE WHEN s.secret_overlap_ends_at > now()
                                            THEN s.previous_secret_ciphertext END,
                                       'rate_limit_per_second', s.rate_limit_per_second)
-               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription
-       FROM (SELECT * FROM taken UNION ALL SELECT * FROM claimed) d`;
+               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
 
 /**
  * (knex bindings) event ids, then bounds on their created_at (idTimeWindow of the ids): the

@@ -12,7 +12,6 @@ import {
   OPEN_COLUMNS,
   RECORD_SQL,
   type ClaimRow,
-  type FannedOutRow,
   type OpenRow,
 } from './delivery-lifecycle-sql';
 
@@ -24,9 +23,6 @@ import {
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
  *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
- *   (fan-out, pre-claimed) ──create──▶ delivering, `claims` 0: its holder's claim takes it
- *   as it is (nothing written) or renews it, as does a delivery job it was handed on to; a
- *   lapse ends it as a claim's
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
  * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
@@ -43,24 +39,17 @@ export class DeliveryLifecycle {
    * (only the first caller does: the relay, in its claim's transaction), creates a delivery per active subscription of its tenant whose filter
    * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
-   * open. Unique indexes on (target, event) make a re-run create nothing new. With
-   * `preclaimMs`, each new delivery is pre-claimed for that long (see FAN_OUT_SQL): its
-   * event's job attempts it without a claim's update, or hands it on to a delivery job.
+   * open. Unique indexes on (target, event) make a re-run create nothing new.
    */
-  async fanOut(
-    db: Knex,
-    eventIds: readonly string[],
-    preclaimMs?: number,
-  ): Promise<FannedOutDelivery[]> {
+  async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
     if (eventIds.length === 0) return [];
     const window = idTimeWindow(eventIds);
-    const rows = await runPrepared<FannedOutRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
+    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
       eventIds,
       ...window,
       widenTimeWindow(window, HOUR_MS, 0)[0],
-      preclaimMs === undefined ? null : preclaimMs / 1000,
     ]);
-    return rows.map((r) => ({ ...toOpenDelivery(r), preclaimed: r.preclaimed, made: r.made }));
+    return rows.map(toOpenDelivery);
   }
 
   /**
@@ -68,16 +57,12 @@ export class DeliveryLifecycle {
    * (undefined: not claimed). Only a request for the row's exact round and attempt claims it,
    * and only one at a time (a duplicate request in the same batch gets nothing); a claim left
    * by a crashed worker lapses at `locked_until`. The claim counts itself in `claims`, and
-   * returns the event and the subscription's target as they are now. A request holding the
-   * row's pre-claim (`preclaim`) takes it as it is if at least `preclaimLeftMs` of it is left
-   * (nothing is written), or else renews it as a claim, as a request it was handed on to
-   * does (see CLAIM_SQL).
+   * returns the event and the subscription's target as they are now.
    */
   async claim(
     db: Knex,
     requests: readonly ClaimRequest[],
     lockMs: number,
-    preclaimLeftMs = lockMs,
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
     const ids = requests.map((r) => r.deliveryId);
@@ -89,8 +74,6 @@ export class DeliveryLifecycle {
       lockMs / 1000,
       ...window,
       ...widenTimeWindow(window, DAY_MS, HOUR_MS),
-      requests.map((r) => r.preclaim ?? null),
-      preclaimLeftMs / 1000,
     ]);
     await findFarEvents(db, rows);
     const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
@@ -261,21 +244,15 @@ export class DeliveryLifecycle {
 
   /**
    * Claimed deliveries whose claim has lapsed (their worker died mid-attempt): due again at
-   * once, whatever their next_attempt_at. Claims first, oldest lapse first; then pre-claims
-   * (`claims` 0), newest lapse first, each only within PRECLAIM_LAPSE_WINDOW_MS of its
-   * lapse: one handed on to a delivery job still waiting in the queue lapses too, and is
-   * not listed twice a second for as long as it waits (after the window `overdue` lists
-   * it), nor ahead of a pre-claim that lapsed just now (an attempt in flight at a crash).
+   * once, whatever their next_attempt_at. Oldest lapse first.
    */
   async lapsed(db: Knex, limit: number): Promise<OpenDelivery[]> {
     const { rows } = (await db.raw(
       `SELECT ${OPEN_COLUMNS} FROM webhook_deliveries
         WHERE status = 'delivering' AND locked_until < now()
-          AND (claims > 0 OR locked_until > now() - make_interval(secs => ?))
           AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
-        ORDER BY claims = 0, CASE WHEN claims > 0 THEN locked_until END, locked_until DESC
-        LIMIT ?`,
-      [PRECLAIM_LAPSE_WINDOW_MS / 1000, limit],
+        ORDER BY locked_until LIMIT ?`,
+      [limit],
     )) as { rows: OpenRow[] };
     return rows.map(toOpenDelivery);
   }
@@ -289,8 +266,8 @@ export class DeliveryLifecycle {
     await Promise.all(
       Array.from({ length: connections }, async () => {
         const [from, to] = idTimeWindow([]);
-        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from, null]);
-        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to, [], 1]);
+        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
+        await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
         // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
           ...Array.from({ length: 13 }, () => []),
@@ -303,12 +280,6 @@ export class DeliveryLifecycle {
 }
 
 const HOUR_MS = 3_600_000;
-/**
- * How long after its lapse a pre-claim is still listed by `lapsed`: its attempt, in flight
- * when its worker died, or a pre-claim nobody held, goes out within a lapse check of the
- * lapse (half a second) unless this many lapse at once.
- */
-const PRECLAIM_LAPSE_WINDOW_MS = 5_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
@@ -340,26 +311,11 @@ export type OpenDelivery = Pick<
   | 'nextAttemptAt'
 >;
 
-/** An open delivery as a fan-out returns it. */
-export interface FannedOutDelivery extends OpenDelivery {
-  /** Created `delivering` for its event's job, no claim counted yet (see FAN_OUT_SQL). */
-  preclaimed: boolean;
-  /** Created by this fan-out (not found open from an earlier one). */
-  made: boolean;
-}
-
 export interface ClaimRequest {
   deliveryId: string;
   round: number;
   /** The attempt to make (1-based): the row must have made `attempt - 1`. */
   attempt: number;
-  /**
-   * What the caller holds of the delivery's pre-claim: `take`, the pre-claim itself (the
-   * first run of the job of the event that made it pre-claimed), or `renew`, the pre-claim
-   * handed on (a delivery job that run made instead of attempting it). See CLAIM_SQL and
-   * apps/worker/src/webhook-delivery/fan-out.ts.
-   */
-  preclaim?: 'take' | 'renew';
 }
 
 export interface ClaimedDelivery {
