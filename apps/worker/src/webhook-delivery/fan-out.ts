@@ -72,8 +72,7 @@ export function fanOutProcessor(
     await Promise.all(
       open.map(async (d) => {
         const targetId = d.subscriptionId ?? d.receptionistId;
-        const fresh = d.round === 1 && d.attempts === 0 && d.claims === 0;
-        if (!fresh || !targetId) return void later.push(d);
+        if (!isNew(d) || !targetId) return void later.push(d);
         const lane = { tenantId: d.tenantId, targetId };
         // Taken before the first await: the budget is never overshot.
         if (!inline.take(d.tenantId)) {
@@ -103,7 +102,9 @@ export function fanOutProcessor(
     }
     const { firstAttempts } = deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
-    if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
+    // A re-run's delivery already past its first attempt is not one.
+    const handedOn = later.filter(isNew).length;
+    if (handedOn) firstAttempts.inc({ path: 'job' }, handedOn);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
     const started = now.map(({ d, lane, holder }) =>
       inline.start(lane.tenantId, async () => {
@@ -178,6 +179,10 @@ function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
     nextAttemptAt: due,
   }));
 }
+
+/** A delivery whose first attempt is still to be made (round 1, nothing attempted or claimed). */
+export const isNew = (d: OpenDelivery): boolean =>
+  d.round === 1 && d.attempts === 0 && d.claims === 0;
 
 /** Resolves when every promise settled, or after `ms`, whichever comes first. */
 async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {

@@ -5,6 +5,7 @@ import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/que
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
 import type { Component } from '../component';
+import { isNew } from './fan-out';
 
 const BATCH = 500;
 /** Fallback poll: a missed notification (e.g. during a reconnect) delays an event this much. */
@@ -32,8 +33,7 @@ const REFILL_MS = 100;
  */
 function carried(open: readonly OpenDelivery[] | undefined): EventJob['deliveries'] {
   const all = open ?? [];
-  const fresh = all.every((d) => d.round === 1 && d.attempts === 0 && d.claims === 0);
-  if (!fresh || all.length > MAX_RELAYED_DELIVERIES) return undefined;
+  if (!all.every(isNew) || all.length > MAX_RELAYED_DELIVERIES) return undefined;
   return all.map((d) => ({
     id: d.id,
     ...(d.subscriptionId ? { subscriptionId: d.subscriptionId } : {}),
