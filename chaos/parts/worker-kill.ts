@@ -92,14 +92,23 @@ export async function runWorkerKill(opts: WorkerKillOptions): Promise<PartResult
         killed++;
         const at = Date.now();
         const before = distinct();
-        // The attempts the killed process had in flight (claimed, not recorded): each must be
-        // attempted again within WEBHOOK_TIMEOUT_MS + 5 s of the kill.
+        // The attempts the killed process had in flight (claimed, or taken by an event job
+        // and sent, and not recorded): each must be attempted again within
+        // WEBHOOK_TIMEOUT_MS + 5 s of the kill.
         const seenFrom = stack.receiver.requests.length;
+        const sent = new Set(
+          stack.receiver.requests.map((r) => String(r.headers['x-service-event-id'])),
+        );
         const delivering = async () =>
-          (await stack.servers.ctx.deps
-            .knex('webhook_deliveries')
-            .where({ status: 'delivering' })
-            .pluck('event_id')) as string[];
+          (
+            (await stack.servers.ctx.deps
+              .knex('webhook_deliveries')
+              .where({ status: 'delivering' })
+              .orWhere({ status: 'pending', attempts: 0, claims: 0 })
+              .select('event_id', 'status')) as Array<{ event_id: string; status: string }>
+          )
+            .filter((r) => r.status === 'delivering' || sent.has(r.event_id))
+            .map((r) => r.event_id);
         let inFlight = await delivering();
         // The replacement starts at once; the figures are read while it starts (with other
         // replicas running, the recovery does not wait for it).

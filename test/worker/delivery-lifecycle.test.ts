@@ -1,4 +1,9 @@
-import { DeliveryLifecycle, type AttemptRecord, type ClaimedDelivery } from '@switchboard/db';
+import {
+  DeliveryLifecycle,
+  TAKE_WINDOW_S,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
@@ -53,6 +58,83 @@ it('claims each delivery of a batch once; a duplicate request in the batch gets 
   expect(claimed[0]?.subscription?.isActive).toBe(true);
   // Held: no second claim until the lock lapses.
   expect(await lifecycle.claim(ctx.deps.knex, [a!], LOCK_MS)).toEqual([undefined]);
+});
+
+it('takes a new, recent delivery without writing it; its taken record moves it only while unclaimed', async () => {
+  const { open } = await deliveries(3);
+  const [a, b, c] = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
+  const version = async (id: string) =>
+    (await ctx.deps.knex.raw('SELECT xmin::text AS v FROM webhook_deliveries WHERE id = ?', [id]))
+      .rows[0]?.v as string;
+  const before = await version(a!.deliveryId);
+  const taken = await lifecycle.take(ctx.deps.knex, [a!, b!, c!, a!, { ...b!, attempt: 2 }]);
+  expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([
+    a!.deliveryId,
+    b!.deliveryId,
+    c!.deliveryId,
+    null,
+    null,
+  ]);
+  expect(taken[0]?.event.type).toBe('call.started');
+  expect(taken[0]?.delivery).toMatchObject({ status: 'pending', claims: 0, attempts: 0 });
+  // A read: the row version is the fan-out's.
+  expect(await version(a!.deliveryId)).toBe(before);
+  // Another worker claims b meanwhile (a job of the reconciler's): b's taken record is not
+  // this row's to move; c, canceled meanwhile, counts the attempt as any canceled delivery.
+  expect((await lifecycle.claim(ctx.deps.knex, [b!], LOCK_MS))[0]).toBeDefined();
+  await lifecycle.cancel(ctx.deps.knex, c!.deliveryId);
+  const base = { statusCode: 204, error: null, durationMs: 2, excerpt: null, logAttempt: true };
+  const moved = await lifecycle.record(
+    ctx.deps.knex,
+    taken.slice(0, 3).map((t) => ({
+      ...base,
+      delivery: t!.delivery,
+      outcome: { kind: 'succeeded' as const },
+      taken: true,
+    })),
+  );
+  expect(moved).toEqual([true, false, false]);
+  const rows = await ctx.deps
+    .knex('webhook_deliveries')
+    .whereIn(
+      'id',
+      open.map((d) => d.id),
+    )
+    .select('id', 'status', 'attempts', 'claims');
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  expect(byId.get(a!.deliveryId)).toMatchObject({ status: 'succeeded', attempts: 1, claims: 0 });
+  expect(byId.get(b!.deliveryId)).toMatchObject({ status: 'delivering', attempts: 0, claims: 1 });
+  expect(byId.get(c!.deliveryId)).toMatchObject({ status: 'canceled', attempts: 1 });
+  // Nothing is taken twice, nor once claimed.
+  expect(await lifecycle.take(ctx.deps.knex, [a!, b!, c!])).toEqual([
+    undefined,
+    undefined,
+    undefined,
+  ]);
+});
+
+it('takes no delivery made over TAKE_WINDOW_S ago; the reconciler leaves new ones alone for twice that', async () => {
+  const { open } = await deliveries(2);
+  const [young, old] = open;
+  const age = (id: string, s: number) =>
+    ctx.deps
+      .knex('webhook_deliveries')
+      .where({ id })
+      .update({ next_attempt_at: ctx.deps.knex.raw(`now() - make_interval(secs => ${s})`) });
+  await age(young!.id, TAKE_WINDOW_S - 2);
+  await age(old!.id, TAKE_WINDOW_S + 1);
+  const req = (id: string) => ({ deliveryId: id, round: 1, attempt: 1 });
+  const taken = await lifecycle.take(ctx.deps.knex, [req(young!.id), req(old!.id)]);
+  expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([young!.id, null]);
+  // Overdue by a 1 s grace, yet left alone: made less than 2 × TAKE_WINDOW_S ago.
+  const overdueIds = async () =>
+    (await lifecycle.overdue(ctx.deps.knex, 1_000, 10_000)).map((d) => d.id);
+  expect(await overdueIds()).not.toContain(old!.id);
+  await age(old!.id, 2 * TAKE_WINDOW_S + 1);
+  expect(await overdueIds()).toContain(old!.id);
+  // A delivery past its first attempt is the reconciler's after the grace alone.
+  await ctx.deps.knex('webhook_deliveries').where({ id: young!.id }).update({ attempts: 1 });
+  expect(await overdueIds()).toContain(young!.id);
 });
 
 it('records a batch of successes and retries; only rows at the claimed attempt move', async () => {

@@ -13,6 +13,7 @@ import { sendTraced } from './traced-send';
 import { enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
+import { holdAttempt, type AttemptHold, type FirstAttemptLease } from './first-attempt-lease';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -52,7 +53,7 @@ const OUTCOME_UNKNOWN: AttemptResult = {
  * (./throttle.ts) kept it a later slot: the row was given back, due then, and the caller
  * makes the attempt's job wait for it.
  */
-export type Attempt = (request: ClaimRequest) => Promise<AttemptEnd>;
+export type Attempt = (request: ClaimRequest, lease?: FirstAttemptLease) => Promise<AttemptEnd>;
 export type AttemptEnd = { throttledUntil: number } | undefined;
 
 /**
@@ -149,9 +150,19 @@ export function attemptRunner(
 ): Attempt {
   const { config, knex, logger, metrics, sender } = deps;
 
-  return async (data: ClaimRequest): Promise<AttemptEnd> => {
-    const claimed = await batches.claim(data);
-    if (!claimed) return; // gone, final, already past this attempt, or held by another worker
+  return async (data: ClaimRequest, lease?: FirstAttemptLease): Promise<AttemptEnd> => {
+    // Gone, final, already past this attempt, or held by another worker: nothing to do.
+    const hold = await holdAttempt(batches, data, lease);
+    if (!hold) return;
+    try {
+      return await attemptHeld(data, hold);
+    } finally {
+      hold.close();
+    }
+  };
+
+  async function attemptHeld(data: ClaimRequest, hold: AttemptHold): Promise<AttemptEnd> {
+    const { claimed } = hold;
     const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
     let result: AttemptResult;
@@ -169,6 +180,7 @@ export function attemptRunner(
         // An operator problem, not the subscriber's: the secret was encrypted under another
         // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
         // (the reconciler tries again) until the key is put right.
+        if (!(await hold.claim())) return;
         await batches.lifecycle.release(knex, d.id, SECRET_RETRY_MS);
         log.error(
           'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
@@ -179,6 +191,7 @@ export function attemptRunner(
       if (target === 'paused') {
         // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
         // waits its turn again if it had a throttle slot).
+        if (!(await hold.claim())) return;
         await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
         if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
           await throttle.forget(d.subscriptionId, slotKey);
@@ -197,6 +210,7 @@ export function attemptRunner(
         const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
         if (waitMs > 0) {
           // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
+          if (!(await hold.claim())) return;
           await batches.lifecycle.release(knex, d.id, waitMs);
           if (fresh) metrics.deliveriesThrottled.inc();
           log.debug({ waitMs }, 'delivery waits: subscription throttled');
@@ -218,7 +232,13 @@ export function attemptRunner(
     }
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
-    if (!(await recordOutcome(deps, batches, d, result, outcome))) {
+    // The last attempt's failure counts in the subscription's streak: a claimed row's record
+    // only (EXHAUST_SQL).
+    if (outcome.kind === 'failed') await hold.claim();
+    const recorded = await hold.record((taken) =>
+      recordOutcome(deps, batches, d, result, outcome, taken),
+    );
+    if (!recorded) {
       // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
       log.info('delivery attempt recorded; the delivery was canceled or retried by hand meanwhile');
       return;
@@ -245,5 +265,5 @@ export function attemptRunner(
       };
       await enqueueDeliveries(deps, [next]);
     }
-  };
+  }
 }

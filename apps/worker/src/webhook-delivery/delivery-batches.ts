@@ -19,6 +19,8 @@ export interface DeliveryBatches {
   lifecycle: DeliveryLifecycle;
   fanOut(eventId: string): Promise<OpenDelivery[]>;
   claim(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
+  /** A first attempt taken under its event job's lease (./first-attempt-lease.ts). */
+  take(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
   record(record: AttemptRecord): Promise<boolean>;
 }
 
@@ -54,6 +56,10 @@ export function createDeliveryBatches(
     (requests) => lifecycle.claim(knex, requests, lockMs),
     opts,
   );
+  const take = new Batcher<ClaimRequest, ClaimedDelivery | undefined>(
+    (requests) => lifecycle.take(knex, requests),
+    opts,
+  );
   const record = new Batcher<AttemptRecord, boolean>(async (records) => {
     // A delivery appears at most once per statement; a second record of the same one (two
     // claims of it, one lapsed) runs after the first.
@@ -79,6 +85,7 @@ export function createDeliveryBatches(
     lifecycle,
     fanOut: (eventId) => fanOut.add(eventId),
     claim: (request) => claim.add(request),
+    take: (request) => take.add(request),
     record: (r) => record.add(r),
   };
 }

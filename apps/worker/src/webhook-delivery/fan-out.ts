@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
 import type { OpenDelivery } from '@switchboard/db';
 import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
@@ -8,6 +9,7 @@ import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
+import { FirstAttemptLease } from './first-attempt-lease';
 
 /**
  * The event's job: the first attempt of each of its deliveries, with no second job in
@@ -25,10 +27,13 @@ import type { InlineAttempts } from './inline-attempts';
  * receiver that never answers must not hold event job slots that every other subscription's
  * events need.
  *
- * Crash safety: the rows are committed before anything is sent. A worker that dies before
- * the job ends leaves it active: BullMQ runs it again (the fan-out creates nothing new and
- * returns the deliveries still open). One that dies during an inline attempt leaves an open
- * row whose claim (if taken) lapses: the reconciler redoes the attempt, same event id.
+ * Crash safety: the rows are committed before anything is sent. The attempts the job makes
+ * are taken, not claimed (./first-attempt-lease.ts): the job's BullMQ lock holds them. A
+ * worker that dies before the job ends leaves it active: BullMQ runs it again after its
+ * stalled check (the fan-out creates nothing new and returns the deliveries still open, and
+ * the attempts not recorded are made again, same event id). An attempt still running when
+ * the job stops waiting is claimed first; a worker that dies after leaves that claim to
+ * lapse: the reconciler redoes the attempt.
  */
 /**
  * How long an event job waits for its inline attempts before it lets them run on alone: a
@@ -52,19 +57,21 @@ export function fanOutProcessor(
   inline: InlineAttempts,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
-  return (data: EventJob): Promise<void> =>
-    data.traceparent
+  return (data: EventJob, job?: JobRuns): Promise<void> => {
+    const rerun = job ? isRerun(job) : false;
+    return data.traceparent
       ? inSpan(
           'events.fan_out',
           {
             parent: contextFromTraceparent(data.traceparent),
             attributes: { 'switchboard.event_id': data.eventId },
           },
-          () => fanOut(data),
+          () => fanOut(data, rerun),
         )
-      : fanOut(data);
+      : fanOut(data, rerun);
+  };
 
-  async function fanOut(data: EventJob): Promise<void> {
+  async function fanOut(data: EventJob, rerun: boolean): Promise<void> {
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     const later: OpenDelivery[] = [];
     const full: Refused[] = [];
@@ -93,13 +100,15 @@ export function fanOutProcessor(
     );
     try {
       await enqueueDeliveries(deps, later);
-      await addParked(full);
+      await addParked(full, rerun);
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
       await Promise.all(now.map((n) => release(n.lane, n.holder)));
       for (const n of now) inline.untake(n.lane.tenantId);
       throw err;
     }
+    // The job's lock holds the attempts it makes: they are taken, not claimed, until it ends.
+    const lease = new FirstAttemptLease();
     const { firstAttempts } = deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
     // A re-run's delivery already past its first attempt is not one.
@@ -112,7 +121,7 @@ export function fanOutProcessor(
           const end = await lanes.hold(
             lane,
             holder,
-            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }),
+            () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }, lease),
             (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
           );
           // Throttled: a job waits for the slot the attempt was given.
@@ -127,14 +136,19 @@ export function fanOutProcessor(
       }),
     );
     await settledWithin(started, INLINE_WAIT_MS);
+    // Those still running are claimed now (or recorded first): the job may then end.
+    await lease.end();
   }
 
   /**
    * Deliveries whose lane is full are added parked: delayed and listed under that lane, as a
    * delivery job refused a slot would be (./deliver.ts), without first waiting in the queue
    * and taking a worker slot only to be refused. A slot freed meanwhile wakes them at once.
+   * In a re-run (its worker died) they are listed as urgent: a new one may be an attempt the
+   * first run took and had in flight, and goes before the lane's backlog, as the job of a
+   * lapsed claim does (./in-flight.ts).
    */
-  async function addParked(refused: readonly Refused[]): Promise<void> {
+  async function addParked(refused: readonly Refused[], urgent: boolean): Promise<void> {
     if (refused.length === 0) return;
     await enqueueDeliveries(
       deps,
@@ -142,7 +156,9 @@ export function fanOutProcessor(
       PARKED_DELAY_MS,
     );
     await Promise.all(
-      refused.map((r) => lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)))),
+      refused.map((r) =>
+        lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)), urgent),
+      ),
     );
     for (const r of refused) deps.metrics.deliveryWaits.inc({ lane: r.verdict });
   }
@@ -179,6 +195,13 @@ function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
     nextAttemptAt: due,
   }));
 }
+
+/** What BullMQ says of a job's runs (its `Job`). */
+type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade'>;
+
+/** A job run again: its first run stalled (its worker died) or failed. */
+const isRerun = (job: JobRuns): boolean =>
+  job.attemptsStarted > 1 || job.stalledCounter > 0 || job.attemptsMade > 0;
 
 /** A delivery whose first attempt is still to be made (round 1, nothing attempted or claimed). */
 export const isNew = (d: OpenDelivery): boolean =>

@@ -109,6 +109,31 @@ const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_a
                                       'traceparent', e.traceparent)`;
 
 /**
+ * What a claim or a take returns of each delivery (alias `d`): the row, its event, its
+ * target. `from` and `to` are the parameters bounding the events' created_at.
+ */
+const claimedFields = (
+  from: string,
+  to: string,
+): string => `d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
+            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
+            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
+            d.claims,
+            (SELECT ${EVENT_JSON} FROM events e
+              WHERE e.id = d.event_id
+                AND e.created_at BETWEEN d.created_at - interval '1 day'
+                                     AND d.created_at + interval '1 hour'
+                AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz) AS event,
+            (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
+                                      'disabled_reason', s.disabled_reason,
+                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
+                                      'previous_ciphertext',
+                                      CASE WHEN s.secret_overlap_ends_at > now()
+                                           THEN s.previous_secret_ciphertext END,
+                                      'rate_limit_per_second', s.rate_limit_per_second)
+               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
+
+/**
  * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on
  * the deliveries' created_at (idTimeWindow of $1), $7 and $8 the same widened by a day below
  * and an hour above (the events'). The bounds are plain parameters so that Postgres plans
@@ -133,24 +158,35 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
         AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
         AND d.round = req.round AND d.attempts = req.attempts
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
-  RETURNING d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
-            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
-            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
-            d.claims,
-            (SELECT ${EVENT_JSON} FROM events e
-              WHERE e.id = d.event_id
-                AND e.created_at BETWEEN d.created_at - interval '1 day'
-                                     AND d.created_at + interval '1 hour'
-                AND e.created_at >= $7::timestamptz AND e.created_at < $8::timestamptz) AS event,
-            (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
-                                      'disabled_reason', s.disabled_reason,
-                                      'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
-                                      'previous_ciphertext',
-                                      CASE WHEN s.secret_overlap_ends_at > now()
-                                           THEN s.previous_secret_ciphertext END,
-                                      'rate_limit_per_second', s.rate_limit_per_second)
-               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
+  RETURNING ${claimedFields('$7', '$8')}`;
 
+/**
+ * How recent a new delivery must be for its first attempt to be taken instead of claimed,
+ * and how long the reconciler leaves a new delivery alone (twice that): an attempt taken
+ * ends, or is claimed, well within the second half (docs/DECISIONS.md, Row work per
+ * delivery: the event job's first attempts).
+ */
+export const TAKE_WINDOW_S = 5;
+
+/**
+ * The first attempts an event job makes while it runs, read instead of claimed: the job's
+ * BullMQ lock holds them (apps/worker/src/webhook-delivery/first-attempt-lease.ts), so the
+ * row is not written until its outcome. $1 delivery ids, $2 rounds, $3 attempts made so
+ * far, $4 to $7 as CLAIM_SQL's $5 to $8. Only a new delivery (round 1,
+ * no attempt, never claimed, pending), due, and made at most TAKE_WINDOW_S ago is taken:
+ * the reconciler does not touch such a row before twice that (DeliveryLifecycle.overdue).
+ */
+export const TAKE_SQL = `WITH req AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
+     )
+     SELECT ${claimedFields('$6', '$7')}
+       FROM req JOIN webhook_deliveries d ON d.id = req.id
+      WHERE ${idTimeBoundsSql('req.id', 'd.created_at')}
+        AND d.created_at >= $4::timestamptz AND d.created_at < $5::timestamptz
+        AND d.round = 1 AND d.attempts = 0 AND req.round = 1 AND req.attempts = 0
+        AND d.status = 'pending' AND d.claims = 0
+        AND d.next_attempt_at <= now()
+        AND d.next_attempt_at > now() - make_interval(secs => ${TAKE_WINDOW_S})`;
 /**
  * (knex bindings) event ids, then bounds on their created_at (idTimeWindow of the ids): the
  * events of claimed deliveries that CLAIM_SQL did not find near their deliveries.
@@ -246,7 +282,9 @@ const sameLatestSql = (row: string): string =>
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
  * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt,
  * $12 request headers, $13 response headers (JSON text), $14 and $15 bounds on the
- * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover).
+ * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover),
+ * $16 taken (the attempt was taken, not claimed: TAKE_SQL; its row is still pending and
+ * unclaimed, and a row claimed meanwhile is not this attempt's to move).
  * Attempts are kept as keptSql says.
  *
  * The first attempt of round 1 supersedes nothing, so `cur` does not look its delivery up
@@ -262,9 +300,9 @@ const sameLatestSql = (row: string): string =>
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
                             $7::text[], $8::bool[], $9::timestamptz[], $10::uuid[], $11::bool[],
-                            $12::text[], $13::text[])
+                            $12::text[], $13::text[], $16::bool[])
            AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
-                subscription_id, log_attempt, request_headers, response_headers)
+                subscription_id, log_attempt, request_headers, response_headers, taken)
      ), cur AS (
        SELECT i.*, w.*
          FROM input i LEFT JOIN LATERAL (
@@ -307,7 +345,11 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
         WHERE d.id = i.id AND ${idTimeBoundsSql('i.id', 'd.created_at')}
           AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
           AND d.round = i.round AND d.attempts = i.attempt - 1
-          AND d.status IN ('delivering', 'canceled')
+          -- A claimed attempt's row is being delivered; a taken one's (TAKE_SQL) is as the
+          -- fan-out made it: pending and unclaimed. Another's claim is not this attempt's.
+          AND (d.status = 'canceled'
+               OR (NOT i.taken AND d.status = 'delivering')
+               OR (i.taken AND d.status = 'pending' AND d.claims = 0))
           AND ${sameLatestSql('d.')}
     RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved,
               i.log_attempt, ${LATEST_FIELDS.map((f) => `i.was_${f}`).join(', ')}

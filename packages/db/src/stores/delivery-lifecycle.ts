@@ -11,9 +11,13 @@ import {
   FAN_OUT_SQL,
   OPEN_COLUMNS,
   RECORD_SQL,
+  TAKE_SQL,
+  TAKE_WINDOW_S,
   type ClaimRow,
   type OpenRow,
 } from './delivery-lifecycle-sql';
+
+export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
 
 /**
  * Every transition of a webhook delivery, one statement each:
@@ -86,6 +90,34 @@ export class DeliveryLifecycle {
   }
 
   /**
+   * Takes first attempts (TAKE_SQL), one statement for the batch, aligned with `requests`
+   * like `claim`: the row as it is, written by nothing. Undefined: not a new delivery made
+   * within TAKE_WINDOW_S (the caller claims it instead) or gone.
+   */
+  async take(
+    db: Knex,
+    requests: readonly ClaimRequest[],
+  ): Promise<Array<ClaimedDelivery | undefined>> {
+    if (requests.length === 0) return [];
+    const ids = requests.map((r) => r.deliveryId);
+    const window = idTimeWindow(ids);
+    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [
+      ids,
+      requests.map((r) => r.round),
+      requests.map((r) => r.attempt - 1),
+      ...window,
+      ...widenTimeWindow(window, DAY_MS, HOUR_MS),
+    ]);
+    await findFarEvents(db, rows);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return requests.map((req) => {
+      const r = byId.get(req.deliveryId);
+      byId.delete(req.deliveryId); // a duplicate request of the same batch gets nothing
+      return r?.event ? toClaimed(r, r.event) : undefined;
+    });
+  }
+
+  /**
    * Records attempts that succeeded or will be retried, one statement for the batch: each
    * attempt as its delivery's latest, and the latest it supersedes as an attempt row (unless
    * `logAttempt` is false: the last resort when the attempt cannot be stored; see RECORD_SQL);
@@ -113,6 +145,7 @@ export class DeliveryLifecycle {
       records.map((r) => headersJson(r.requestHeaders)),
       records.map((r) => headersJson(r.responseHeaders)),
       ...idTimeWindow(records.map((r) => r.delivery.id)),
+      records.map((r) => r.taken === true),
     ]);
     const moved = new Set(rows[0]?.moved ?? []);
     return records.map((r) => moved.has(r.delivery.id));
@@ -235,6 +268,10 @@ export class DeliveryLifecycle {
         WHERE status IN ('pending', 'delivering')
           AND next_attempt_at < now() - make_interval(secs => ?)
           AND (locked_until IS NULL OR locked_until < now())
+          -- A new delivery may have its first attempt taken, unwritten, for TAKE_WINDOW_S
+          -- after it was made (TAKE_SQL): it is left alone for twice that.
+          AND (round > 1 OR attempts > 0 OR claims > 0
+               OR next_attempt_at < now() - make_interval(secs => ${2 * TAKE_WINDOW_S}))
           AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY next_attempt_at LIMIT ?`,
       [graceMs / 1000, limit],
@@ -268,11 +305,13 @@ export class DeliveryLifecycle {
         const [from, to] = idTimeWindow([]);
         await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
-        // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
+        await runPrepared(db, 'sb_dl_take', TAKE_SQL, [[], [], [], from, to, from, to]);
+        // One empty array per array parameter of RECORD_SQL ($1 to $13), the window, $16.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
           ...Array.from({ length: 13 }, () => []),
           from,
           to,
+          [],
         ]);
       }),
     );
@@ -354,6 +393,11 @@ export interface AttemptRecord {
   requestHeaders?: Record<string, string> | null;
   responseHeaders?: Record<string, string> | null;
   outcome: { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date };
+  /**
+   * The attempt was taken (DeliveryLifecycle.take), not claimed: it moves the row only if the
+   * row is still pending and unclaimed. Absent: claimed.
+   */
+  taken?: boolean;
   /**
    * False: the last resort when the attempt itself cannot be stored. It is then not listed:
    * the delivery's latest attempt stays as it was and no attempt row is inserted.
