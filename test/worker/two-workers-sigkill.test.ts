@@ -69,14 +69,18 @@ it('delivers 1,000 events with two workers, one SIGKILLed mid-run', async () => 
     intervalMs: 20,
   });
   await doomed?.kill();
-  // What was sent before the kill, and what was claimed and not recorded at that moment: the
-  // only deliveries the killed worker can have sent without recording.
+  // What was sent before the kill, and what was not recorded at that moment (claimed, or
+  // taken by a job: still pending at its first attempt): with the first, the only deliveries
+  // the killed worker can have sent without recording.
   const sentBeforeKill = new Set(idsOf());
   const unrecordedAtKill = new Set(
     (
       await ctx.deps
         .knex('webhook_deliveries')
-        .where({ subscription_id: subscription.id, status: 'delivering' })
+        .where({ subscription_id: subscription.id })
+        .andWhere((q) =>
+          q.where({ status: 'delivering' }).orWhere({ status: 'pending', attempts: 0 }),
+        )
         .select('event_id')
     ).map((r: { event_id: string }) => r.event_id),
   );
