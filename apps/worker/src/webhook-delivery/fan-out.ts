@@ -199,7 +199,10 @@ function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
 /** What BullMQ says of a job's runs (its `Job`). */
 type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade'>;
 
-/** A job run again: its first run stalled (its worker died) or failed. */
+/**
+ * An event job run again: its first run stalled (its worker died) or failed. (BullMQ counts a
+ * move to delayed as a start too; an event job is never delayed, so each start is a run.)
+ */
 const isRerun = (job: JobRuns): boolean =>
   job.attemptsStarted > 1 || job.stalledCounter > 0 || job.attemptsMade > 0;
 
