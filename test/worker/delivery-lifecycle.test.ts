@@ -401,3 +401,30 @@ it('keeps an attempt a new round superseded in flight, and the old round listed'
     { round: 2, attempt: 1 },
   ]);
 });
+
+it('keeps a taken first attempt a manual retry overtook in flight, listed in round 1', async () => {
+  const { open, subscription } = await deliveries(1);
+  const id = open[0]!.id;
+  const [taken] = await lifecycle.take(ctx.deps.knex, [
+    { deliveryId: id, round: 1, attempt: 1, windowS: TAKE_WINDOW_S },
+  ]);
+  // The retry finds the row pending (nothing claimed it) and starts round 2 at once.
+  expect(await lifecycle.newRound(ctx.deps.knex, subscription.id, id)).toMatchObject({ round: 2 });
+  const moved = await lifecycle.record(ctx.deps.knex, [
+    {
+      statusCode: 204,
+      error: null,
+      durationMs: 2,
+      excerpt: null,
+      logAttempt: true,
+      delivery: taken!.delivery,
+      outcome: { kind: 'succeeded' },
+      taken: true,
+    },
+  ]);
+  expect(moved).toEqual([false]);
+  expect(await listedAttempts(id)).toEqual([[1, 1, 204]]);
+  expect(
+    await ctx.deps.knex('webhook_deliveries').where({ id }).first('status', 'round', 'attempts'),
+  ).toEqual({ status: 'pending', round: 2, attempts: 0 });
+});
