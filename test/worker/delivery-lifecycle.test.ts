@@ -67,16 +67,17 @@ it('takes a new, recent delivery without writing it; its taken record moves it o
     (await ctx.deps.knex.raw('SELECT xmin::text AS v FROM webhook_deliveries WHERE id = ?', [id]))
       .rows[0]?.v as string;
   const before = await version(a!.deliveryId);
-  const taken = await lifecycle.take(ctx.deps.knex, [a!, b!, c!, a!, { ...b!, attempt: 2 }]);
+  // Aligned by attempt too: a request for another attempt of b, first, gets nothing.
+  const taken = await lifecycle.take(ctx.deps.knex, [{ ...b!, attempt: 2 }, a!, b!, c!, a!]);
   expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([
+    null,
     a!.deliveryId,
     b!.deliveryId,
     c!.deliveryId,
     null,
-    null,
   ]);
-  expect(taken[0]?.event.type).toBe('call.started');
-  expect(taken[0]?.delivery).toMatchObject({ status: 'pending', claims: 0, attempts: 0 });
+  expect(taken[1]?.event.type).toBe('call.started');
+  expect(taken[1]?.delivery).toMatchObject({ status: 'pending', claims: 0, attempts: 0 });
   // A read: the row version is the fan-out's.
   expect(await version(a!.deliveryId)).toBe(before);
   // Another worker claims b meanwhile (a job of the reconciler's): b's taken record is not
@@ -86,7 +87,7 @@ it('takes a new, recent delivery without writing it; its taken record moves it o
   const base = { statusCode: 204, error: null, durationMs: 2, excerpt: null, logAttempt: true };
   const moved = await lifecycle.record(
     ctx.deps.knex,
-    taken.slice(0, 3).map((t) => ({
+    taken.slice(1, 4).map((t) => ({
       ...base,
       delivery: t!.delivery,
       outcome: { kind: 'succeeded' as const },
@@ -405,9 +406,7 @@ it('keeps an attempt a new round superseded in flight, and the old round listed'
 it('keeps a taken first attempt a manual retry overtook in flight, listed in round 1', async () => {
   const { open, subscription } = await deliveries(1);
   const id = open[0]!.id;
-  const [taken] = await lifecycle.take(ctx.deps.knex, [
-    { deliveryId: id, round: 1, attempt: 1, windowS: TAKE_WINDOW_S },
-  ]);
+  const [taken] = await lifecycle.take(ctx.deps.knex, [{ deliveryId: id, round: 1, attempt: 1 }]);
   // The retry finds the row pending (nothing claimed it) and starts round 2 at once.
   expect(await lifecycle.newRound(ctx.deps.knex, subscription.id, id)).toMatchObject({ round: 2 });
   const moved = await lifecycle.record(ctx.deps.knex, [

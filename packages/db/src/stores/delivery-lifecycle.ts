@@ -79,14 +79,7 @@ export class DeliveryLifecycle {
       ...window,
       ...widenTimeWindow(window, DAY_MS, HOUR_MS),
     ]);
-    await findFarEvents(db, rows);
-    const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
-    return requests.map((req) => {
-      const key = `${req.deliveryId}/${req.round}/${req.attempt - 1}`;
-      const r = byKey.get(key);
-      byKey.delete(key); // a duplicate request of the same batch gets nothing
-      return r?.event ? toClaimed(r, r.event) : undefined;
-    });
+    return aligned(db, rows, requests);
   }
 
   /**
@@ -108,13 +101,7 @@ export class DeliveryLifecycle {
       ...window,
       ...widenTimeWindow(window, DAY_MS, HOUR_MS),
     ]);
-    await findFarEvents(db, rows);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return requests.map((req) => {
-      const r = byId.get(req.deliveryId);
-      byId.delete(req.deliveryId); // a duplicate request of the same batch gets nothing
-      return r?.event ? toClaimed(r, r.event) : undefined;
-    });
+    return aligned(db, rows, requests);
   }
 
   /**
@@ -320,6 +307,26 @@ export class DeliveryLifecycle {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The rows a claim or a take returned, aligned with its requests by delivery, round and
+ * attempt (undefined: not returned), their far events found first. A duplicate request of
+ * the same batch gets nothing.
+ */
+async function aligned(
+  db: Knex,
+  rows: ClaimRow[],
+  requests: readonly ClaimRequest[],
+): Promise<Array<ClaimedDelivery | undefined>> {
+  await findFarEvents(db, rows);
+  const byKey = new Map(rows.map((r) => [`${r.id}/${r.round}/${r.attempts}`, r]));
+  return requests.map((req) => {
+    const key = `${req.deliveryId}/${req.round}/${req.attempt - 1}`;
+    const r = byKey.get(key);
+    byKey.delete(key);
+    return r?.event ? toClaimed(r, r.event) : undefined;
+  });
+}
 
 /**
  * Fills in the events CLAIM_SQL did not find near their deliveries (see there), looked up by
