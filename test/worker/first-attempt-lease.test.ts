@@ -1,54 +1,43 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createTestContext, type TestContext } from '../support/context';
-import { startHttpsReceiver, type HttpsReceiver } from '../support/webhook-world';
-import {
-  emitCallStarted,
-  startTestWorker,
-  subscriber,
-  waitFor,
-  type TestWorker,
-} from '../support/worker';
+import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
+import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
 // An event job's first attempts are taken, not claimed: the job's BullMQ lock holds them
 // (apps/worker/src/webhook-delivery/first-attempt-lease.ts). A delivery whose first attempt
 // succeeds is written twice: made by the relay, then its outcome. An attempt still running
 // when its job stops waiting is claimed first, as any attempt. A trigger lists every write
 // of every delivery row.
-let ctx: TestContext;
-let https: HttpsReceiver;
-let worker: TestWorker;
+let world: WebhookWorld;
 /** Answers of the `/slow` route, held until the test lets them go. */
 const held: ServerResponse[] = [];
 
 beforeAll(async () => {
-  https = await startHttpsReceiver({
+  world = await startWebhookWorld({
     '/hook': (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(204).end(),
     '/slow': (_req: IncomingMessage, res: ServerResponse) => void held.push(res),
   });
-  ctx = await createTestContext();
-  await ctx.deps.knex.raw(`CREATE TABLE row_writes (id text, op text, status text, claims int,
-                                                    n serial)`);
-  await ctx.deps.knex.raw(`
+  // Before any event is emitted: the worker writes no delivery until then.
+  const { knex } = world.ctx.deps;
+  await knex.raw(`CREATE TABLE row_writes (id text, op text, status text, claims int,
+                                           n serial)`);
+  await knex.raw(`
     CREATE FUNCTION list_row_writes() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO row_writes (id, op, status, claims) VALUES (NEW.id, TG_OP, NEW.status, NEW.claims);
       RETURN NEW;
     END $$`);
-  await ctx.deps.knex.raw(
+  await knex.raw(
     'CREATE TRIGGER list_row_writes AFTER INSERT OR UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION list_row_writes()',
   );
-  worker = await startTestWorker(ctx, { webhookCa: https.cert.cert });
 }, 60_000);
 afterAll(async () => {
   for (const res of held) res.writeHead(204).end();
-  await worker?.close();
-  await https?.receiver.close();
-  await ctx?.close();
+  await world?.close();
 });
 
 /** The writes of a delivery row, in order: [operation, status, claims]. */
 async function writesOf(id: string): Promise<Array<[string, string, number]>> {
-  const rows = (await ctx.deps
+  const rows = (await world.ctx.deps
     .knex('row_writes')
     .where({ id })
     .orderBy('n')
@@ -58,7 +47,7 @@ async function writesOf(id: string): Promise<Array<[string, string, number]>> {
 
 const succeeded = (subscriptionId: string) =>
   waitFor('the delivery to succeed', async () => {
-    const d = await ctx.deps
+    const d = await world.ctx.deps
       .knex('webhook_deliveries')
       .where({ subscription_id: subscriptionId })
       .first();
@@ -66,8 +55,11 @@ const succeeded = (subscriptionId: string) =>
   });
 
 it('a first attempt made in its event job writes its delivery twice: made, then its outcome', async () => {
-  const { tenant, receptionistId, subscription } = await subscriber(ctx, `${https.base}/hook`);
-  await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  const { tenant, receptionistId, subscription } = await subscriber(
+    world.ctx,
+    `${world.base}/hook`,
+  );
+  await emitCallStarted(world.ctx, tenant.tenantId, receptionistId);
   const d = await succeeded(subscription.id);
   expect(d).toMatchObject({ attempts: 1, claims: 0, latest_attempt: 1 });
   expect(await writesOf(d.id)).toEqual([
@@ -77,11 +69,14 @@ it('a first attempt made in its event job writes its delivery twice: made, then 
 }, 30_000);
 
 it('an attempt still running when its job stops waiting is claimed first, then recorded once', async () => {
-  const { tenant, receptionistId, subscription } = await subscriber(ctx, `${https.base}/slow`);
-  const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
+  const { tenant, receptionistId, subscription } = await subscriber(
+    world.ctx,
+    `${world.base}/slow`,
+  );
+  const eventId = await emitCallStarted(world.ctx, tenant.tenantId, receptionistId);
   // The receiver holds the request: the job stops waiting and claims the attempt.
   const d = await waitFor('the attempt in flight to be claimed', async () => {
-    const row = await ctx.deps
+    const row = await world.ctx.deps
       .knex('webhook_deliveries')
       .where({ subscription_id: subscription.id })
       .first();
@@ -89,7 +84,10 @@ it('an attempt still running when its job stops waiting is claimed first, then r
   });
   expect(d).toMatchObject({ claims: 1, attempts: 0 });
   // The job ended with the claim made (it waits for it).
-  await waitFor('the event job to be done', async () => !(await ctx.queues.events.getJob(eventId)));
+  await waitFor(
+    'the event job to be done',
+    async () => !(await world.ctx.queues.events.getJob(eventId)),
+  );
   expect(held).toHaveLength(1);
   held.shift()?.writeHead(204).end();
   const done = await succeeded(subscription.id);
@@ -100,6 +98,6 @@ it('an attempt still running when its job stops waiting is claimed first, then r
     ['UPDATE', 'succeeded', 0],
   ]);
   expect(
-    https.receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId),
+    world.receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId),
   ).toHaveLength(1);
 }, 30_000);

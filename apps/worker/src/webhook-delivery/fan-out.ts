@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import type { OpenDelivery } from '@switchboard/db';
+import { isNew, type OpenDelivery } from '@switchboard/db';
 import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
@@ -205,10 +205,6 @@ type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade'>;
  */
 const isRerun = (job: JobRuns): boolean =>
   job.attemptsStarted > 1 || job.stalledCounter > 0 || job.attemptsMade > 0;
-
-/** A delivery whose first attempt is still to be made (round 1, nothing attempted or claimed). */
-export const isNew = (d: OpenDelivery): boolean =>
-  d.round === 1 && d.attempts === 0 && d.claims === 0;
 
 /** Resolves when every promise settled, or after `ms`, whichever comes first. */
 async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {

@@ -17,7 +17,7 @@ import type { DeliveryBatches } from './delivery-batches';
 export class FirstAttemptLease {
   private open = true;
   /** Per attempt held: what `end` waits for (its record, once started) or runs (its claim). */
-  private readonly holds = new Map<symbol, { claim: () => Promise<unknown>; work?: unknown }>();
+  private readonly holds = new Set<{ claim: () => Promise<unknown>; work?: Promise<unknown> }>();
 
   /** False once the job stopped waiting: an attempt is then claimed before it is made. */
   get held(): boolean {
@@ -29,21 +29,18 @@ export class FirstAttemptLease {
     recording(work: Promise<unknown>): void;
     close(): void;
   } {
-    const key = Symbol('attempt');
-    this.holds.set(key, { claim });
+    const h: { claim: () => Promise<unknown>; work?: Promise<unknown> } = { claim };
+    this.holds.add(h);
     return {
-      recording: (work) => {
-        const h = this.holds.get(key);
-        if (h) h.work = work;
-      },
-      close: () => void this.holds.delete(key),
+      recording: (work) => void (h.work = work),
+      close: () => void this.holds.delete(h),
     };
   }
 
   /** Ends the lease: claims the attempts not yet recording, and waits for every one. */
   async end(): Promise<void> {
     this.open = false;
-    const waits = [...this.holds.values()].map((h) => (h.work ? h.work : h.claim()));
+    const waits = [...this.holds].map((h) => h.work ?? h.claim());
     await Promise.allSettled(waits);
   }
 }

@@ -1,11 +1,10 @@
 import { Client } from 'pg';
-import type { OpenDelivery, UnpublishedEvent } from '@switchboard/db';
+import { isNew, type OpenDelivery, type UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
 import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
 import type { Component } from '../component';
-import { isNew } from './fan-out';
 
 const BATCH = 500;
 /** Fallback poll: a missed notification (e.g. during a reconnect) delays an event this much. */

@@ -69,15 +69,11 @@ export class DeliveryLifecycle {
     lockMs: number,
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
-    const ids = requests.map((r) => r.deliveryId);
-    const window = idTimeWindow(ids);
+    const { arrays, bounds } = requestParams(requests);
     const rows = await runPrepared<ClaimRow>(db, 'sb_dl_claim', CLAIM_SQL, [
-      ids,
-      requests.map((r) => r.round),
-      requests.map((r) => r.attempt - 1),
+      ...arrays,
       lockMs / 1000,
-      ...window,
-      ...widenTimeWindow(window, DAY_MS, HOUR_MS),
+      ...bounds,
     ]);
     return aligned(db, rows, requests);
   }
@@ -92,15 +88,8 @@ export class DeliveryLifecycle {
     requests: readonly ClaimRequest[],
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
-    const ids = requests.map((r) => r.deliveryId);
-    const window = idTimeWindow(ids);
-    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [
-      ids,
-      requests.map((r) => r.round),
-      requests.map((r) => r.attempt - 1),
-      ...window,
-      ...widenTimeWindow(window, DAY_MS, HOUR_MS),
-    ]);
+    const { arrays, bounds } = requestParams(requests);
+    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [...arrays, ...bounds]);
     return aligned(db, rows, requests);
   }
 
@@ -309,6 +298,19 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
+ * The parameters CLAIM_SQL and TAKE_SQL share: the requests as arrays (ids, rounds, attempts
+ * made so far), and the bounds on the deliveries' created_at and on their events'.
+ */
+function requestParams(requests: readonly ClaimRequest[]) {
+  const ids = requests.map((r) => r.deliveryId);
+  const window = idTimeWindow(ids);
+  return {
+    arrays: [ids, requests.map((r) => r.round), requests.map((r) => r.attempt - 1)],
+    bounds: [...window, ...widenTimeWindow(window, DAY_MS, HOUR_MS)],
+  };
+}
+
+/**
  * The rows a claim or a take returned, aligned with its requests by delivery, round and
  * attempt (undefined: not returned), their far events found first. A duplicate request of
  * the same batch gets nothing.
@@ -428,6 +430,13 @@ const headersJson = (h: Record<string, string> | null | undefined): string | nul
         Object.fromEntries(Object.entries(h).map(([k, v]) => [toPgText(k), toPgText(v)])),
       )
     : null;
+
+/**
+ * A delivery whose first attempt is still to be made (round 1, nothing attempted or claimed):
+ * what TAKE_SQL takes, and what the reconciler leaves alone for twice TAKE_WINDOW_S.
+ */
+export const isNew = (d: OpenDelivery): boolean =>
+  d.round === 1 && d.attempts === 0 && d.claims === 0;
 
 /** A delivery row's ids, counters and lanes, as every statement returning `OPEN_COLUMNS` reads them. */
 export const toOpenDelivery = (r: OpenRow): OpenDelivery => ({
