@@ -9,13 +9,30 @@ export interface KnexOptions {
    * (explainDatabaseError): knex's own warning with a stack trace is left out.
    */
   quietConnectionErrors?: boolean;
+  /**
+   * Sessions that plan each prepared statement once, for every value (`plan_cache_mode =
+   * force_generic_plan`), instead of again at each run. For a pool that runs only statements
+   * whose generic plan is known to be good (its partition bounds are plain parameters, pruned
+   * when the plan starts): knex's own queries with bindings would be planned so too.
+   */
+  genericPlans?: boolean;
 }
 
 const isConnectionWarning = (message: string): boolean =>
   /^(Acquire connection error|Connection Error)/.test(message);
 
+interface RawConnection {
+  query(text: string, callback: (err: Error | null) => void): void;
+}
+
+/** Set on each new connection of a `genericPlans` pool, before knex hands it out. */
+function planOnce(connection: RawConnection, done: (err: Error | null, c: unknown) => void) {
+  connection.query('SET plan_cache_mode = force_generic_plan', (err) => done(err, connection));
+}
+
 /**
- * Builds the process's one knex instance. Every commit is durable (`synchronous_commit` is
+ * Builds a knex instance, a pool of the process (each process has one, and the worker one
+ * more for its delivery statements: `genericPlans`). Every commit is durable (`synchronous_commit` is
  * left on): a write opts into an asynchronous commit per transaction, and only when it can
  * be redone harmlessly (see `commit.ts`). `acquireConnectionTimeout` is short on purpose:
  * during a Postgres outage a request fails fast (503) instead of hanging for knex's default
@@ -25,7 +42,11 @@ export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex
   return knexFactory({
     client: 'pg',
     connection: databaseUrl,
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      ...(options.genericPlans && { afterCreate: planOnce }),
+    },
     acquireConnectionTimeout: 3000,
     ...(options.quietConnectionErrors && {
       log: {

@@ -1,3 +1,4 @@
+import { createKnex } from '@switchboard/db';
 import { catalog, resetIfIdle } from '@switchboard/queues';
 import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
@@ -5,7 +6,7 @@ import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
 import { startTicker } from '../ticker';
 import { attemptRunner, CLAIM_MARGIN_MS, deliveryProcessor } from './deliver';
-import { createDeliveryBatches } from './delivery-batches';
+import { BATCH_MAX_RUNNING, createDeliveryBatches } from './delivery-batches';
 import { fanOutProcessor } from './fan-out';
 import { InFlightLanes } from './in-flight';
 import { InlineAttempts } from './inline-attempts';
@@ -18,8 +19,11 @@ export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
   laneWakeIntervalMs?: number;
 }
 
-/** Pooled connections the delivery statements are prepared on at boot, and the wait. */
-const PREPARED_CONNECTIONS = 4;
+/**
+ * The delivery statements' own connections: as many as their batches run at once (four kinds
+ * of statement, BATCH_MAX_RUNNING each), all prepared at boot; and the wait for that.
+ */
+const STATEMENT_CONNECTIONS = 4 * BATCH_MAX_RUNNING;
 const PREPARE_WAIT_MS = 5_000;
 
 /**
@@ -43,17 +47,22 @@ export async function startWebhookDelivery(
       slotTtlMs: deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
     },
   );
-  // The delivery path's hot statements are batched per process and prepared before the
-  // first job, on as many connections as the batches will use at once.
+  // The delivery path's hot statements are batched per process, and run on connections of
+  // their own that plan each once (generic plans: their partition bounds are parameters,
+  // pruned as each run starts), prepared before the first job.
+  const statements = createKnex(deps.config.databaseUrl, {
+    poolMax: STATEMENT_CONNECTIONS,
+    genericPlans: true,
+  });
   const batches = createDeliveryBatches(
-    deps.knex,
+    statements,
     deps.config.webhook.timeoutMs + CLAIM_MARGIN_MS,
     deps.stores.deliveryLifecycle,
   );
   // Not fatal, and waited for at most PREPARE_WAIT_MS (Postgres may be away at boot): a
   // statement not prepared now is prepared on first use.
   const prepared = batches.lifecycle
-    .prepare(deps.knex, PREPARED_CONNECTIONS)
+    .prepare(statements, STATEMENT_CONNECTIONS)
     .catch((err: unknown) =>
       deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
     );
@@ -87,5 +96,6 @@ export async function startWebhookDelivery(
     startRelay(deps),
     startReconciler(deps, batches.lifecycle, reconcileTimings(opts)),
   ];
-  return composite('webhook-delivery', parts);
+  // The statements' pool outlives every part that runs them.
+  return composite('webhook-delivery', parts, [{ close: () => statements.destroy() }]);
 }

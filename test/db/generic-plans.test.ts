@@ -1,0 +1,156 @@
+import * as pg from 'pg';
+import { createKnex, DeliveryLifecycle, type Knex } from '@switchboard/db';
+import { RECORD_SQL, TAKE_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
+import { createTestContext, type TestContext } from '../support/context';
+import { addPastDays, captureStatements, todayOf } from '../support/plans';
+import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
+
+// The worker runs the delivery path's batch statements on a pool of their own whose sessions
+// plan each prepared statement once (apps/worker/src/webhook-delivery/index.ts). That plan is
+// generic: it cannot prune partitions when planned, so each statement bounds the partition
+// key with plain parameters, which Postgres prunes on as each run starts (docs/DECISIONS.md,
+// Row work per delivery). Checked on the statements the code sends, with their values.
+let ctx: TestContext;
+let knex: Knex;
+let generic: Knex;
+const lifecycle = new DeliveryLifecycle();
+const PAST_DAYS = 5;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  knex = ctx.deps.knex;
+  generic = createKnex(ctx.config.databaseUrl, { poolMax: 1, genericPlans: true });
+  for (const table of ['events', 'webhook_deliveries', 'webhook_delivery_attempts']) {
+    await addPastDays(knex, table, PAST_DAYS);
+  }
+});
+afterAll(async () => {
+  await generic?.destroy();
+  await ctx?.close();
+});
+
+/** node-postgres' own formatting of a value as it sends it (arrays as array literals). */
+const { prepareValue } = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils;
+
+interface Connection {
+  query(text: string): Promise<{ rows: unknown[] }>;
+  escapeLiteral(text: string): string;
+}
+interface PoolClient {
+  acquireConnection(): Promise<Connection>;
+  releaseConnection(connection: Connection): Promise<void>;
+}
+
+/**
+ * `EXPLAIN (ANALYZE)` of `sql` run with `values` as a prepared statement on a connection of
+ * `db`, in a transaction rolled back afterwards: the plan a session of that pool runs.
+ */
+async function preparedPlan(db: Knex, sql: string, values: readonly unknown[]): Promise<unknown> {
+  const client = (db as unknown as { client: PoolClient }).client;
+  const connection = await client.acquireConnection();
+  const literal = (v: unknown): string => {
+    const text = prepareValue(v) as string | null;
+    return text === null ? 'NULL' : connection.escapeLiteral(text);
+  };
+  try {
+    await connection.query('BEGIN');
+    await connection.query(`PREPARE plan_check AS ${sql}`);
+    const { rows } = await connection.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE plan_check(${values.map(literal).join(', ')})`,
+    );
+    return (rows[0] as { 'QUERY PLAN': unknown })['QUERY PLAN'];
+  } finally {
+    await connection.query('ROLLBACK');
+    await connection.query('DEALLOCATE plan_check').catch(() => undefined);
+    await client.releaseConnection(connection);
+  }
+}
+
+/** The relations a plan scans (its scan nodes', not the update's targets), once each. */
+function scannedIn(explain: unknown): string[] {
+  const names = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    const type = n['Node Type'];
+    if (typeof type === 'string' && type.endsWith('Scan') && typeof n['Relation Name'] === 'string')
+      names.add(n['Relation Name']);
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') walk(v);
+    }
+  };
+  walk(explain);
+  return [...names].sort();
+}
+
+/** Subplans pruned as the run started (a generic plan's), summed over the plan. */
+function prunedAtStart(explain: unknown): number {
+  let removed = 0;
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    if (typeof n['Subplans Removed'] === 'number') removed += n['Subplans Removed'];
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') walk(v);
+    }
+  };
+  walk(explain);
+  return removed;
+}
+
+/** The one statement `fn` sends whose text is `sql`. */
+async function sent(sql: string, fn: () => Promise<unknown>): Promise<readonly unknown[]> {
+  const found = (await captureStatements(fn)).filter((s) => s.sql === sql);
+  expect(found).toHaveLength(1);
+  return found[0]!.bindings;
+}
+
+it('a pool made with genericPlans plans prepared statements once; the others as Postgres chooses', async () => {
+  const mode = async (db: Knex) =>
+    ((await db.raw('SHOW plan_cache_mode')) as { rows: Array<{ plan_cache_mode: string }> })
+      .rows[0]!.plan_cache_mode;
+  expect(await mode(generic)).toBe('force_generic_plan');
+  expect(await mode(knex)).toBe('auto');
+});
+
+it("the take's and the record's generic plans start only their batch's day, among many days kept", async () => {
+  const { tenantId } = await tenantWithSubscriptions(ctx);
+  const eventIds = await emitUsageEvents(knex, tenantId, 3);
+  const open = await lifecycle.fanOut(knex, eventIds);
+  expect(open).toHaveLength(3);
+  const requests = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
+  const today = todayOf('webhook_deliveries');
+
+  let taken: Awaited<ReturnType<DeliveryLifecycle['take']>> = [];
+  const takeValues = await sent(TAKE_SQL, async () => {
+    taken = await lifecycle.take(generic, requests);
+  });
+  expect(taken.every(Boolean)).toBe(true);
+  const take = await preparedPlan(generic, TAKE_SQL, takeValues);
+  expect(prunedAtStart(take)).toBeGreaterThanOrEqual(PAST_DAYS);
+  expect(scannedIn(take).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
+
+  const recordValues = await sent(RECORD_SQL, async () => {
+    const moved = await lifecycle.record(
+      generic,
+      taken.map((t) => ({
+        delivery: t!.delivery,
+        statusCode: 200,
+        error: null,
+        durationMs: 5,
+        excerpt: null,
+        outcome: { kind: 'succeeded' as const },
+        logAttempt: true,
+        taken: true,
+      })),
+    );
+    expect(moved).toEqual([true, true, true]);
+  });
+  // The same batch again, rolled back (its rows have moved on: the update finds none, and
+  // its plan is the same).
+  const record = await preparedPlan(generic, RECORD_SQL, recordValues);
+  expect(prunedAtStart(record)).toBeGreaterThanOrEqual(PAST_DAYS);
+  expect(scannedIn(record).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
+});
