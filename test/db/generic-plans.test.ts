@@ -153,4 +153,33 @@ it("the take's and the record's generic plans start only their batch's day, amon
   const record = await preparedPlan(generic, RECORD_SQL, recordValues);
   expect(prunedAtStart(record)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(record).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
+
+  // Each ran once on the pool's one connection, with the plan made once, never for its values.
+  const { rows } = (await generic.raw(
+    `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+      WHERE name IN ('sb_dl_take', 'sb_dl_record') ORDER BY name`,
+  )) as { rows: Array<{ name: string; generic_plans: string; custom_plans: string }> };
+  expect(rows.map((r) => [r.name, Number(r.generic_plans), Number(r.custom_plans)])).toEqual([
+    ['sb_dl_record', 1, 0],
+    ['sb_dl_take', 1, 0],
+  ]);
+});
+
+it('the statement that writes events is planned once per connection, not at each emit', async () => {
+  // One connection: every emit below runs on it, and so does the read of its statements.
+  const single = createKnex(ctx.config.databaseUrl, { poolMax: 1 });
+  try {
+    const { tenantId } = await tenantWithSubscriptions(ctx);
+    for (let i = 0; i < 8; i++) await emitUsageEvents(single, tenantId, 1 + (i % 3));
+    const { rows } = (await single.raw(
+      `SELECT generic_plans, custom_plans FROM pg_prepared_statements
+        WHERE name = 'sb_insert_events'`,
+    )) as { rows: Array<{ generic_plans: string; custom_plans: string }> };
+    // Postgres plans a prepared statement for its values five times, then compares.
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.custom_plans)).toBeLessThanOrEqual(5);
+    expect(Number(rows[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
+  } finally {
+    await single.destroy();
+  }
 });

@@ -54,6 +54,30 @@ export interface UnpublishedEvent {
 }
 
 /**
+ * `insertEvents`' statement. Named (prepared): it runs for every event emitted, and its plan
+ * does not depend on the events (one JSON parameter; rows are routed to their day's partition
+ * as they are inserted), so Postgres settles on one plan per connection instead of planning
+ * it again each time (docs/DECISIONS.md, Postgres CPU per delivery).
+ */
+const INSERT_EVENTS_SQL = `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
+                         published_at, fanned_out_at)
+     SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
+            CASE WHEN t.targeted THEN NULL ELSE now() END,
+            CASE WHEN t.targeted THEN NULL ELSE now() END
+       FROM json_to_recordset($1::json) AS x(id text, tenant_id text, receptionist_id text,
+            type text, data jsonb, created_at timestamptz, traceparent text)
+      CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
+                        WHERE s.tenant_id = x.tenant_id
+                          -- A paused subscription is a target: its deliveries wait.
+                          AND (s.is_active OR s.disabled_reason = 'manual')
+                          AND (s.events = '{}' OR x.type = ANY (s.events)))
+            OR EXISTS (SELECT 1 FROM receptionists r
+                        WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
+            AS targeted
+      ) t`;
+
+/**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),
  * so an event exists if and only if the state change it reports commits. It never runs on
  * the pool, so it is a statement of the transaction it is given, not a method of a store.
@@ -67,38 +91,19 @@ export interface UnpublishedEvent {
  */
 export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx.raw(
-    `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
-                         published_at, fanned_out_at)
-     SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
-            CASE WHEN t.targeted THEN NULL ELSE now() END,
-            CASE WHEN t.targeted THEN NULL ELSE now() END
-       FROM json_to_recordset(?::json) AS x(id text, tenant_id text, receptionist_id text,
-            type text, data jsonb, created_at timestamptz, traceparent text)
-      CROSS JOIN LATERAL (
-        SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
-                        WHERE s.tenant_id = x.tenant_id
-                          -- A paused subscription is a target: its deliveries wait.
-                          AND (s.is_active OR s.disabled_reason = 'manual')
-                          AND (s.events = '{}' OR x.type = ANY (s.events)))
-            OR EXISTS (SELECT 1 FROM receptionists r
-                        WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
-            AS targeted
-      ) t`,
-    [
-      JSON.stringify(
-        events.map((e) => ({
-          id: e.id,
-          tenant_id: e.tenantId,
-          receptionist_id: e.receptionistId,
-          type: e.type,
-          data: e.data,
-          created_at: e.createdAt,
-          traceparent: e.traceparent ?? null,
-        })),
-      ),
-    ],
-  );
+  await runPrepared(trx, 'sb_insert_events', INSERT_EVENTS_SQL, [
+    JSON.stringify(
+      events.map((e) => ({
+        id: e.id,
+        tenant_id: e.tenantId,
+        receptionist_id: e.receptionistId,
+        type: e.type,
+        data: e.data,
+        created_at: e.createdAt,
+        traceparent: e.traceparent ?? null,
+      })),
+    ),
+  ]);
 }
 
 /** The event outbox (reads; the writes are `insertEvents`, in the caller's transaction). */
