@@ -34,7 +34,10 @@ export interface EventDataMap {
 }
 export type EventData<T extends EventType> = EventDataMap[T];
 
-/** Postgres channel notified on commit of every outbox insert; the relay LISTENs on it. */
+/**
+ * Postgres channel notified on commit of an outbox insert with an event to relay (the
+ * insert's own statement notifies: `insertEvents` in packages/db); the relay LISTENs on it.
+ */
 export const OUTBOX_CHANNEL = 'switchboard_outbox';
 
 /** Emitting data that does not match the catalog is a programming error, never a client's. */
@@ -98,15 +101,13 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
         traceparent: currentTraceparent(),
       },
     ]);
-    // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
-    await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   });
   return id;
 }
 
 /**
  * `emit` for many events in one statement (a batch of an import): same checks, same
- * transaction rule, one outbox insert and one notification. Returns the ids in order.
+ * transaction rule, one outbox insert (which notifies the relay). Returns the ids in order.
  */
 export async function emitMany<T extends EventType>(
   trx: Knex,
@@ -125,8 +126,6 @@ export async function emitMany<T extends EventType>(
     createdAt,
   }));
   await insertEvents(trx, rows);
-  // Delivered only if the transaction commits; Postgres folds repeats within one transaction.
-  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   return rows.map((r) => r.id);
 }
 

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { atOrAfterFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
+import { OUTBOX_NOTIFY_SQL } from './operational-events-sql';
 import { idsOlderThan } from './older-than';
 
 const TABLE = 'events';
@@ -54,13 +55,17 @@ export interface UnpublishedEvent {
 }
 
 /**
- * `insertEvents`' statement. Named (prepared): it runs for every event emitted, and its plan
- * does not depend on the events (one JSON parameter; rows are routed to their day's partition
- * as they are inserted), so Postgres settles on one plan per connection instead of planning
- * it again each time (docs/DECISIONS.md, Postgres CPU per delivery).
+ * `insertEvents`' statement: the rows, and the relay's wake-up when one of them enters the
+ * outbox (NOTIFY on the outbox channel, delivered only if the transaction commits; Postgres
+ * folds repeats within one transaction), in one round trip. Named (prepared): it runs for
+ * every event emitted, and its plan does not depend on the events (one JSON parameter; rows
+ * are routed to their day's partition as they are inserted), so Postgres settles on one plan
+ * per connection instead of planning it again each time (docs/DECISIONS.md, Postgres CPU per
+ * delivery).
  */
-const INSERT_EVENTS_SQL = `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
-                         published_at, fanned_out_at)
+const INSERT_EVENTS_SQL = `WITH inserted AS (
+  INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
+                      published_at, fanned_out_at)
      SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
             CASE WHEN t.targeted THEN NULL ELSE now() END,
             CASE WHEN t.targeted THEN NULL ELSE now() END
@@ -75,7 +80,10 @@ const INSERT_EVENTS_SQL = `INSERT INTO events (id, tenant_id, receptionist_id, t
             OR EXISTS (SELECT 1 FROM receptionists r
                         WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
             AS targeted
-      ) t`;
+      ) t
+  RETURNING published_at
+)
+SELECT ${OUTBOX_NOTIFY_SQL} FROM (SELECT 1 FROM inserted WHERE published_at IS NULL LIMIT 1) AS unpublished`;
 
 /**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),
