@@ -32,11 +32,11 @@ function planOnce(connection: RawConnection, done: (err: Error | null, c: unknow
 
 /**
  * Builds a knex instance, a pool of the process (each process has one, and the worker one
- * more for its delivery statements: `genericPlans`). Every commit is durable (`synchronous_commit` is
- * left on): a write opts into an asynchronous commit per transaction, and only when it can
- * be redone harmlessly (see `commit.ts`). `acquireConnectionTimeout` is short on purpose:
- * during a Postgres outage a request fails fast (503) instead of hanging for knex's default
- * minute.
+ * more for its delivery statements: `genericPlans`). Every commit is durable
+ * (`synchronous_commit` is left on): a write opts into an asynchronous commit per
+ * transaction, and only when it can be redone harmlessly (see `commit.ts`).
+ * `acquireConnectionTimeout` is short on purpose: during a Postgres outage a request fails
+ * fast (503) instead of hanging for knex's default minute.
  */
 export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex {
   return knexFactory({

@@ -83,7 +83,8 @@ const INSERT_EVENTS_SQL = `WITH inserted AS (
       ) t
   RETURNING published_at
 )
-SELECT ${OUTBOX_NOTIFY_SQL} FROM (SELECT 1 FROM inserted WHERE published_at IS NULL LIMIT 1) AS unpublished`;
+SELECT ${OUTBOX_NOTIFY_SQL}
+  FROM (SELECT 1 FROM inserted WHERE published_at IS NULL LIMIT 1) AS unpublished`;
 
 /**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),
