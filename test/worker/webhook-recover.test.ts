@@ -11,15 +11,24 @@ let base: string;
 let ctx: TestContext;
 let world: WebhookWorld;
 let up = false;
+/** While set, the receiver's answers wait for it: a recovery stays in progress meanwhile. */
+let gate: Promise<void> | null = null;
 
 beforeAll(async () => {
   world = await startWebhookWorld(
-    { '/r': (_req, res) => res.writeHead(up ? 200 : 503).end() },
+    {
+      '/r': (_req, res) => {
+        const answer = () => res.writeHead(up ? 200 : 503).end();
+        if (gate) void gate.then(answer);
+        else answer();
+      },
+    },
     {
       env: {
         WEBHOOK_MAX_ATTEMPTS: '1',
         WEBHOOK_DISABLE_AFTER_FAILURES: '2',
-        WEBHOOK_TIMEOUT_MS: '2000',
+        // Longer than the gate below is ever closed, however busy the machine.
+        WEBHOOK_TIMEOUT_MS: '30000',
         DELIVERY_RETENTION_DAYS: '30',
       },
     },
@@ -54,12 +63,18 @@ describe('POST /webhooks/{id}/recover', () => {
       is_active: true,
     });
     const before = receiver.requests.length;
+    // The receiver holds its answers until the second request below was refused: the
+    // recovery is in progress then, however fast the worker resends.
+    let open = (): void => undefined;
+    gate = new Promise<void>((resolve) => (open = resolve));
     const started = await post({ since });
     expect(started.status).toBe(202);
     expect(started.headers.location).toBe(`/api/v1/webhooks/${id}/recoveries/${started.body.id}`);
     expect(started.body).toMatchObject({ subscription_id: id, found: 3 });
     const again = await post({ since });
     expect([again.status, again.body.error?.code]).toEqual([409, 'recovery_in_progress']);
+    gate = null;
+    open();
 
     const location = String(started.headers.location);
     const read = () => request(ctx.app).get(location).set('Authorization', auth);
