@@ -10,6 +10,7 @@ import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
 import { FirstAttemptLease } from './first-attempt-lease';
+import type { HeldSlot, WarmSlots } from './warm-slots';
 
 /**
  * The event's job: the first attempt of each of its deliveries, with no second job in
@@ -55,6 +56,7 @@ export function fanOutProcessor(
   lanes: InFlightLanes,
   attempt: Attempt,
   inline: InlineAttempts,
+  warm: WarmSlots,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
   return (data: EventJob, job?: JobRuns): Promise<void> => {
@@ -75,7 +77,7 @@ export function fanOutProcessor(
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     const later: OpenDelivery[] = [];
     const full: Refused[] = [];
-    const now: Array<{ d: OpenDelivery; lane: Lane; holder: string }> = [];
+    const now: Array<{ d: OpenDelivery; lane: Lane; slot: HeldSlot }> = [];
     await Promise.all(
       open.map(async (d) => {
         const targetId = d.subscriptionId ?? d.receptionistId;
@@ -87,15 +89,17 @@ export function fanOutProcessor(
           const verdict = await lanes.peek(lane).catch(() => 'ok' as const);
           return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
         }
-        const holder = `inline:${d.id}#${randomUUID()}`;
-        const verdict = await lanes.acquire(lane, holder).catch((err: unknown) => {
-          deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
-          return 'error' as const;
-        });
-        if (verdict === 'ok') return void now.push({ d, lane, holder });
+        // A slot handed on by the previous first attempt of the lane, or a new one.
+        const got = await warm
+          .acquire(lane, `inline:${d.id}#${randomUUID()}`)
+          .catch((err: unknown) => {
+            deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
+            return { verdict: 'error' as const };
+          });
+        if (got.verdict === 'ok') return void now.push({ d, lane, slot: got.slot });
         inline.untake(d.tenantId);
-        if (verdict === 'error') later.push(d);
-        else full.push({ d, lane, verdict });
+        if (got.verdict === 'error') later.push(d);
+        else full.push({ d, lane, verdict: got.verdict });
       }),
     );
     try {
@@ -103,7 +107,7 @@ export function fanOutProcessor(
       await addParked(full, rerun);
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
-      await Promise.all(now.map((n) => release(n.lane, n.holder)));
+      await Promise.all(now.map((n) => warm.release(n.lane, n.slot)));
       for (const n of now) inline.untake(n.lane.tenantId);
       throw err;
     }
@@ -115,12 +119,12 @@ export function fanOutProcessor(
     const handedOn = later.filter(isNew).length;
     if (handedOn) firstAttempts.inc({ path: 'job' }, handedOn);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
-    const started = now.map(({ d, lane, holder }) =>
+    const started = now.map(({ d, lane, slot }) =>
       inline.start(lane.tenantId, async () => {
         try {
           const end = await lanes.hold(
             lane,
-            holder,
+            slot.holder,
             () => attempt({ deliveryId: d.id, round: d.round, attempt: 1 }, lease),
             (err) => deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
           );
@@ -131,7 +135,8 @@ export function fanOutProcessor(
           // The claim lapses and the reconciler redoes the attempt (same event id).
           deps.logger.warn({ err, deliveryId: d.id }, 'inline delivery attempt failed');
         } finally {
-          await release(lane, holder);
+          // Handed on to the next first attempt of the lane, or given back (./warm-slots.ts).
+          await warm.release(lane, slot);
         }
       }),
     );
@@ -161,13 +166,6 @@ export function fanOutProcessor(
       ),
     );
     for (const r of refused) deps.metrics.deliveryWaits.inc({ lane: r.verdict });
-  }
-
-  async function release(lane: Lane, holder: string): Promise<void> {
-    // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
-    await lanes.release(lane, holder).catch((err: unknown) => {
-      deps.logger.warn({ err }, 'could not release a lane slot');
-    });
   }
 }
 

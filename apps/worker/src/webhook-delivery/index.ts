@@ -12,6 +12,7 @@ import { InFlightLanes } from './in-flight';
 import { InlineAttempts } from './inline-attempts';
 import { startReconciler } from './reconciler';
 import { startRelay } from './relay';
+import { WarmSlots } from './warm-slots';
 import { createThrottle } from './throttle';
 
 export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
@@ -72,15 +73,27 @@ export async function startWebhookDelivery(
   // start many attempts), and at most `concurrency` first attempts in flight at once in this
   // process (the rest fall back to delivery jobs). Event jobs do not wait for them.
   const inline = new InlineAttempts(concurrency);
+  // First attempts hand their lane slots on to the next first attempt of the same lane.
+  const warm = new WarmSlots(lanes, (err) =>
+    deps.logger.warn({ err }, 'could not release a lane slot'),
+  );
   const events = startQueueWorker(
     deps,
     'events',
-    fanOutProcessor(deps, batches, lanes, attempt, inline),
+    fanOutProcessor(deps, batches, lanes, attempt, inline, warm),
     { ...opts, concurrency: Math.max(2, Math.ceil(concurrency / 2)) },
   );
   const parts: Component[] = [
-    // The event worker first stops (no new inline attempts), then the running ones finish.
-    { name: events.name, close: () => events.close().then(() => inline.drain()) },
+    // The event worker first stops (no new inline attempts), then the running ones finish,
+    // then the slots they handed on go back to their lanes.
+    {
+      name: events.name,
+      close: () =>
+        events
+          .close()
+          .then(() => inline.drain())
+          .then(() => warm.close()),
+    },
     startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
       ...opts,
       concurrency,

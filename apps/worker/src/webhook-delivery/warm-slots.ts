@@ -1,0 +1,132 @@
+import type { InFlightLanes, Lane, Verdict } from './in-flight';
+
+/** How long a slot a first attempt gave back waits for the next first attempt of its lane. */
+export const WARM_IDLE_MS = 50;
+/**
+ * How long one slot serves first attempts of its lane at most, from when Redis granted it:
+ * then it goes back to the lane, whose parked jobs take their turn. Well under a third of a
+ * slot's TTL, so a slot handed on still has most of its TTL for the attempt (`hold` renews
+ * it from the attempt's start).
+ */
+export const WARM_MAX_AGE_MS = 1_000;
+
+/** A lane slot as a first attempt holds it: its holder in Redis, and when it was granted. */
+export interface HeldSlot {
+  holder: string;
+  grantedAt: number;
+}
+
+interface Warm extends HeldSlot {
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The lane slots of an event job's first attempts, handed from one first attempt to the next
+ * of the same lane in this process instead of given back to Redis and asked again.
+ *
+ * Why: with one busy subscription, the event jobs of a worker keep its lane at the cap. A
+ * slot given back wakes a parked job of the lane, which takes it, so the next event's first
+ * attempt finds the lane full and is parked in turn: a cycle that kept a fifth of first
+ * attempts parked and claimed (docs/BENCHMARKS.md, One busy subscription at its lane's cap),
+ * each release and acquire a lane script besides. A slot handed on stays counted in Redis
+ * (the caps hold as before: it is never given to two attempts at once, nor kept past its
+ * TTL), and goes back to the lane when no first attempt of its lane takes it within
+ * WARM_IDLE_MS or once it has served WARM_MAX_AGE_MS: a lane's parked jobs wait at most
+ * about that long for a slot a busy process keeps handing on.
+ *
+ * Invariant: a slot is either held by one running attempt or warm here, never both; `close`
+ * gives every warm slot back.
+ */
+export class WarmSlots {
+  private readonly warm = new Map<string, Warm[]>();
+  private closed = false;
+
+  constructor(
+    private readonly lanes: Pick<InFlightLanes, 'acquire' | 'release'>,
+    private readonly onReleaseError: (err: unknown) => void,
+    private readonly idleMs = WARM_IDLE_MS,
+    private readonly maxAgeMs = WARM_MAX_AGE_MS,
+  ) {}
+
+  /**
+   * A slot of `lane` for a first attempt: a warm one if this process has one, else one asked
+   * of Redis for `holder` (the verdict says which lane is full).
+   */
+  async acquire(
+    lane: Lane,
+    holder: string,
+  ): Promise<{ verdict: 'ok'; slot: HeldSlot } | { verdict: Exclude<Verdict, 'ok'> }> {
+    const slot = this.takeWarm(lane);
+    if (slot) return { verdict: 'ok', slot };
+    const grantedAt = Date.now();
+    const verdict = await this.lanes.acquire(lane, holder);
+    return verdict === 'ok' ? { verdict, slot: { holder, grantedAt } } : { verdict };
+  }
+
+  /** The slot's attempt is over: kept warm for the next first attempt of `lane`, or given back. */
+  release(lane: Lane, slot: HeldSlot): Promise<void> {
+    if (this.closed || Date.now() - slot.grantedAt >= this.maxAgeMs) {
+      return this.giveBack(lane, slot.holder);
+    }
+    const key = laneKey(lane);
+    const list = this.warm.get(key) ?? [];
+    const warm: Warm = {
+      ...slot,
+      timer: setTimeout(() => {
+        if (this.remove(key, warm)) void this.giveBack(lane, warm.holder);
+      }, this.idleMs),
+    };
+    list.push(warm);
+    this.warm.set(key, list);
+    return Promise.resolve();
+  }
+
+  /** Gives every warm slot back to its lane; later releases go straight back too. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all: Array<Promise<void>> = [];
+    for (const [key, list] of this.warm) {
+      for (const w of list) {
+        clearTimeout(w.timer);
+        all.push(this.giveBack(laneOf(key), w.holder));
+      }
+    }
+    this.warm.clear();
+    await Promise.all(all);
+  }
+
+  /** The youngest warm slot of `lane` still young enough to serve, if any. */
+  private takeWarm(lane: Lane): HeldSlot | undefined {
+    const key = laneKey(lane);
+    const list = this.warm.get(key);
+    const w = list?.pop();
+    if (!w) return undefined;
+    if (list?.length === 0) this.warm.delete(key);
+    clearTimeout(w.timer);
+    if (Date.now() - w.grantedAt >= this.maxAgeMs) {
+      void this.giveBack(lane, w.holder);
+      return this.takeWarm(lane);
+    }
+    return { holder: w.holder, grantedAt: w.grantedAt };
+  }
+
+  private remove(key: string, warm: Warm): boolean {
+    const list = this.warm.get(key);
+    const i = list?.indexOf(warm) ?? -1;
+    if (!list || i < 0) return false;
+    list.splice(i, 1);
+    if (list.length === 0) this.warm.delete(key);
+    return true;
+  }
+
+  private giveBack(lane: Lane, holder: string): Promise<void> {
+    // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
+    return this.lanes.release(lane, holder).catch(this.onReleaseError);
+  }
+}
+
+const laneKey = (lane: Lane): string => `${lane.tenantId}\n${lane.targetId}`;
+const laneOf = (key: string): Lane => {
+  const [tenantId = '', targetId = ''] = key.split('\n');
+  return { tenantId, targetId };
+};
