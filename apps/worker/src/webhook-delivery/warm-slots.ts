@@ -1,7 +1,7 @@
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 
 /** How long a slot a first attempt gave back waits for the next first attempt of its lane. */
-export const WARM_IDLE_MS = 50;
+export const WARM_IDLE_MS = 10;
 /**
  * How long one slot serves first attempts of its lane at most, from when Redis granted it:
  * then it goes back to the lane, whose parked jobs take their turn. Well under a third of a
