@@ -1,6 +1,6 @@
 import { catalog } from '@switchboard/queues';
 import { InFlightLanes, type Lane } from '../../apps/worker/src/webhook-delivery/in-flight';
-import { WarmSlots } from '../../apps/worker/src/webhook-delivery/warm-slots';
+import { WarmSlots, type HeldSlot } from '../../apps/worker/src/webhook-delivery/warm-slots';
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
 
@@ -27,29 +27,36 @@ const held = (lane: Lane) =>
 const fail = (err: unknown) => {
   throw err;
 };
+const named = (holder: string) => () => holder;
+
+/** The slot `warm` gives `lane` (the holder a new one gets: `holder`), which must be one. */
+async function slotOf(warm: WarmSlots, lane: Lane, holder: string): Promise<HeldSlot> {
+  const got = await warm.acquire(lane, named(holder));
+  if (got.verdict !== 'ok') throw new Error(`no slot for ${holder}: ${got.verdict} full`);
+  return got.slot;
+}
 
 it('hands a slot to the next first attempt of its lane, never to two at once, counted in Redis', async () => {
   const lanes = lanesFor(1);
   const acquires = jest.spyOn(lanes, 'acquire');
   const warm = new WarmSlots(lanes, fail, 60_000, 60_000);
   const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_1' };
-  const first = await warm.acquire(lane, 'h1');
-  if (first.verdict !== 'ok') throw new Error('no slot');
+  const first = await slotOf(warm, lane, 'h1');
   // The lane holds one: a second attempt is refused while the first runs.
-  expect((await warm.acquire(lane, 'h2')).verdict).toBe('target');
-  await warm.release(lane, first.slot);
+  expect((await warm.acquire(lane, named('h2'))).verdict).toBe('target');
+  await warm.release(lane, first);
   // Handed on: the same slot, still the lane's one, not asked of Redis again.
-  const next = await warm.acquire(lane, 'h3');
-  expect(next).toEqual({ verdict: 'ok', slot: first.slot });
+  const next = await slotOf(warm, lane, 'h3');
+  expect(next).toEqual(first);
   expect(await held(lane)).toEqual(['h1']);
   expect(acquires).toHaveBeenCalledTimes(2);
   // Another lane gets nothing of it.
   const other = { tenantId: 'ten_warm', targetId: 'sub_warm_2' };
-  const elsewhere = await warm.acquire(other, 'h4');
-  expect(elsewhere.verdict === 'ok' && elsewhere.slot.holder).toBe('h4');
+  const elsewhere = await slotOf(warm, other, 'h4');
+  expect(elsewhere.holder).toBe('h4');
   expect(acquires).toHaveBeenCalledTimes(3);
-  if (next.verdict === 'ok') await warm.release(lane, next.slot);
-  if (elsewhere.verdict === 'ok') await warm.release(other, elsewhere.slot);
+  await warm.release(lane, next);
+  await warm.release(other, elsewhere);
   // Close gives every warm slot back.
   await warm.close();
   expect(await held(lane)).toEqual([]);
@@ -57,28 +64,20 @@ it('hands a slot to the next first attempt of its lane, never to two at once, co
 });
 
 it('gives a slot back when no first attempt of its lane takes it in time', async () => {
-  const lanes = lanesFor(1);
-  const warm = new WarmSlots(lanes, fail, 20, 60_000);
+  const warm = new WarmSlots(lanesFor(1), fail, 20, 60_000);
   const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_idle' };
-  const got = await warm.acquire(lane, 'idle-1');
-  if (got.verdict !== 'ok') throw new Error('no slot');
-  await warm.release(lane, got.slot);
+  await warm.release(lane, await slotOf(warm, lane, 'idle-1'));
   await waitFor('the idle slot back in its lane', async () => (await held(lane)).length === 0);
   // Asked of Redis again, under the new holder.
-  const again = await warm.acquire(lane, 'idle-2');
-  expect(again.verdict === 'ok' && again.slot.holder).toBe('idle-2');
+  expect((await slotOf(warm, lane, 'idle-2')).holder).toBe('idle-2');
   await warm.close();
 });
 
 it('gives a slot back, not on, once it has served its time', async () => {
-  const lanes = lanesFor(1);
-  const warm = new WarmSlots(lanes, fail, 60_000, 0);
+  const warm = new WarmSlots(lanesFor(1), fail, 60_000, 0);
   const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_old' };
-  const got = await warm.acquire(lane, 'old-1');
-  if (got.verdict !== 'ok') throw new Error('no slot');
-  await warm.release(lane, got.slot);
+  await warm.release(lane, await slotOf(warm, lane, 'old-1'));
   expect(await held(lane)).toEqual([]);
-  const again = await warm.acquire(lane, 'old-2');
-  expect(again.verdict === 'ok' && again.slot.holder).toBe('old-2');
+  expect((await slotOf(warm, lane, 'old-2')).holder).toBe('old-2');
   await warm.close();
 });

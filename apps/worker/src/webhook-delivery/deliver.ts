@@ -165,6 +165,15 @@ export function attemptRunner(
     const { claimed } = hold;
     const { delivery: d, event } = claimed;
     const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
+    /**
+     * Nothing sent: the row waits `ms` (release moves a claimed row only, so a taken attempt
+     * is claimed first). False: another holds the row now, and this attempt leaves it alone.
+     */
+    const putBack = async (ms: number): Promise<boolean> => {
+      if (!(await hold.claim())) return false;
+      await batches.lifecycle.release(knex, d.id, ms);
+      return true;
+    };
     let result: AttemptResult;
     if (d.claims > MAX_CLAIMS_PER_ATTEMPT) {
       // Earlier claims of this attempt never recorded an outcome: sending it again could loop
@@ -180,8 +189,7 @@ export function attemptRunner(
         // An operator problem, not the subscriber's: the secret was encrypted under another
         // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
         // (the reconciler tries again) until the key is put right.
-        if (!(await hold.claim())) return;
-        await batches.lifecycle.release(knex, d.id, SECRET_RETRY_MS);
+        if (!(await putBack(SECRET_RETRY_MS))) return;
         log.error(
           'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
         );
@@ -191,8 +199,7 @@ export function attemptRunner(
       if (target === 'paused') {
         // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
         // waits its turn again if it had a throttle slot).
-        if (!(await hold.claim())) return;
-        await batches.lifecycle.release(knex, d.id, PAUSED_RECHECK_MS);
+        if (!(await putBack(PAUSED_RECHECK_MS))) return;
         if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
           await throttle.forget(d.subscriptionId, slotKey);
         }
@@ -210,8 +217,7 @@ export function attemptRunner(
         const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
         if (waitMs > 0) {
           // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
-          if (!(await hold.claim())) return;
-          await batches.lifecycle.release(knex, d.id, waitMs);
+          if (!(await putBack(waitMs))) return;
           if (fresh) metrics.deliveriesThrottled.inc();
           log.debug({ waitMs }, 'delivery waits: subscription throttled');
           return { throttledUntil: Date.now() + waitMs };

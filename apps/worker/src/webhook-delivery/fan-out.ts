@@ -91,7 +91,7 @@ export function fanOutProcessor(
         }
         // A slot handed on by the previous first attempt of the lane, or a new one.
         const got = await warm
-          .acquire(lane, `inline:${d.id}#${randomUUID()}`)
+          .acquire(lane, () => `inline:${d.id}#${randomUUID()}`)
           .catch((err: unknown) => {
             deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued instead');
             return { verdict: 'error' as const };

@@ -17,6 +17,7 @@ export interface HeldSlot {
 }
 
 interface Warm extends HeldSlot {
+  lane: Lane;
   timer: NodeJS.Timeout;
 }
 
@@ -50,14 +51,15 @@ export class WarmSlots {
 
   /**
    * A slot of `lane` for a first attempt: a warm one if this process has one, else one asked
-   * of Redis for `holder` (the verdict says which lane is full).
+   * of Redis for a new holder, named only then (the verdict says which lane is full).
    */
   async acquire(
     lane: Lane,
-    holder: string,
+    newHolder: () => string,
   ): Promise<{ verdict: 'ok'; slot: HeldSlot } | { verdict: Exclude<Verdict, 'ok'> }> {
     const slot = this.takeWarm(lane);
     if (slot) return { verdict: 'ok', slot };
+    const holder = newHolder();
     const grantedAt = Date.now();
     const verdict = await this.lanes.acquire(lane, holder);
     return verdict === 'ok' ? { verdict, slot: { holder, grantedAt } } : { verdict };
@@ -72,6 +74,7 @@ export class WarmSlots {
     const list = this.warm.get(key) ?? [];
     const warm: Warm = {
       ...slot,
+      lane,
       timer: setTimeout(() => {
         if (this.remove(key, warm)) void this.giveBack(lane, warm.holder);
       }, this.idleMs),
@@ -85,11 +88,9 @@ export class WarmSlots {
   async close(): Promise<void> {
     this.closed = true;
     const all: Array<Promise<void>> = [];
-    for (const [key, list] of this.warm) {
-      for (const w of list) {
-        clearTimeout(w.timer);
-        all.push(this.giveBack(laneOf(key), w.holder));
-      }
+    for (const w of [...this.warm.values()].flat()) {
+      clearTimeout(w.timer);
+      all.push(this.giveBack(w.lane, w.holder));
     }
     this.warm.clear();
     await Promise.all(all);
@@ -126,7 +127,3 @@ export class WarmSlots {
 }
 
 const laneKey = (lane: Lane): string => `${lane.tenantId}\n${lane.targetId}`;
-const laneOf = (key: string): Lane => {
-  const [tenantId = '', targetId = ''] = key.split('\n');
-  return { tenantId, targetId };
-};
