@@ -17,7 +17,9 @@
  * and prints each ratio with the CPU milliseconds per unit (request or delivery) of every
  * process: API or bare server, worker, Postgres (backends of the bench database), Redis (all
  * of it: other users of this Redis count too), read from /proc/<pid>/stat utime + stime
- * before and after each measurement. P1 and P3 run no worker.
+ * before and after each measurement. P1 and P3 run no worker. The API, the worker and the
+ * bare server run compiled, as the services ship (bench/lib/compiled.ts; BENCH_FROM_SOURCES=1
+ * runs their TypeScript under tsx instead).
  *
  * Knobs (env): BENCH_DURATION (4 s per measurement, after BENCH_WARMUP 1 s), BENCH_ROUNDS
  * (2, alternating product and reference; medians), BENCH_CONNECTIONS (10), BENCH_COMPARE_CALLS
@@ -46,6 +48,7 @@ import {
   stopAllChildren,
   waitForHttp,
 } from './lib/children';
+import { compileForBench, serviceEntry } from './lib/compiled';
 import { envInt, UNLIMITED_API_RATE } from './lib/env';
 import { freePort } from './lib/http';
 import { machineInfo } from './lib/machine';
@@ -162,11 +165,14 @@ const medianOf = (runs: Measurement[], pick: (m: Measurement) => number | null):
 /** The API's profile (BENCH_COMPARE_PROFILE=1), summarised once it has exited. */
 let apiProfile: string | null = null;
 
+/** The bare references of P1 and P3 (compiled with the services: ./lib/compiled.ts). */
+const BARE_SERVER = 'bench/compare/bare-server.ts';
+
 /** P1 and P3: the API and the bare server, alternating, `ROUNDS` times each. */
-async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
+async function httpComparisons(setup: CompareSetup, bareServer: string): Promise<Comparison[]> {
   const [apiPort, barePort] = [await freePort(), await freePort()];
   const profDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sb-compare-prof-')) : null;
-  const api = startTsChild('api', 'apps/api/src/server.ts', {
+  const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: setup.benchUrl,
@@ -186,7 +192,7 @@ async function httpComparisons(setup: CompareSetup): Promise<Comparison[]> {
         }
       : {}),
   });
-  const bare = startTsChild('bare-server', 'bench/compare/bare-server.ts', {
+  const bare = startTsChild('bare-server', bareServer, {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: setup.benchUrl,
@@ -422,7 +428,10 @@ async function main(): Promise<number> {
           measureAuthShare(setup, REDIS_URL, PREFIX, AUTH_OPS, CONNECTIONS),
         );
       }
-      if (!SKIP.has('P1') || !SKIP.has('P3')) comparisons.push(...(await httpComparisons(setup)));
+      if (!SKIP.has('P1') || !SKIP.has('P3')) {
+        const bare = (await compileForBench([BARE_SERVER]))[BARE_SERVER] ?? BARE_SERVER;
+        comparisons.push(...(await httpComparisons(setup, bare)));
+      }
     } finally {
       await deleteRedisPrefix(redis, PREFIX).catch(() => undefined);
       await closeRedis(redis);

@@ -3,8 +3,8 @@
  *
  * One run measures, against one HTTPS receiver on 127.0.0.1 (bench/delivery/receiver.ts, its
  * own process, answers 200 at once, keep-alive):
- *  (a) deliveries/s of ONE worker process (`node --import tsx apps/worker/src/main.ts`,
- *      WORKER_CONCURRENCY=50): 20,000 events with 1 subscription, then 2,000 events with 10
+ *  (a) deliveries/s of ONE worker process (`node apps/worker/dist/main.js`, compiled as it
+ *      ships: bench/lib/compiled.ts; WORKER_CONCURRENCY=50): 20,000 events with 1 subscription, then 2,000 events with 10
  *      (20,000 deliveries; 20,000 × 10 takes over ten minutes on 2 cores: set
  *      BENCH_EVENTS_10SUB=20000 for it). The events are emitted with `emit()` in transactions
  *      of 500 BEFORE the worker starts (a fresh worker process per case), and the rate is
@@ -27,7 +27,7 @@
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
  * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
  * BENCH_PHASES (a,b,c,d,e; add x for (a) with 1 subscription and TWO worker processes),
- * BENCH_CPU_PROF=1, BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
+ * BENCH_CPU_PROF=1, BENCH_FROM_SOURCES=1 (the worker's TypeScript under tsx), BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
  * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
  * Redis keys: everything under `{sbbd-<run id>` is deleted at the end.
@@ -62,6 +62,7 @@ import {
   type BenchTenant,
 } from './delivery/setup';
 import { closeHttpAgent, freePort, httpGet } from './lib/http';
+import { compileForBench, serviceEntry } from './lib/compiled';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
 import { log, progressBar, sleep, step } from './lib/progress';
@@ -294,7 +295,7 @@ async function cpuUse(
 async function startWorker(ctx: Ctx, label: string): Promise<WorkerHandle> {
   const metricsPort = await freePort();
   const warnings: string[] = [];
-  const child = startNodeChild(`worker (${label})`, 'apps/worker/src/main.ts', {
+  const child = startNodeChild(`worker (${label})`, serviceEntry('apps/worker/dist/main.js'), {
     env: { ...ctx.workerEnv, METRICS_PORT: String(metricsPort) },
     nodeArgs: CPU_PROF
       ? // One directory per worker: `--import tsx` runs its module hooks on a second thread,
@@ -957,6 +958,7 @@ async function main(): Promise<number> {
     const stale = await deleteRedisKeys(redis, '{sbbd-*');
     if (stale) log(`  removed ${stale} Redis keys left by an earlier run of this benchmark`);
 
+    await compileForBench();
     const receiver = await step('starting the HTTPS receiver', () =>
       ReceiverClient.start({
         ...process.env,

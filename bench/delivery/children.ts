@@ -45,7 +45,9 @@ export function startNodeChild(
     onOutput?: (text: string) => void;
   },
 ): NodeChild {
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
+  // A compiled `.js` file runs as `npm start` runs it, TypeScript through tsx.
+  const loader = script.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...loader, script], {
     cwd: ROOT,
     env: opts.env,
     detached: true,

@@ -41,11 +41,14 @@ function groupAlive(proc: ChildProcess): boolean {
 }
 
 /**
- * Runs a TypeScript file with tsx as a child process in its own process group, so that
- * stopping it also stops the process tsx starts underneath.
+ * Runs a TypeScript file with tsx (or a compiled `.js` file with plain node) as a child
+ * process in its own process group, so that stopping it also stops the process tsx starts
+ * underneath.
  */
 export function startTsChild(name: string, script: string, env: NodeJS.ProcessEnv): Child {
-  const proc = spawn(process.execPath, [TSX_CLI, script], {
+  // Compiled: as `npm start` runs it (source maps for stack traces).
+  const args = script.endsWith('.js') ? ['--enable-source-maps', script] : [TSX_CLI, script];
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     detached: true,
