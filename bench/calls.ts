@@ -42,6 +42,10 @@ import { log, progressBar, seconds, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { median, summarize, table, timeSequential, type LatencySummary } from './lib/stats';
 import { databaseUrls, ensureSeed, type SeedResult, type SeedSpec } from './calls/seed';
+import { compileForBench, serviceEntry } from './lib/compiled';
+
+/** The bare reference (compiled with the services: ./lib/compiled.ts). */
+const BARE_SERVER = 'bench/bare-server.ts';
 
 const TOTAL = envInt('BENCH_CALLS_TOTAL', 2_000_000);
 const SPEC: SeedSpec = {
@@ -158,7 +162,8 @@ async function main(): Promise<number> {
     const cursorSecret = randomBytes(24).toString('hex');
     const codec = new CursorCodec(cursorSecret);
     const apiPort = await freePort();
-    const api = startTsChild('api', 'apps/api/src/server.ts', {
+    const compiled = await compileForBench([BARE_SERVER]);
+    const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
       ...process.env,
       NODE_ENV: 'production',
       DATABASE_URL: benchUrl,
@@ -401,7 +406,7 @@ async function main(): Promise<number> {
     };
 
     const barePort = await freePort();
-    const bare = startTsChild('bare-server', 'bench/bare-server.ts', {
+    const bare = startTsChild('bare-server', compiled[BARE_SERVER] ?? BARE_SERVER, {
       ...process.env,
       NODE_ENV: 'production',
       DATABASE_URL: benchUrl,

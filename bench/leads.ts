@@ -27,6 +27,7 @@ import { makeCsv, timeImport, timeInsertLoop, type ImportRun } from './leads/imp
 import { uploadAndSample, type UploadMemory } from './leads/memory';
 import { explainSearches, SEARCH_CASES, timeSearches, usesSeqScan } from './leads/search';
 import { ensureLeadSeed, freshDatabase, randomSecret, smallTenantKey } from './leads/seed';
+import { compileForBench, serviceEntry } from './lib/compiled';
 
 const SPEC = {
   version: 1,
@@ -43,7 +44,7 @@ const fmt = (n: number, d = 2) =>
   n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 function startApi(databaseUrl: string, port: number, prefix: string) {
-  return startTsChild('api', 'apps/api/src/server.ts', {
+  return startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
     ...process.env,
     DATABASE_URL: databaseUrl,
     PORT: String(port),
@@ -64,6 +65,7 @@ async function main(): Promise<number> {
     `leads benchmark: ${SPEC.big.toLocaleString('en-US')} + ${SPEC.small.toLocaleString('en-US')} leads; nproc ${machine.nproc}; load ${machine.loadavg.join(' ')}`,
   );
   const prefix = `{sbbench${randomBytes(3).toString('hex')}}`;
+  await compileForBench();
 
   // 1-2. Search.
   const seed = await step('seed', () =>

@@ -31,6 +31,10 @@ import { log, step } from './lib/progress';
 import { saveResult } from './lib/results';
 import { median, table } from './lib/stats';
 import { deleteRedisPrefix, setupDatabase } from './outbound/setup';
+import { compileForBench, serviceEntry } from './lib/compiled';
+
+/** The bare reference (compiled with the services: ./lib/compiled.ts). */
+const BARE_SERVER = 'bench/outbound/bare-server.ts';
 
 const DURATION_S = envInt('BENCH_DURATION', 10);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 10);
@@ -110,7 +114,8 @@ async function main(): Promise<number> {
     await deleteRedisPrefix(redis, PREFIX);
 
     const [apiPort, barePort] = [await freePort(), await freePort()];
-    const api = startTsChild('api', 'apps/api/src/server.ts', {
+    const compiled = await compileForBench([BARE_SERVER]);
+    const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
       ...process.env,
       NODE_ENV: 'production',
       DATABASE_URL: setup.benchUrl,
@@ -123,7 +128,7 @@ async function main(): Promise<number> {
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       ...UNLIMITED_API_RATE,
     });
-    const bare = startTsChild('bare-server', 'bench/outbound/bare-server.ts', {
+    const bare = startTsChild('bare-server', compiled[BARE_SERVER] ?? BARE_SERVER, {
       ...process.env,
       NODE_ENV: 'production',
       REDIS_URL,

@@ -53,6 +53,7 @@ import { callsPage, deliveryLogPage, dropOneDay, sizes } from './scale/measure';
 import { seedScale, type ScaleSpec } from './scale/seed';
 import { seedDirect } from './scale/seed-direct';
 import { workerRun, type WorkerRun } from './scale/worker';
+import { compileForBench } from './lib/compiled';
 
 const { values: args } = parseArgs({
   options: {
@@ -226,6 +227,7 @@ async function main(): Promise<void> {
     // Rounds alternate which database goes first, so that a load rising or falling during
     // the run (a shared machine) moves both sides of a round's ratio alike.
     const workerRounds: Array<{ empty: WorkerRun; full: WorkerRun; ratio: number }> = [];
+    await compileForBench();
     for (let r = 1; r <= ROUNDS; r += 1) {
       const onEmpty = () =>
         step(`one worker, empty database (round ${r} of ${ROUNDS})`, () =>

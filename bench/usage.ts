@@ -36,6 +36,7 @@ import {
 } from './usage/ingest';
 import { explainRead, measureReads } from './usage/read';
 import { ensureUsageSeed, type UsageSeedSpec } from './usage/seed';
+import { compileForBench, serviceEntry } from './lib/compiled';
 
 const SPEC: UsageSeedSpec = {
   version: 2,
@@ -77,7 +78,8 @@ async function main(): Promise<number> {
     ).rows[0]?.server_version;
     const ingestToken = randomBytes(24).toString('hex');
     const port = await freePort();
-    const api = startTsChild('api', 'apps/api/src/server.ts', {
+    await compileForBench();
+    const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
       ...process.env,
       NODE_ENV: 'production',
       DATABASE_URL: seed.benchUrl,

@@ -1,6 +1,6 @@
 /**
- * Child processes of the delivery benchmark, started as `node [flags] --import tsx <script>`
- * (not the tsx CLI): the script then runs in the very process we spawn, so a signal we send
+ * Child processes of the delivery benchmark, started as `node [flags] <script>.js` (a compiled
+ * service) or `node [flags] --import tsx <script>.ts` (not the tsx CLI): the script then runs in the very process we spawn, so a signal we send
  * reaches it, `--cpu-prof` profiles it, and its pid is the one whose CPU time we read.
  * Each child gets its own process group; every child is stopped when the benchmark exits,
  * fails or is interrupted.
@@ -45,7 +45,7 @@ export function startNodeChild(
     onOutput?: (text: string) => void;
   },
 ): NodeChild {
-  // A compiled `.js` file runs as `npm start` runs it, TypeScript through tsx.
+  // A compiled `.js` file runs as `npm start` runs it.
   const loader = script.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...loader, script], {
     cwd: ROOT,

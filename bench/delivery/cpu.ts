@@ -1,6 +1,6 @@
 /**
  * CPU seconds of processes, read from /proc (Linux; empty elsewhere). The worker and the
- * receiver are single processes (spawned with `node --import tsx`), so their pid is enough;
+ * receiver are single processes (spawned with `node`, not a CLI that starts another), so their pid is enough;
  * Postgres and Redis are summed over every process of that name.
  */
 import { execFileSync } from 'node:child_process';

@@ -7,6 +7,7 @@ import { createTenant } from '../delivery/setup';
 import { freePort, httpGet } from '../lib/http';
 import { log, progressBar, sleep } from '../lib/progress';
 import { summarize, type LatencySummary } from '../lib/stats';
+import { serviceEntry } from '../lib/compiled';
 
 export interface WorkerRun {
   deliveries: number;
@@ -58,7 +59,7 @@ export async function workerRun(
   }
   bar.stop();
   const metricsPort = await freePort();
-  const worker = startNodeChild(`worker ${label}`, 'apps/worker/src/main.ts', {
+  const worker = startNodeChild(`worker ${label}`, serviceEntry('apps/worker/dist/main.js'), {
     env: {
       ...env,
       METRICS_PORT: String(metricsPort),
