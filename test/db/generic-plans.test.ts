@@ -1,5 +1,10 @@
 import * as pg from 'pg';
-import { createKnex, DeliveryLifecycle, type Knex } from '@switchboard/db';
+import {
+  createKnex,
+  DeliveryLifecycle,
+  GENERIC_PLANS_IN_TRANSACTION,
+  type Knex,
+} from '@switchboard/db';
 import { RECORD_SQL, TAKE_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
 import { addPastDays, captureStatements, todayOf } from '../support/plans';
@@ -179,6 +184,48 @@ it('the statement that writes events is planned once per connection, not at each
     expect(rows).toHaveLength(1);
     expect(Number(rows[0]!.custom_plans)).toBeLessThanOrEqual(5);
     expect(Number(rows[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
+  } finally {
+    await single.destroy();
+  }
+});
+
+it("the relay's claim and fan-out are planned once per connection, in its transactions only", async () => {
+  // What the relay runs for each batch (apps/worker/src/webhook-delivery/relay.ts), on one
+  // connection: its prepared statements are planned once there, whatever the batch.
+  const single = createKnex(ctx.config.databaseUrl, { poolMax: 1 });
+  const plans = async (name: string) => {
+    const { rows } = (await single.raw(
+      'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = ?',
+      [name],
+    )) as { rows: Array<{ generic_plans: string; custom_plans: string }> };
+    return rows.map((r) => [Number(r.generic_plans), Number(r.custom_plans)]);
+  };
+  try {
+    const { tenantId } = await tenantWithSubscriptions(ctx);
+    let made = 0;
+    for (let batch = 1; batch <= 4; batch++) {
+      await emitUsageEvents(single, tenantId, batch);
+      made += await single.transaction(async (trx) => {
+        await trx.raw(GENERIC_PLANS_IN_TRANSACTION);
+        const { events } = await ctx.deps.stores.events.claimUnpublished(trx, 100);
+        // This batch's events (and, the first time, those the tests above left unpublished).
+        expect(events.filter((e) => e.tenantId === tenantId)).toHaveLength(batch);
+        return (
+          await lifecycle.fanOut(
+            trx,
+            events.map((e) => e.id),
+          )
+        ).length;
+      });
+    }
+    expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
+    expect(await plans('events_claim_unpublished')).toEqual([[4, 0]]);
+    expect(await plans('sb_dl_fan_out')).toEqual([[4, 0]]);
+    // SET LOCAL: the connection's next users plan as Postgres chooses again.
+    const { rows } = (await single.raw('SHOW plan_cache_mode')) as {
+      rows: Array<{ plan_cache_mode: string }>;
+    };
+    expect(rows[0]!.plan_cache_mode).toBe('auto');
   } finally {
     await single.destroy();
   }

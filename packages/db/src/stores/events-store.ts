@@ -164,18 +164,20 @@ export class EventsStore {
     }
     if (tenants.length === 0) return { events: [], next: '' };
     const share = Math.max(1, Math.ceil(limit / tenants.length));
-    const { rows } = (await trx.raw(
+    const rows = await runPrepared<UnpublishedEvent>(
+      trx,
+      'events_claim_unpublished',
       `SELECT x.id, x.traceparent, t.tenant_id AS "tenantId"
-         FROM unnest(?::text[]) WITH ORDINALITY AS t(tenant_id, ord)
+         FROM unnest($1::text[]) WITH ORDINALITY AS t(tenant_id, ord)
         CROSS JOIN LATERAL (
           SELECT e.id, e.traceparent, e.created_at FROM events e
            WHERE e.tenant_id = t.tenant_id AND e.published_at IS NULL
              AND ${atOrAfterFloorSql('events', 'e.created_at')}
-           ORDER BY e.created_at LIMIT ?
+           ORDER BY e.created_at LIMIT $2
            FOR UPDATE OF e SKIP LOCKED) x
         ORDER BY t.ord, x.created_at`,
       [tenants, share],
-    )) as { rows: UnpublishedEvent[] };
+    );
     // One of each tenant, then the second of each, ...: the batch's job order is fair too.
     const byTenant = new Map<string, UnpublishedEvent[]>();
     for (const r of rows) {
