@@ -105,6 +105,32 @@ function prunedAtStart(explain: unknown): number {
   return removed;
 }
 
+/**
+ * The index conditions of the scans of `prefix`'s partitions that ran (a scan without one,
+ * a sequential scan, is ''). A batch's rows must be found by their ids: a scan that reads
+ * the day's rows by anything else grows with the day.
+ */
+function scansThatRan(explain: unknown, prefix: string): string[] {
+  const conds: string[] = [];
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as Record<string, unknown>;
+    const name = n['Relation Name'];
+    const ran = typeof n['Actual Loops'] === 'number' && n['Actual Loops'] > 0;
+    if (typeof name === 'string' && name.startsWith(prefix) && ran) {
+      // A bitmap heap scan's condition is its index scan's, repeated as its recheck.
+      const cond = n['Index Cond'] ?? n['Recheck Cond'];
+      conds.push(typeof cond === 'string' ? cond : '');
+    }
+    for (const v of Object.values(n)) {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') walk(v);
+    }
+  };
+  walk(explain);
+  return conds;
+}
+
 /** The one statement `fn` sends whose text is `sql`. */
 async function sent(sql: string, fn: () => Promise<unknown>): Promise<readonly unknown[]> {
   const found = (await captureStatements(fn)).filter((s) => s.sql === sql);
@@ -136,6 +162,12 @@ it("the take's and the record's generic plans start only their batch's day, amon
   const take = await preparedPlan(generic, TAKE_SQL, takeValues);
   expect(prunedAtStart(take)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(take).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
+  // Made while the day's partition has no statistics, as every new day's is, the plan still
+  // finds the rows by id (docs/DECISIONS.md, Known limit: a generic plan made while today's
+  // partition is new).
+  const takeScans = scansThatRan(take, 'webhook_deliveries_');
+  expect(takeScans.length).toBeGreaterThan(0);
+  for (const cond of takeScans) expect(cond).toMatch(/\bid = /);
 
   const recordValues = await sent(RECORD_SQL, async () => {
     const moved = await lifecycle.record(
@@ -158,6 +190,9 @@ it("the take's and the record's generic plans start only their batch's day, amon
   const record = await preparedPlan(generic, RECORD_SQL, recordValues);
   expect(prunedAtStart(record)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(record).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
+  const recordScans = scansThatRan(record, 'webhook_deliveries_');
+  expect(recordScans.length).toBeGreaterThan(0);
+  for (const cond of recordScans) expect(cond).toMatch(/\bid = /);
 
   // Each ran once on the pool's one connection, with the plan made once, never for its values.
   const { rows } = (await generic.raw(
