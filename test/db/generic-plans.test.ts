@@ -163,8 +163,7 @@ it("the take's and the record's generic plans start only their batch's day, amon
   expect(prunedAtStart(take)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(take).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
   // Made while the day's partition has no statistics, as every new day's is, the plan still
-  // finds the rows by id (docs/DECISIONS.md, Known limit: a generic plan made while today's
-  // partition is new).
+  // finds the rows by id (docs/DECISIONS.md, Plans made while today's partition is new).
   const takeScans = scansThatRan(take, 'webhook_deliveries_');
   expect(takeScans.length).toBeGreaterThan(0);
   for (const cond of takeScans) expect(cond).toMatch(/\bid = /);

@@ -180,7 +180,7 @@ export const TAKE_WINDOW_S = 5;
  * tested. The plan is generic, made once per connection, often while the day's partition
  * is new and has no statistics; joined and tested in one step, such a plan read the day's
  * index of due deliveries once per request, every delivery of the last five seconds each
- * time (docs/DECISIONS.md, Known limit: a generic plan made while today's partition is new).
+ * time (docs/DECISIONS.md, Plans made while today's partition is new).
  */
 export const TAKE_SQL = `WITH req AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
