@@ -245,7 +245,7 @@ it("the relay's claim and fan-out are planned once per connection, in its transa
         // This batch's events (and, the first time, those the tests above left unpublished).
         expect(events.filter((e) => e.tenantId === tenantId)).toHaveLength(batch);
         return (
-          await lifecycle.fanOut(
+          await lifecycle.publish(
             trx,
             events.map((e) => e.id),
           )
@@ -254,7 +254,7 @@ it("the relay's claim and fan-out are planned once per connection, in its transa
     }
     expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
     expect(await plans('events_claim_unpublished')).toEqual([[4, 0]]);
-    expect(await plans('sb_dl_fan_out')).toEqual([[4, 0]]);
+    expect(await plans('sb_dl_publish')).toEqual([[4, 0]]);
     // SET LOCAL: the connection's next users plan as Postgres chooses again.
     const { rows } = (await single.raw('SHOW plan_cache_mode')) as {
       rows: Array<{ plan_cache_mode: string }>;

@@ -40,6 +40,23 @@ it('fans out a batch of events once each, and a re-run returns the open deliveri
   expect(again.map((d) => d.id).sort()).toEqual(open.map((d) => d.id).sort());
 });
 
+it("the relay's fan-out (publish) returns what it made, and makes nothing twice", async () => {
+  const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
+  const eventIds = [
+    await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
+    await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
+  ];
+  const made = await lifecycle.publish(ctx.deps.knex, [...eventIds, eventIds[0] as string]);
+  expect(made.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+  const rows = await ctx.deps.knex('events').whereIn('id', eventIds);
+  expect(rows.every((e) => e.published_at && e.fanned_out_at)).toBe(true);
+  // Published, the events are never the relay's again; run anyway, nothing is made or read.
+  expect(await lifecycle.publish(ctx.deps.knex, eventIds)).toEqual([]);
+  // The job's re-run (fanOut) still finds the deliveries open.
+  const open = await lifecycle.fanOut(ctx.deps.knex, eventIds);
+  expect(open.map((d) => d.id).sort()).toEqual(made.map((d) => d.id).sort());
+});
+
 it('claims each delivery of a batch once; a duplicate request in the batch gets nothing', async () => {
   const { open } = await deliveries(2);
   const [a, b] = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));

@@ -49,7 +49,7 @@ it('delivers the events of a relay that died between its commit and the job add'
   await ctx.deps.knex.transaction(async (trx) => {
     const { events } = await ctx.deps.stores.events.claimUnpublished(trx, 10);
     expect(events.map((e) => e.id).sort()).toEqual([...ids].sort());
-    await ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids);
+    await ctx.deps.stores.deliveryLifecycle.publish(trx, ids);
   });
   const events = await ctx.deps.knex('events').whereIn('id', ids);
   for (const e of events) {

@@ -30,10 +30,9 @@ export const EVENTS_WINDOW = 200;
 const REFILL_MS = 100;
 
 /**
- * The deliveries an event job carries: those the relay's fan-out returned for the event, if
+ * The deliveries an event job carries: those the relay's fan-out made for the event, if
  * every one is new and there are not too many; else none, and the job reads them back with
- * the fan-out statement (a delivery made earlier, by a version that published first, may
- * be past its first attempt).
+ * the fan-out statement.
  */
 function carried(open: readonly OpenDelivery[] | undefined): EventJob['deliveries'] {
   const all = open ?? [];
@@ -82,7 +81,7 @@ export interface RelayOptions {
  * Postgres NOTIFY on every commit, with a slow poll as a safety net. Rows are claimed with
  * SKIP LOCKED, so several workers relay in parallel without publishing one event twice in the
  * common case; a duplicate publish is harmless anyway (jobId = event id). The claim's
- * transaction runs the fan-out statement (DeliveryLifecycle.fanOut): the event's one update
+ * transaction runs the fan-out statement (DeliveryLifecycle.publish): the event's one update
  * sets `published_at` and `fanned_out_at` together, and its deliveries are created, due now.
  * The event jobs are added after the commit; each attempts its event's new deliveries
  * (./fan-out.ts). A relay that dies between the commit and the add leaves deliveries due and
@@ -127,8 +126,9 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
       // ASYNC_COMMIT_CTE). Lost in a Postgres crash, the rows stay unpublished and this relay
       // claims them again, making new deliveries; an event job already added for the lost
       // ones claims nothing (the rows are gone), and the new deliveries, due and unclaimed,
-      // are the reconciler's (docs/DECISIONS.md, Row work per delivery).
-      const made = await stores.deliveryLifecycle.fanOut(
+      // are the reconciler's (docs/DECISIONS.md, Row work per delivery). Unpublished, the
+      // events were never fanned out: only the deliveries made now are read back (publish).
+      const made = await stores.deliveryLifecycle.publish(
         trx,
         claimed.events.map((e) => e.id),
       );

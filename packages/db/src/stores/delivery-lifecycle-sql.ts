@@ -51,24 +51,8 @@ export interface ClaimRow extends DeliveryRow {
   } | null;
 }
 
-/**
- * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
- * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
- * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one update sets both outbox marks (the relay runs
- * this in its claim's transaction: the event is published and fanned out at once). The last
- * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
- * prepared statement, looks each one up by index instead of scanning every open delivery.
- *
- * Each event is found by its primary key only: the test of `fanned_out_at` is written
- * `(… IS NULL) IS TRUE` (the same rows) so that it does not imply the predicate of the
- * partial index of events not yet fanned out (`created_at WHERE fanned_out_at IS NULL`),
- * which holds a tenant's whole backlog. Without statistics (a partition just filled by an
- * import, before it is analyzed) the planner otherwise ANDs that index with the key, reading
- * the backlog once per event: 76 ms an event at a 1,000,000-event backlog, which slowed
- * every tenant's fan-out (docs/DECISIONS.md, Fairness between tenants).
- */
-export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
+/** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
+const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT DISTINCT unnest($1::text[]) AS id
      ), ev AS (
        UPDATE events e SET fanned_out_at = now(), published_at = coalesce(e.published_at, now())
@@ -94,6 +78,26 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
      )
+`;
+
+/**
+ * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
+ * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
+ * The bounds are plain parameters so that Postgres plans only the days they cover; the
+ * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one update sets both outbox marks (the relay runs
+ * this in its claim's transaction: the event is published and fanned out at once). The last
+ * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
+ * prepared statement, looks each one up by index instead of scanning every open delivery.
+ *
+ * Each event is found by its primary key only: the test of `fanned_out_at` is written
+ * `(… IS NULL) IS TRUE` (the same rows) so that it does not imply the predicate of the
+ * partial index of events not yet fanned out (`created_at WHERE fanned_out_at IS NULL`),
+ * which holds a tenant's whole backlog. Without statistics (a partition just filled by an
+ * import, before it is analyzed) the planner otherwise ANDs that index with the key, reading
+ * the backlog once per event: 76 ms an event at a 1,000,000-event backlog, which slowed
+ * every tenant's fan-out (docs/DECISIONS.md, Fairness between tenants).
+ */
+export const FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
      UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
      UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
@@ -102,6 +106,18 @@ export const FAN_OUT_SQL = `WITH ${ASYNC_COMMIT_CTE}, q AS (
                  FROM q JOIN webhook_deliveries d
                    ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
                 WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
+
+/**
+ * The relay's fan-out: FAN_OUT_SQL without its last branch, $1 to $3 as there. The
+ * relay's events are unpublished, and an unpublished event has never been fanned out (the
+ * one update sets both marks; an event stored without a target is stored with both), so no
+ * delivery of it can exist before: the branch that reads them back would find none, and
+ * read, on a plan made while the day's partition looked empty, the day's index of open
+ * deliveries to find none (docs/DECISIONS.md, The relay's fan-out reads nothing back).
+ */
+export const PUBLISH_FAN_OUT_SQL = `${FAN_OUT_CTES}
+     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
+     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy`;
 
 /** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
 const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,

@@ -9,6 +9,7 @@ import {
   CLAIM_SQL,
   EXHAUST_SQL,
   FAN_OUT_SQL,
+  PUBLISH_FAN_OUT_SQL,
   OPEN_COLUMNS,
   RECORD_SQL,
   TAKE_SQL,
@@ -52,6 +53,20 @@ export class DeliveryLifecycle {
       eventIds,
       ...window,
       widenTimeWindow(window, HOUR_MS, 0)[0],
+    ]);
+    return rows.map(toOpenDelivery);
+  }
+
+  /**
+   * The relay's fan-out of events it claimed unpublished: `fanOut` for events never fanned
+   * out, returning only the deliveries it creates (PUBLISH_FAN_OUT_SQL says why nothing
+   * else can be open). Not for a re-run: an event already fanned out gets nothing back.
+   */
+  async publish(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await runPrepared<OpenRow>(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [
+      eventIds,
+      ...idTimeWindow(eventIds),
     ]);
     return rows.map(toOpenDelivery);
   }
