@@ -5,7 +5,11 @@ import {
   GENERIC_PLANS_IN_TRANSACTION,
   type Knex,
 } from '@switchboard/db';
-import { RECORD_SQL, TAKE_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
+import {
+  CLAIM_SQL,
+  RECORD_SQL,
+  TAKE_SQL,
+} from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
 import { addPastDays, captureStatements, todayOf } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
@@ -202,6 +206,27 @@ it("the take's and the record's generic plans start only their batch's day, amon
     ['sb_dl_record', 1, 0],
     ['sb_dl_take', 1, 0],
   ]);
+});
+
+it("a delivery job's claim finds its rows by id, not through the open deliveries", async () => {
+  const { tenantId } = await tenantWithSubscriptions(ctx);
+  // Open deliveries in today's partition besides the batch: what a wrong plan would read.
+  await lifecycle.fanOut(knex, await emitUsageEvents(knex, tenantId, 40));
+  const open = await lifecycle.fanOut(knex, await emitUsageEvents(knex, tenantId, 3));
+  const requests = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
+  const values = await sent(CLAIM_SQL, async () => {
+    const claimed = await lifecycle.claim(generic, requests, 10_000);
+    expect(claimed.every(Boolean)).toBe(true);
+  });
+  // The same batch again, rolled back: the rows are claimed now, so the plan is read, not
+  // its result.
+  const claim = await preparedPlan(generic, CLAIM_SQL, values);
+  expect(scannedIn(claim).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([
+    todayOf('webhook_deliveries'),
+  ]);
+  const scans = scansThatRan(claim, 'webhook_deliveries_');
+  expect(scans.length).toBeGreaterThan(0);
+  for (const cond of scans) expect(cond).toMatch(/\bid = /);
 });
 
 it('the statement that writes events is planned once per connection, not at each emit', async () => {

@@ -170,10 +170,13 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
         SET status = 'delivering', locked_until = now() + make_interval(secs => $4::float8),
             claims = d.claims + 1, updated_at = now()
        FROM req, async_commit
-      WHERE d.id = req.id AND ${idTimeBoundsSql('req.id', 'd.created_at')}
+      WHERE d.id = req.id AND d.id = ANY ($1::text[])
+        AND ${idTimeBoundsSql('req.id', 'd.created_at')}
         AND d.created_at >= $5::timestamptz AND d.created_at < $6::timestamptz
         AND d.round = req.round AND d.attempts = req.attempts
-        AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now()))
+        -- IS TRUE (the same rows): not a predicate the planner may match to the partial
+        -- index of open deliveries, which a plan made without statistics read whole.
+        AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now())) IS TRUE
   RETURNING ${claimedFields('$7', '$8')}`;
 
 /**
