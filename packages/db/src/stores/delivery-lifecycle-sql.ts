@@ -84,8 +84,9 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
  * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
  * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one update sets both outbox marks (the relay runs
- * this in its claim's transaction: the event is published and fanned out at once). The last
+ * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one
+ * update sets both outbox marks (the relay runs PUBLISH_FAN_OUT_SQL, this without its last
+ * branch, in its claim's transaction: the event is published and fanned out at once). The last
  * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
  * prepared statement, looks each one up by index instead of scanning every open delivery.
  *

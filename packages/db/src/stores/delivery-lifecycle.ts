@@ -41,8 +41,8 @@ export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
 export class DeliveryLifecycle {
   /**
    * Fans events out, in one statement for all of them: marks each fanned out and published
-   * (only the first caller does: the relay, in its claim's transaction), creates a delivery per active subscription of its tenant whose filter
-   * matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
+   * (only the first caller does: normally the relay's `publish`, in its claim's transaction),
+   * creates a delivery per active subscription of its tenant whose filter matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new.
    */
