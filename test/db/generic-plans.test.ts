@@ -1,10 +1,5 @@
 import * as pg from 'pg';
-import {
-  createKnex,
-  DeliveryLifecycle,
-  GENERIC_PLANS_IN_TRANSACTION,
-  type Knex,
-} from '@switchboard/db';
+import { createKnex, DeliveryLifecycle, type Knex } from '@switchboard/db';
 import {
   CLAIM_SQL,
   RECORD_SQL,
@@ -248,10 +243,11 @@ it('the statement that writes events is planned once per connection, not at each
   }
 });
 
-it("the relay's claim and fan-out are planned once per connection, in its transactions only", async () => {
-  // What the relay runs for each batch (apps/worker/src/webhook-delivery/relay.ts), on one
-  // connection: its prepared statements are planned once there, whatever the batch.
-  const single = createKnex(ctx.config.databaseUrl, { poolMax: 1 });
+it("the relay's claim and fan-out are planned once per connection on the statements' pool", async () => {
+  // What the relay runs for each batch (apps/worker/src/webhook-delivery/relay.ts), in a
+  // transaction of the worker's statements' pool (here one connection of such a pool): both
+  // are prepared statements, planned once there whatever the batch.
+  const single = createKnex(ctx.config.databaseUrl, { poolMax: 1, genericPlans: true });
   const plans = async (name: string) => {
     const { rows } = (await single.raw(
       'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = ?',
@@ -263,9 +259,8 @@ it("the relay's claim and fan-out are planned once per connection, in its transa
     const { tenantId } = await tenantWithSubscriptions(ctx);
     let made = 0;
     for (let batch = 1; batch <= 4; batch++) {
-      await emitUsageEvents(single, tenantId, batch);
+      await emitUsageEvents(knex, tenantId, batch);
       made += await single.transaction(async (trx) => {
-        await trx.raw(GENERIC_PLANS_IN_TRANSACTION);
         const { events } = await ctx.deps.stores.events.claimUnpublished(trx, 100);
         // This batch's events (and, the first time, those the tests above left unpublished).
         expect(events.filter((e) => e.tenantId === tenantId)).toHaveLength(batch);
@@ -280,11 +275,6 @@ it("the relay's claim and fan-out are planned once per connection, in its transa
     expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
     expect(await plans('events_claim_unpublished')).toEqual([[4, 0]]);
     expect(await plans('sb_dl_publish')).toEqual([[4, 0]]);
-    // SET LOCAL: the connection's next users plan as Postgres chooses again.
-    const { rows } = (await single.raw('SHOW plan_cache_mode')) as {
-      rows: Array<{ plan_cache_mode: string }>;
-    };
-    expect(rows[0]!.plan_cache_mode).toBe('auto');
   } finally {
     await single.destroy();
   }

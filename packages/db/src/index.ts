@@ -1,5 +1,5 @@
 /** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
-export { createKnex, GENERIC_PLANS_IN_TRANSACTION, type Knex } from './knex';
+export { createKnex, type Knex } from './knex';
 export { Batcher, oneBatchInFlight, type BatcherOptions } from './batcher';
 export { isTransientDbError } from './errors';
 export { toPgText } from './text';

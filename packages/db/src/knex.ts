@@ -25,12 +25,6 @@ interface RawConnection {
   query(text: string, callback: (err: Error | null) => void): void;
 }
 
-/**
- * The same for one transaction of any pool (run first in it): its prepared statements run
- * on generic plans until it ends; the connection's other users are unaffected.
- */
-export const GENERIC_PLANS_IN_TRANSACTION = 'SET LOCAL plan_cache_mode = force_generic_plan';
-
 /** Set on each new connection of a `genericPlans` pool, before knex hands it out. */
 function planOnce(connection: RawConnection, done: (err: Error | null, c: unknown) => void) {
   connection.query('SET plan_cache_mode = force_generic_plan', (err) => done(err, connection));

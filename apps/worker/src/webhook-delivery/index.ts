@@ -22,9 +22,10 @@ export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
 
 /**
  * The delivery statements' own connections: as many as their batches run at once (four kinds
- * of statement, BATCH_MAX_RUNNING each), all prepared at boot; and the wait for that.
+ * of statement, BATCH_MAX_RUNNING each), all prepared at boot, and one for the relay's claim
+ * transaction; and the wait for that.
  */
-const STATEMENT_CONNECTIONS = 4 * BATCH_MAX_RUNNING;
+const STATEMENT_CONNECTIONS = 4 * BATCH_MAX_RUNNING + 1;
 const PREPARE_WAIT_MS = 5_000;
 
 /**
@@ -106,7 +107,7 @@ export async function startWebhookDelivery(
       await resetIfIdle(deps.queues.deliveries);
       await resetIfIdle(deps.queues.events);
     }),
-    startRelay(deps),
+    startRelay(deps, { db: statements }),
     startReconciler(deps, batches.lifecycle, reconcileTimings(opts)),
   ];
   // The statements' pool outlives every part that runs them.

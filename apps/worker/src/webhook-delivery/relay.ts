@@ -1,10 +1,5 @@
 import { Client } from 'pg';
-import {
-  GENERIC_PLANS_IN_TRANSACTION,
-  isNew,
-  type OpenDelivery,
-  type UnpublishedEvent,
-} from '@switchboard/db';
+import { isNew, type Knex, type OpenDelivery, type UnpublishedEvent } from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
 import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
@@ -74,6 +69,11 @@ function relayed(
 export interface RelayOptions {
   /** Event jobs allowed to wait in the queue at once (default EVENTS_WINDOW). */
   window?: number;
+  /**
+   * The pool of the claim's transaction (default the process's): the worker passes its
+   * delivery statements' pool, whose sessions plan each prepared statement once (./index.ts).
+   */
+  db?: Knex;
 }
 
 /**
@@ -94,8 +94,9 @@ export interface RelayOptions {
  * names its tenant: packages/queues/src/fair.ts).
  */
 export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component {
-  const { knex, queues, logger, metrics, stores } = deps;
+  const { queues, logger, metrics, stores } = deps;
   const window = opts.window ?? EVENTS_WINDOW;
+  const db = opts.db ?? deps.knex;
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
@@ -113,12 +114,10 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
   async function drainOnce(): Promise<'full' | { published: number; asked: number }> {
     const room = Math.min(BATCH, window - (await queued()));
     if (room <= 0) return 'full';
-    const { events, open } = await knex.transaction(async (trx) => {
-      // The claim and the fan-out are prepared statements, planned once per connection (as
-      // the worker's batch statements are: ./index.ts) instead of at every batch: 2.1 ms of
-      // Postgres CPU a batch, most batches one event at a steady rate (docs/BENCHMARKS.md,
-      // "The relay's plans"). Their partitions are pruned as each run starts.
-      await trx.raw(GENERIC_PLANS_IN_TRANSACTION);
+    // The claim and the fan-out are prepared statements; on the statements' pool they are
+    // planned once per connection instead of at every batch: 2.1 ms of Postgres CPU a batch,
+    // most batches one event at a steady rate (docs/BENCHMARKS.md, "The relay's plans").
+    const { events, open } = await db.transaction(async (trx) => {
       const claimed = await stores.events.claimUnpublished(trx, room, { after: cursor });
       if (claimed.events.length === 0) return { events: [], open: [] };
       cursor = claimed.next;
