@@ -131,7 +131,7 @@ it('takes a new, recent delivery without writing it; its taken record moves it o
   ]);
 });
 
-it('takes no delivery made over TAKE_WINDOW_S ago; the reconciler leaves new ones alone for twice that', async () => {
+it('takes no delivery made over TAKE_WINDOW_S ago unless told any age; the reconciler leaves new ones alone for twice that', async () => {
   const { open } = await deliveries(2);
   const [young, old] = open;
   const age = (id: string, s: number) =>
@@ -144,6 +144,9 @@ it('takes no delivery made over TAKE_WINDOW_S ago; the reconciler leaves new one
   const req = (id: string) => ({ deliveryId: id, round: 1, attempt: 1 });
   const taken = await lifecycle.take(ctx.deps.knex, [req(young!.id), req(old!.id)]);
   expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([young!.id, null]);
+  // Without a window (a delivery job's own attempt), a new delivery of any age.
+  const anyAge = await lifecycle.take(ctx.deps.knex, [req(young!.id), req(old!.id)], null);
+  expect(anyAge.map((t) => t?.delivery.id ?? null)).toEqual([young!.id, old!.id]);
   // Overdue by a 1 s grace, yet left alone: made less than 2 × TAKE_WINDOW_S ago.
   const overdueIds = async () =>
     (await lifecycle.overdue(ctx.deps.knex, 1_000, 10_000)).map((d) => d.id);

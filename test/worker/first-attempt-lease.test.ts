@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listDeliveryWrites, writesOf as writesRows } from '../support/row-writes';
 import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
@@ -17,33 +18,14 @@ beforeAll(async () => {
     '/slow': (_req: IncomingMessage, res: ServerResponse) => void held.push(res),
   });
   // Before any event is emitted: the worker writes no delivery until then.
-  const { knex } = world.ctx.deps;
-  await knex.raw(`CREATE TABLE row_writes (id text, op text, status text, claims int,
-                                           n serial)`);
-  await knex.raw(`
-    CREATE FUNCTION list_row_writes() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      INSERT INTO row_writes (id, op, status, claims) VALUES (NEW.id, TG_OP, NEW.status, NEW.claims);
-      RETURN NEW;
-    END $$`);
-  await knex.raw(
-    'CREATE TRIGGER list_row_writes AFTER INSERT OR UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION list_row_writes()',
-  );
+  await listDeliveryWrites(world.ctx.deps.knex);
 }, 60_000);
 afterAll(async () => {
   for (const res of held) res.writeHead(204).end();
   await world?.close();
 });
 
-/** The writes of a delivery row, in order: [operation, status, claims]. */
-async function writesOf(id: string): Promise<Array<[string, string, number]>> {
-  const rows = (await world.ctx.deps
-    .knex('row_writes')
-    .where({ id })
-    .orderBy('n')
-    .select('op', 'status', 'claims')) as Array<{ op: string; status: string; claims: number }>;
-  return rows.map((r) => [r.op, r.status, r.claims]);
-}
+const writesOf = (id: string) => writesRows(world.ctx.deps.knex, id);
 
 const succeeded = (subscriptionId: string) =>
   waitFor('the delivery to succeed', async () => {

@@ -56,6 +56,10 @@ const deliveryJobSchema = {
     // id of its own, instead of being a no-op beside the dead worker's job, which BullMQ
     // would only free after its stalled check.
     claims: { type: 'integer', minimum: 0 },
+    // Made to recover an attempt a dead worker may have had in flight (the reconciler's re-add
+    // of a lost or freed job, an event job's re-run): it goes before the lane's backlog, and
+    // claims its row (a taken attempt's recovery is counted, as a lapsed claim's is).
+    recovered: { const: true },
     // The delivery's tenant and target (subscription id, or receptionist id for a legacy
     // webhook_url): the lanes whose in-flight caps it counts toward. Absent in jobs made
     // without them (the processor then reads the delivery row).
@@ -162,7 +166,8 @@ export const catalog = {
     name: 'delivery',
     schema: deliveryJobSchema,
     jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
-    // A job taken but not yet claimed by a dead worker is back within 7 s. A claimed attempt
+    // A job of a dead worker that had not claimed its row (not yet, or it took its first
+    // attempt without a claim) is back within 7 s, as a recovery. A claimed attempt
     // comes back through its claim instead (the reconciler re-adds it, under a new id, once
     // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },

@@ -10,10 +10,10 @@ import { decide, recordOutcome, type AttemptResult } from './attempt-record';
 import type { DeliveryBatches } from './delivery-batches';
 import { resolveTarget } from './delivery-target';
 import { sendTraced } from './traced-send';
-import { enqueueDeliveries } from './enqueue-deliveries';
+import { enqueueDeliveries, isRecovery } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
-import { holdAttempt, type AttemptHold, type FirstAttemptLease } from './first-attempt-lease';
+import { FirstAttemptLease, holdAttempt, type AttemptHold } from './first-attempt-lease';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -60,6 +60,8 @@ export type AttemptEnd = { throttledUntil: number } | undefined;
  * The deliveries processor: retries, manual retries, and first attempts that could not run
  * in their event's job. First a slot in the delivery's lanes (its target and its tenant, see
  * in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one attempt.
+ * A first attempt is taken under the job's own lease (./first-attempt-lease.ts): its row is
+ * written once, with its outcome; a recovery claims instead (isRecovery).
  */
 export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
@@ -67,9 +69,9 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     if (!lane) return; // the delivery is gone
     const jobId = job.id as string;
     const holder = `${jobId}#${randomUUID()}`;
-    // A job made for a claim that lapsed (its attempt was in flight when its worker died)
-    // takes the lane's next free slot, before any backlog (see in-flight.ts, `urgent`).
-    const urgent = (data.claims ?? 0) > 0;
+    // A job that recovers an attempt a dead worker may have had in flight takes the lane's
+    // next free slot, before any backlog (see in-flight.ts, `urgent`).
+    const urgent = isRecovery(data, job);
     let verdict = await lanes.acquire(lane, holder, jobId);
     if (verdict !== 'ok' && urgent)
       verdict = await awaitUrgentSlot(lanes, lane, verdict, holder, jobId);
@@ -79,13 +81,22 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();
     }
+    const request = { deliveryId: data.deliveryId, round: data.round, attempt: data.attempt };
+    // A first attempt is taken, at any age, under this job's lease, and claimed if it runs
+    // longer than LEASE_WAIT_MS; a recovery, or a run after a failed one (it may have sent),
+    // claims at once.
+    const first = data.round === 1 && data.attempt === 1 && !urgent && job.attemptsMade === 0;
+    const lease = first ? new FirstAttemptLease(null) : undefined;
+    const run = async (): Promise<AttemptEnd> => {
+      if (!lease) return attempt(request);
+      const started = attempt(request, lease);
+      await lease.endWithin([started]);
+      return started;
+    };
     let end: AttemptEnd;
     try {
-      end = await lanes.hold(
-        lane,
-        holder,
-        () => attempt({ deliveryId: data.deliveryId, round: data.round, attempt: data.attempt }),
-        (err) => deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
+      end = await lanes.hold(lane, holder, run, (err) =>
+        deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
       );
     } finally {
       // Not fatal: the slot expires by itself, and parked jobs are woken periodically.

@@ -19,8 +19,11 @@ export interface DeliveryBatches {
   lifecycle: DeliveryLifecycle;
   fanOut(eventId: string): Promise<OpenDelivery[]>;
   claim(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
-  /** A first attempt taken under its event job's lease (./first-attempt-lease.ts). */
-  take(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
+  /**
+   * A first attempt taken under its job's lease (./first-attempt-lease.ts): made within
+   * `windowS` seconds (an event job's attempt), or of any age (null: a delivery job's).
+   */
+  take(request: ClaimRequest, windowS: number | null): Promise<ClaimedDelivery | undefined>;
   record(record: AttemptRecord): Promise<boolean>;
 }
 
@@ -56,10 +59,16 @@ export function createDeliveryBatches(
     (requests) => lifecycle.claim(knex, requests, lockMs),
     opts,
   );
-  const take = new Batcher<ClaimRequest, ClaimedDelivery | undefined>(
-    (requests) => lifecycle.take(knex, requests),
-    opts,
-  );
+  // One batch per window: the window is a parameter of the whole statement.
+  const takes = new Map<number | null, Batcher<ClaimRequest, ClaimedDelivery | undefined>>();
+  const take = (windowS: number | null) => {
+    let batcher = takes.get(windowS);
+    if (!batcher) {
+      batcher = new Batcher((requests) => lifecycle.take(knex, requests, windowS), opts);
+      takes.set(windowS, batcher);
+    }
+    return batcher;
+  };
   const record = new Batcher<AttemptRecord, boolean>(async (records) => {
     // A delivery appears at most once per statement; a second record of the same one (two
     // claims of it, one lapsed) runs after the first.
@@ -85,7 +94,7 @@ export function createDeliveryBatches(
     lifecycle,
     fanOut: (eventId) => fanOut.add(eventId),
     claim: (request) => claim.add(request),
-    take: (request) => take.add(request),
+    take: (request, windowS) => take(windowS).add(request),
     record: (r) => record.add(r),
   };
 }

@@ -21,9 +21,9 @@ import type { HeldSlot, WarmSlots } from './warm-slots';
  * and marks the event). Then each new delivery whose lanes have a free slot, while the
  * process has budget for inline attempts (./inline-attempts.ts), is attempted by this
  * process at once; one whose lane is full is added parked (`addParked`); every other open
- * delivery (budget spent, or a re-run finding a delivery past its first attempt) gets a
- * delivery job. All are added before any inline attempt starts. The job waits for the
- * attempts it started for at most INLINE_WAIT_MS: long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
+ * delivery (budget spent, or past its first attempt) gets a delivery job. All are added
+ * before any inline attempt starts. The job waits for the attempts it started for at most
+ * LEASE_WAIT_MS (./first-attempt-lease.ts): long enough for a healthy receiver, so event jobs are paced by their receivers and a busy
  * subscription does not fill its lane and fall back to delivery jobs; no longer, because a
  * receiver that never answers must not hold event job slots that every other subscription's
  * events need.
@@ -31,18 +31,11 @@ import type { HeldSlot, WarmSlots } from './warm-slots';
  * Crash safety: the rows are committed before anything is sent. The attempts the job makes
  * are taken, not claimed (./first-attempt-lease.ts): the job's BullMQ lock holds them. A
  * worker that dies before the job ends leaves it active: BullMQ runs it again after its
- * stalled check (the fan-out creates nothing new and returns the deliveries still open, and
- * the attempts not recorded are made again, same event id). An attempt still running when
+ * stalled check, and that run hands every delivery still open to a recovered delivery job
+ * (`handOn`), which claims it and makes the attempt again, same event id. An attempt still running when
  * the job stops waiting is claimed first; a worker that dies after leaves that claim to
  * lapse: the reconciler redoes the attempt.
  */
-/**
- * How long an event job waits for its inline attempts before it lets them run on alone: a
- * healthy receiver answers well within it (attempts take a few ms, tens at p99, in
- * docs/BENCHMARKS.md).
- */
-export const INLINE_WAIT_MS = 250;
-
 /** A new delivery whose lane was full when its event fanned out. */
 interface Refused {
   d: OpenDelivery;
@@ -74,6 +67,7 @@ export function fanOutProcessor(
   };
 
   async function fanOut(data: EventJob, rerun: boolean): Promise<void> {
+    if (rerun) return handOn(data);
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     const later: OpenDelivery[] = [];
     const full: Refused[] = [];
@@ -104,7 +98,7 @@ export function fanOutProcessor(
     );
     try {
       await enqueueDeliveries(deps, later);
-      await addParked(full, rerun);
+      await addParked(full);
     } catch (err) {
       // The slots taken go back; the job fails and runs again (nothing was sent).
       await Promise.all(now.map((n) => warm.release(n.lane, n.slot)));
@@ -115,9 +109,7 @@ export function fanOutProcessor(
     const lease = new FirstAttemptLease();
     const { firstAttempts } = deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
-    // A re-run's delivery already past its first attempt is not one.
-    const handedOn = later.filter(isNew).length;
-    if (handedOn) firstAttempts.inc({ path: 'job' }, handedOn);
+    if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
     const started = now.map(({ d, lane, slot }) =>
       inline.start(lane.tenantId, async () => {
@@ -140,29 +132,39 @@ export function fanOutProcessor(
         }
       }),
     );
-    await settledWithin(started, INLINE_WAIT_MS);
-    // Those still running are claimed now (or recorded first): the job may then end.
-    await lease.end();
+    // Those still running after LEASE_WAIT_MS are claimed (or recorded first): the job may
+    // then end.
+    await lease.endWithin(started);
+  }
+
+  /**
+   * A run after the job's first (its worker died, or the run failed) attempts nothing itself:
+   * every delivery of the event still open, read back by the fan-out statement, gets a
+   * delivery job marked recovered. One the first run took and may have had in flight gets a
+   * new job, which goes before its lanes' backlogs and claims its row (./deliver.ts); one the
+   * first run handed to a delivery job keeps that job (same id, the add is a no-op), which
+   * may be taking it right now in a live worker: attempting it here would send it twice.
+   */
+  async function handOn(data: EventJob): Promise<void> {
+    const open = await batches.fanOut(data.eventId);
+    await enqueueDeliveries(deps, open, { recovered: true });
   }
 
   /**
    * Deliveries whose lane is full are added parked: delayed and listed under that lane, as a
    * delivery job refused a slot would be (./deliver.ts), without first waiting in the queue
    * and taking a worker slot only to be refused. A slot freed meanwhile wakes them at once.
-   * In a re-run (its worker died) they are listed as urgent: a new one may be an attempt the
-   * first run took and had in flight, and goes before the lane's backlog, as the job of a
-   * lapsed claim does (./in-flight.ts).
    */
-  async function addParked(refused: readonly Refused[], urgent: boolean): Promise<void> {
+  async function addParked(refused: readonly Refused[]): Promise<void> {
     if (refused.length === 0) return;
     await enqueueDeliveries(
       deps,
       refused.map((r) => r.d),
-      PARKED_DELAY_MS,
+      { delayMs: PARKED_DELAY_MS },
     );
     await Promise.all(
       refused.map((r) =>
-        lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)), urgent),
+        lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)), false),
       ),
     );
     for (const r of refused) deps.metrics.deliveryWaits.inc({ lane: r.verdict });
@@ -171,11 +173,9 @@ export function fanOutProcessor(
 
 /**
  * The deliveries the relay put in the job (./relay.ts), as the fan-out statement would have
- * returned them when the relay made them: new, due now. A job run again (its worker died)
- * finds some of them past that; each attempt's claim, made for attempt 1 of round 1 with no
- * live claim, then claims nothing and nothing is sent, and whatever the first run left
- * unfinished is the reconciler's, as for any delivery of a dead worker. Undefined: the job
- * carries none (a reconciler's job, or too many deliveries), and runs the statement.
+ * returned them when the relay made them: new, due now (a first run only: a re-run reads
+ * them back, `handOn`). Undefined: the job carries none (a reconciler's job, or too many
+ * deliveries), and runs the statement.
  */
 function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
   const { tenantId } = data;
@@ -203,14 +203,3 @@ type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade'>;
  */
 const isRerun = (job: JobRuns): boolean =>
   job.attemptsStarted > 1 || job.stalledCounter > 0 || job.attemptsMade > 0;
-
-/** Resolves when every promise settled, or after `ms`, whichever comes first. */
-async function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {
-  if (promises.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([Promise.allSettled(promises), deadline]);
-  clearTimeout(timer);
-}

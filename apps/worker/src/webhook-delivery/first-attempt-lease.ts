@@ -1,20 +1,35 @@
-import type { ClaimedDelivery, ClaimRequest } from '@switchboard/db';
+import { TAKE_WINDOW_S, type ClaimedDelivery, type ClaimRequest } from '@switchboard/db';
 import type { DeliveryBatches } from './delivery-batches';
 
 /**
- * The lease an event job holds on the first attempts it makes itself. Such an attempt is
- * taken (read: DeliveryLifecycle.take), not claimed: while the job runs, its BullMQ lock is
- * the attempt's claim. A worker that dies mid-attempt leaves the job active; BullMQ runs it
- * again after its stalled check, and that run attempts what the first left unrecorded. When
- * the job stops waiting for its attempts (INLINE_WAIT_MS, ./fan-out.ts), `end` claims each
- * one still before its record, like any attempt, so a death after the job ended is covered
- * by the claim's lapse.
+ * How long a job waits for the first attempts it took before it claims those still running
+ * and, for an event job, lets them run on alone: a healthy receiver answers well within it
+ * (attempts take a few ms, tens at p99, in docs/BENCHMARKS.md).
+ */
+export const LEASE_WAIT_MS = 250;
+
+/**
+ * The lease a job holds on the first attempts it makes itself. Such an attempt is taken
+ * (read: DeliveryLifecycle.take), not claimed: while the job runs, its BullMQ lock is the
+ * attempt's claim. When the job stops waiting for its attempts (`endWithin`: LEASE_WAIT_MS),
+ * `end` claims each one still before its record, like any attempt, so a death after that
+ * is covered by the claim's lapse. A worker that dies before leaves the job active: BullMQ
+ * runs it again after its stalled check, as a recovery, which claims (./fan-out.ts,
+ * ./deliver.ts).
  *
  * Invariant: the job completes only once each attempt it took is recorded or claimed (or
- * failed: its row, due and unclaimed, is the reconciler's once TAKE_WINDOW_S has passed
- * twice). The delivery row is then written once for a first attempt: its outcome.
+ * failed: its row, due and unclaimed, is the reconciler's). The delivery row is then written
+ * once for a first attempt that ends within LEASE_WAIT_MS: its outcome.
+ *
+ * An event job's lease (`windowS` TAKE_WINDOW_S) takes only deliveries made within that
+ * window: the reconciler leaves such a row alone for twice that, and the event job holds no
+ * job id of the delivery's. A delivery job's lease (`windowS` null) takes its delivery at
+ * any age: the job's id (one per attempt) makes the reconciler's re-add a no-op while the job
+ * lives, and its lock keeps the reconciler from freeing it.
  */
 export class FirstAttemptLease {
+  constructor(readonly windowS: number | null = TAKE_WINDOW_S) {}
+
   private open = true;
   /** Per attempt held: what `end` waits for (its record, once started) or runs (its claim). */
   private readonly holds = new Set<{ claim: () => Promise<unknown>; work?: Promise<unknown> }>();
@@ -43,6 +58,19 @@ export class FirstAttemptLease {
     const waits = [...this.holds].map((h) => h.work ?? h.claim());
     await Promise.allSettled(waits);
   }
+
+  /** Ends the lease once every attempt of `started` settled, or after LEASE_WAIT_MS. */
+  async endWithin(started: ReadonlyArray<Promise<unknown>>): Promise<void> {
+    if (started.length) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, LEASE_WAIT_MS);
+      });
+      await Promise.race([Promise.allSettled(started), deadline]);
+      clearTimeout(timer);
+    }
+    await this.end();
+  }
 }
 
 /**
@@ -67,7 +95,7 @@ export async function holdAttempt(
   request: ClaimRequest,
   lease: FirstAttemptLease | undefined,
 ): Promise<AttemptHold | undefined> {
-  const taken = lease?.held ? await batches.take(request) : undefined;
+  const taken = lease?.held ? await batches.take(request, lease.windowS) : undefined;
   if (!taken || !lease) {
     const claimed = await batches.claim(request);
     return claimed && claimedHold(claimed);

@@ -1,6 +1,6 @@
 /**
  * The first attempts an event's job started. The job waits for them at most
- * INLINE_WAIT_MS (./fan-out.ts), so a receiver that never answers holds its own attempt (and
+ * LEASE_WAIT_MS (./first-attempt-lease.ts), so a receiver that never answers holds its own attempt (and
  * its lane slot) for the HTTP deadline, but an event job slot that other subscriptions'
  * events need for no longer than that.
  *

@@ -71,15 +71,18 @@ export function startReconciler(
 
   /**
    * Adds each delivery's job again; a job stuck in `active` without a lock (its worker died
-   * after taking it, before claiming the row) is freed first, or the add would be a no-op
-   * until BullMQ's stalled check.
+   * while it ran: an attempt taken and maybe sent, or not yet claimed) is freed first, or
+   * the add would be a no-op until BullMQ's stalled check. The jobs this adds are marked
+   * recovered: each stands for a job lost or freed, whose attempt may have been in flight,
+   * and goes before its lanes' backlogs, as the job of a lapsed claim does. A job that still
+   * exists (a live worker runs it, or it waits) is left as it is.
    */
   async function readd(deliveries: readonly OpenDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     const ids = deliveries.map((d) => catalog.deliveries.jobId(deliveryJob(d)));
     const freed = await freeStuckJobs(deps.redis, queues.deliveries, ids);
     if (freed.size) logger.warn({ jobs: [...freed] }, 'freed delivery jobs of a dead worker');
-    await enqueueDeliveries(deps, deliveries);
+    await enqueueDeliveries(deps, deliveries, { recovered: true });
   }
 
   async function lapsed(): Promise<void> {

@@ -189,12 +189,15 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
 export const TAKE_WINDOW_S = 5;
 
 /**
- * The first attempts an event job makes while it runs, read instead of claimed: the job's
- * BullMQ lock holds them (apps/worker/src/webhook-delivery/first-attempt-lease.ts), so the
- * row is not written until its outcome. $1 delivery ids, $2 rounds, $3 attempts made so
- * far, $4 to $7 as CLAIM_SQL's $5 to $8. Only a new delivery (round 1,
- * no attempt, never claimed, pending), due, and made at most TAKE_WINDOW_S ago is taken:
- * the reconciler does not touch such a row before twice that (DeliveryLifecycle.overdue).
+ * First attempts read instead of claimed: the BullMQ lock of the job that makes them holds
+ * them (apps/worker/src/webhook-delivery/first-attempt-lease.ts), so the row is not written
+ * until its outcome. $1 delivery ids, $2 rounds, $3 attempts made so far, $4 to $7 as
+ * CLAIM_SQL's $5 to $8, $8 the window in seconds, or NULL. Only a new delivery (round 1, no
+ * attempt, never claimed, pending) that is due is taken, and, with a window, only one made
+ * at most that long ago: an event job's own attempts (TAKE_WINDOW_S), which the reconciler
+ * does not touch before twice that (DeliveryLifecycle.overdue). A delivery job's attempt
+ * takes its row at any age (NULL): the job's id, one per attempt, keeps every other job
+ * off the row while the job lives (docs/DECISIONS.md, Row work per delivery).
  *
  * The rows are found by id first (`found`: the primary key, `id = ANY`), and only then
  * tested. The plan is generic, made once per connection, often while the day's partition
@@ -215,7 +218,7 @@ export const TAKE_SQL = `WITH req AS (
         AND d.round = 1 AND d.attempts = 0 AND req.round = 1 AND req.attempts = 0
         AND d.status = 'pending' AND d.claims = 0
         AND d.next_attempt_at <= now()
-        AND d.next_attempt_at > now() - make_interval(secs => ${TAKE_WINDOW_S})`;
+        AND ($8::float8 IS NULL OR d.next_attempt_at > now() - make_interval(secs => $8::float8))`;
 /**
  * (knex bindings) event ids, then bounds on their created_at (idTimeWindow of the ids): the
  * events of claimed deliveries that CLAIM_SQL did not find near their deliveries.

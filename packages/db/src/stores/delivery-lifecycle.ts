@@ -96,15 +96,21 @@ export class DeliveryLifecycle {
   /**
    * Takes first attempts (TAKE_SQL), one statement for the batch, aligned with `requests`
    * like `claim`: the row as it is, written by nothing. Undefined: not a new delivery made
-   * within TAKE_WINDOW_S (the caller claims it instead) or gone.
+   * within `windowS` seconds (the caller claims it instead) or gone. `windowS` null: a new
+   * delivery of any age (a delivery job's own attempt).
    */
   async take(
     db: Knex,
     requests: readonly ClaimRequest[],
+    windowS: number | null = TAKE_WINDOW_S,
   ): Promise<Array<ClaimedDelivery | undefined>> {
     if (requests.length === 0) return [];
     const { arrays, bounds } = requestParams(requests);
-    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [...arrays, ...bounds]);
+    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [
+      ...arrays,
+      ...bounds,
+      windowS,
+    ]);
     return aligned(db, rows, requests);
   }
 
@@ -296,7 +302,7 @@ export class DeliveryLifecycle {
         const [from, to] = idTimeWindow([]);
         await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
-        await runPrepared(db, 'sb_dl_take', TAKE_SQL, [[], [], [], from, to, from, to]);
+        await runPrepared(db, 'sb_dl_take', TAKE_SQL, [[], [], [], from, to, from, to, null]);
         // One empty array per array parameter of RECORD_SQL ($1 to $13), the window, $16.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
           ...Array.from({ length: 13 }, () => []),
