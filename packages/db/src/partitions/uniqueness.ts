@@ -13,7 +13,11 @@
  * - Idempotency-Keys of calls and SMS: 24 hours, the contract's retention of a key;
  * - an attempt's (delivery, round, attempt), a (target, event) delivery: 1 day; the racing
  *   writers they guard against run at the same moment (a re-claimed attempt, a fan-out run
- *   twice), and an event's fan-out is also guarded by its `fanned_out_at`.
+ *   twice), and an event's fan-out is also guarded by its `fanned_out_at`. These two are
+ *   bounded above too, at an hour past `now()` (the transaction's start): their rows are
+ *   dated by `now()` of the transaction that wrote them, so a holder is never later than
+ *   that unless a writer ran for an hour, and the days made ahead of the clock (7) and the
+ *   default partition are not looked into for every row inserted (migration 097).
  */
 
 /** The unique indexes of the unpartitioned tables that the triggers below replace. */
@@ -102,6 +106,7 @@ const FUNCTIONS: Record<string, { fn: string; events: string }> = {
     fn: `
     IF EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = NEW.event_id
                   AND created_at >= now() - interval '1 day'
+                  AND created_at < now() + interval '1 hour'
                   AND (subscription_id = NEW.subscription_id
                        OR (NEW.subscription_id IS NULL AND subscription_id IS NULL
                            AND receptionist_id = NEW.receptionist_id))) THEN
@@ -114,7 +119,8 @@ const FUNCTIONS: Record<string, { fn: string; events: string }> = {
     ${lock(`'attempt:' || NEW.delivery_id || ':' || NEW.round || ':' || NEW.attempt`)}
     IF EXISTS (SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = NEW.delivery_id
                   AND round = NEW.round AND attempt = NEW.attempt
-                  AND attempted_at >= now() - interval '1 day') THEN
+                  AND attempted_at >= now() - interval '1 day'
+                  AND attempted_at < now() + interval '1 hour') THEN
       RAISE EXCEPTION 'duplicate key value violates unique constraint "%"',
         'webhook_delivery_attempts_delivery_id_round_attempt_unique'
         USING ERRCODE = 'unique_violation',

@@ -1,0 +1,68 @@
+import type { Knex } from '@switchboard/db';
+import { createTestContext, type TestContext } from '../support/context';
+
+// The uniqueness triggers of deliveries and attempts look for a holder from a day before
+// `now()` to an hour after it (packages/db/src/partitions/uniqueness.ts, migration 097):
+// an insert looks into yesterday's and today's partitions (tomorrow's in the last hour of a
+// day), never the days made ahead of the clock or the default partition. Counted by
+// Postgres itself: every index scan of every partition, flushed by the inserting session.
+let ctx: TestContext;
+let knex: Knex;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  knex = ctx.deps.knex;
+});
+afterAll(async () => {
+  await ctx?.close();
+});
+
+/** `table`'s partition of the day `days` from today (UTC), as the partitioning names it. */
+const partition = (table: string, days: number): string =>
+  `${table}_p${new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '')}`;
+
+/** Runs `sql` on one connection, then the index scans of each of `tables`' partitions. */
+async function scansAfter(sql: string, tables: string[]): Promise<Map<string, number>> {
+  const client = (knex as unknown as { client: KnexClient }).client;
+  const connection = await client.acquireConnection();
+  try {
+    await connection.query(sql);
+    await connection.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = (await connection.query(
+      `SELECT i.relname AS partition, sum(i.idx_scan)::int AS scans
+         FROM pg_stat_user_indexes i JOIN pg_inherits h ON h.inhrelid = i.relid
+        WHERE h.inhparent::regclass::text = ANY ('{${tables.join(',')}}')
+        GROUP BY i.relname`,
+    )) as { rows: Array<{ partition: string; scans: number }> };
+    return new Map(rows.map((r) => [r.partition, r.scans]));
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+interface KnexClient {
+  acquireConnection(): Promise<{ query: (text: string) => Promise<{ rows: unknown[] }> }>;
+  releaseConnection(connection: unknown): Promise<void>;
+}
+
+it('an inserted delivery or attempt is checked against yesterday and today only', async () => {
+  const tables = ['webhook_deliveries', 'webhook_delivery_attempts'];
+  const scans = await scansAfter(
+    `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
+       VALUES ('dlv_bounds', 'ten_bounds', 'evt_bounds', gen_random_uuid(), now());
+     INSERT INTO webhook_delivery_attempts (delivery_id, round, attempt, error, duration_ms, attempted_at)
+       VALUES ('dlv_bounds', 1, 1, 'timeout', 10000, now())`,
+    tables,
+  );
+  for (const table of tables) {
+    // The lookup ran: today's partition was looked into.
+    expect(scans.get(partition(table, 0))).toBeGreaterThan(0);
+    const ahead = [2, 3, 4, 5, 6, 7].map((d) => partition(table, d));
+    // Those days exist (made ahead of the clock), with the default partition.
+    expect(ahead.every((p) => scans.has(p))).toBe(true);
+    expect(scans.has(`${table}_default`)).toBe(true);
+    expect([...ahead, `${table}_default`].map((p) => [p, scans.get(p)])).toEqual(
+      [...ahead, `${table}_default`].map((p) => [p, 0]),
+    );
+  }
+});
