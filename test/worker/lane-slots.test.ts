@@ -1,4 +1,4 @@
-import { catalog } from '@switchboard/queues';
+import { catalog, enqueue } from '@switchboard/queues';
 import { InFlightLanes } from '../../apps/worker/src/webhook-delivery/in-flight';
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
@@ -82,4 +82,36 @@ it('a recovered attempt (urgent) gets the next freed slot, before parked jobs an
   // Its release wakes the parked one as before.
   await lanes.release(lane, 'u#2');
   expect(await lanes.acquire(lane, 'p#3', 'parked-job')).toBe('ok');
+});
+
+it('an urgent job parked twice is listed once: its second turn does not keep a slot for nobody', async () => {
+  const lanes = lanesFor(ctx);
+  const lane = { tenantId: 'ten_twice', targetId: 'sub_twice' };
+  expect(await lanes.acquire(lane, 'live')).toBe('ok');
+  // Listed while it waits for a slot, then again when it gives up waiting (deliver.ts).
+  expect(await lanes.acquire(lane, 'u#1', 'urgent-twice')).toBe('target');
+  await lanes.park(lane, 'target', 'urgent-twice', true);
+  await lanes.park(lane, 'target', 'urgent-twice', true);
+  expect(await lanes.acquire(lane, 'p#1', 'parked-after')).toBe('target');
+  await lanes.park(lane, 'target', 'parked-after');
+  await lanes.release(lane, 'live');
+  expect(await lanes.acquire(lane, 'u#2', 'urgent-twice')).toBe('ok');
+  // Its release wakes the parked job, whose slot is free: no second reservation for it.
+  await lanes.release(lane, 'u#2');
+  expect(await lanes.acquire(lane, 'p#2', 'parked-after')).toBe('ok');
+});
+
+it('an urgent job that parks with a slot still kept for it is woken at once', async () => {
+  const lanes = lanesFor(ctx);
+  const lane = { tenantId: 'ten_kept', targetId: 'sub_kept' };
+  const data = { v: 1 as const, deliveryId: 'dlv_kept', round: 1, attempt: 1 };
+  const jobId = catalog.deliveries.jobId(data);
+  expect(await lanes.acquire(lane, 'live')).toBe('ok');
+  await lanes.park(lane, 'target', jobId, true);
+  // The slot freed is kept for the job while it is not delayed (it gave up waiting).
+  await lanes.release(lane, 'live');
+  await enqueue(ctx.queues, 'deliveries', [{ data, opts: { delay: 60_000 } }]);
+  await lanes.park(lane, 'target', jobId, true);
+  expect(await ctx.queues.deliveries.getJobState(jobId)).not.toBe('delayed');
+  await ctx.queues.deliveries.remove(jobId);
 });

@@ -167,16 +167,31 @@ return woken`;
  * lane, list ttl ms, '1' when the job is urgent, reserve ms. Parks the job (if any), then
  * wakes as many as the lane has room for: a slot freed between the refusal and the parking
  * is not missed. Returns job ids to wake.
+ *
+ * An urgent job is listed once: listed twice (parked while it waited for a slot, then again
+ * when it gave up), its second turn would reserve a slot for a job that already took one,
+ * which nobody uses until the reservation lapses. One that parks while a slot is still
+ * reserved for it (reserved as it gave up waiting) is woken at once to take it.
  */
 const PARK_AND_SETTLE = `${LUA_FUNCTIONS}
+local now = now_ms()
 if ARGV[1] ~= '' then
   local list = KEYS[2]
-  if ARGV[5] == '1' then list = KEYS[3] end
+  if ARGV[5] == '1' then
+    list = KEYS[3]
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+    if redis.call('ZSCORE', KEYS[4], ARGV[1]) then
+      local woken = settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now, tonumber(ARGV[6]))
+      woken[#woken + 1] = ARGV[1]
+      return woken
+    end
+    redis.call('LREM', list, 0, ARGV[1])
+  end
   redis.call('RPUSH', list, ARGV[1])
   redis.call('PEXPIRE', list, ARGV[4])
   redis.call('SADD', KEYS[5], ARGV[3])
 end
-return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now_ms(), tonumber(ARGV[6]))`;
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now, tonumber(ARGV[6]))`;
 
 /**
  * How long a slot stays reserved for an urgent job that was woken: long enough for the job to
