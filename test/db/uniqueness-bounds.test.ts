@@ -1,5 +1,6 @@
 import type { Knex } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
+import { onOneConnection } from '../support/plans';
 
 // The uniqueness triggers of deliveries and attempts look for a holder from a day before
 // `now()` to an hour after it (packages/db/src/partitions/uniqueness.ts, migration 097):
@@ -22,28 +23,19 @@ const partition = (table: string, days: number): string =>
   `${table}_p${new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '')}`;
 
 /** Runs `sql` on one connection, then the index scans of each of `tables`' partitions. */
-async function scansAfter(sql: string, tables: string[]): Promise<Map<string, number>> {
-  const client = (knex as unknown as { client: KnexClient }).client;
-  const connection = await client.acquireConnection();
-  try {
+const scansAfter = (sql: string, tables: string[]): Promise<Map<string, number>> =>
+  onOneConnection(knex, async (connection) => {
     await connection.query(sql);
     await connection.query('SELECT pg_stat_force_next_flush()');
     const { rows } = (await connection.query(
       `SELECT i.relname AS partition, sum(i.idx_scan)::int AS scans
          FROM pg_stat_user_indexes i JOIN pg_inherits h ON h.inhrelid = i.relid
-        WHERE h.inhparent::regclass::text = ANY ('{${tables.join(',')}}')
+        WHERE h.inhparent::regclass::text = ANY ($1)
         GROUP BY i.relname`,
+      [tables],
     )) as { rows: Array<{ partition: string; scans: number }> };
     return new Map(rows.map((r) => [r.partition, r.scans]));
-  } finally {
-    await client.releaseConnection(connection);
-  }
-}
-
-interface KnexClient {
-  acquireConnection(): Promise<{ query: (text: string) => Promise<{ rows: unknown[] }> }>;
-  releaseConnection(connection: unknown): Promise<void>;
-}
+  });
 
 it('an inserted delivery or attempt is checked against yesterday and today only', async () => {
   const tables = ['webhook_deliveries', 'webhook_delivery_attempts'];

@@ -93,10 +93,27 @@ export async function planOf(knex: Knex, s: Statement, analyze: boolean): Promis
 }
 
 interface PoolClient {
-  acquireConnection(): Promise<{
-    query(text: string, values?: readonly unknown[]): Promise<{ rows: unknown[] }>;
-  }>;
+  acquireConnection(): Promise<Connection>;
   releaseConnection(connection: unknown): Promise<void>;
+}
+
+/** One pooled connection's query (a session of its own: settings, prepared statements). */
+export interface Connection {
+  query(text: string, values?: readonly unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** Runs `fn` on one connection of `knex`'s pool, given back after. */
+export async function onOneConnection<T>(
+  knex: Knex,
+  fn: (connection: Connection) => Promise<T>,
+): Promise<T> {
+  const client = (knex as unknown as { client: PoolClient }).client;
+  const connection = await client.acquireConnection();
+  try {
+    return await fn(connection);
+  } finally {
+    await client.releaseConnection(connection);
+  }
 }
 
 /** Every value of `field` (a relation's or an index's name) in an `EXPLAIN (FORMAT JSON)` tree. */
