@@ -11,6 +11,7 @@ import { tenantWithSubscriptions } from '../support/subscribed-events';
 import {
   addPastDays,
   captureStatements,
+  emptyFloorDayOf,
   partitionsOf,
   planOf,
   todayOf,
@@ -162,7 +163,7 @@ describe('the relay and the reconcilers', () => {
       expect(ran.filter((p) => [day(5), day(4), 'events_archive'].includes(p))).toEqual([]);
     }
 
-    // Published and fanned out: the next sweep leaves every past day out.
+    // Published and fanned out: the next sweep leaves every day before an hour ago out.
     await knex('events')
       .where({ id: old })
       .update({ published_at: knex.fn.now(), fanned_out_at: knex.fn.now() });
@@ -172,7 +173,8 @@ describe('the relay and the reconcilers', () => {
       expect(ran).toContain(todayOf('events'));
       expect(
         ran.filter(
-          (p) => p === 'events_archive' || (p < todayOf('events') && p.startsWith('events_p')),
+          (p) =>
+            p === 'events_archive' || (p < emptyFloorDayOf('events') && p.startsWith('events_p')),
         ),
       ).toEqual([]);
     }
@@ -221,7 +223,7 @@ describe('the relay and the reconcilers', () => {
       expect(ran.filter((p) => [day(4), 'webhook_deliveries_archive'].includes(p))).toEqual([]);
     }
 
-    // Final again: the sweep raises the floor past every past day.
+    // Final again: the sweep raises the floor to an hour ago, past every older day.
     await knex('webhook_deliveries').where({ id: threeDaysOld.id }).update({ status: 'succeeded' });
     await sweepPendingFloor(knex, 'webhook_deliveries');
     for (const statement of [overdue, lapsed]) {
@@ -231,7 +233,7 @@ describe('the relay and the reconcilers', () => {
         ran.filter(
           (p) =>
             p === 'webhook_deliveries_archive' ||
-            (p.startsWith('webhook_deliveries_p') && p < todayOf('webhook_deliveries')),
+            (p.startsWith('webhook_deliveries_p') && p < emptyFloorDayOf('webhook_deliveries')),
         ),
       ).toEqual([]);
     }

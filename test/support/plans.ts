@@ -174,5 +174,14 @@ export async function addPastDays(knex: Knex, table: string, days: number): Prom
 }
 
 /** Today's partition of a daily table. */
-export const todayOf = (table: string): string =>
-  `${table}_p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
+export const todayOf = (table: string): string => dayPartitionAt(table, new Date());
+
+/**
+ * The oldest day a pending floor swept now may name when nothing is pending: an hour ago's
+ * (packages/db/src/partitions/pending-floors.ts), yesterday's in the first hour of a day.
+ */
+export const emptyFloorDayOf = (table: string): string =>
+  dayPartitionAt(table, new Date(Date.now() - 3_600_000));
+
+const dayPartitionAt = (table: string, at: Date): string =>
+  `${table}_p${at.toISOString().slice(0, 10).replace(/-/g, '')}`;
