@@ -163,9 +163,7 @@ export function fanOutProcessor(
       { delayMs: PARKED_DELAY_MS },
     );
     await Promise.all(
-      refused.map((r) =>
-        lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)), false),
-      ),
+      refused.map((r) => lanes.park(r.lane, r.verdict, catalog.deliveries.jobId(deliveryJob(r.d)))),
     );
     for (const r of refused) deps.metrics.deliveryWaits.inc({ lane: r.verdict });
   }

@@ -175,23 +175,25 @@ return woken`;
  */
 const PARK_AND_SETTLE = `${LUA_FUNCTIONS}
 local now = now_ms()
-if ARGV[1] ~= '' then
+local job, urgent = ARGV[1], ARGV[5] == '1'
+local kept = false
+if job ~= '' and urgent then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  kept = redis.call('ZSCORE', KEYS[4], job) ~= false
+end
+if job ~= '' and not kept then
   local list = KEYS[2]
-  if ARGV[5] == '1' then
+  if urgent then
     list = KEYS[3]
-    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-    if redis.call('ZSCORE', KEYS[4], ARGV[1]) then
-      local woken = settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now, tonumber(ARGV[6]))
-      woken[#woken + 1] = ARGV[1]
-      return woken
-    end
-    redis.call('LREM', list, 0, ARGV[1])
+    redis.call('LREM', list, 0, job)
   end
-  redis.call('RPUSH', list, ARGV[1])
+  redis.call('RPUSH', list, job)
   redis.call('PEXPIRE', list, ARGV[4])
   redis.call('SADD', KEYS[5], ARGV[3])
 end
-return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now, tonumber(ARGV[6]))`;
+local woken = settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3], now, tonumber(ARGV[6]))
+if kept then woken[#woken + 1] = job end
+return woken`;
 
 /**
  * How long a slot stays reserved for an urgent job that was woken: long enough for the job to

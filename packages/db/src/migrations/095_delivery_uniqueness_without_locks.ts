@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { uniquenessSql } from '../partitions/uniqueness';
+import { replaceUniquenessFunction } from '../partitions/uniqueness';
 
 /**
  * The uniqueness trigger of `webhook_deliveries` without its advisory lock per row
@@ -10,12 +10,7 @@ import { uniquenessSql } from '../partitions/uniqueness';
  * version from the conversion itself.
  */
 export async function up(knex: Knex): Promise<void> {
-  const { rows } = (await knex.raw(
-    `SELECT 1 FROM pg_proc WHERE proname = 'webhook_deliveries_unique_keys'`,
-  )) as { rows: unknown[] };
-  if (rows.length === 0) return;
-  const [replaceFunction] = uniquenessSql('webhook_deliveries');
-  if (replaceFunction) await knex.raw(replaceFunction);
+  await replaceUniquenessFunction(knex, 'webhook_deliveries');
 }
 
 /** Nothing to undo: the trigger without the lock keeps every guarantee of earlier versions. */

@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+
 /**
  * Uniqueness across partitions. Postgres enforces a unique index only within a partition, and
  * these keys do not contain the partition key, so a BEFORE trigger enforces each of them on
@@ -142,4 +144,17 @@ export function uniquenessSql(table: string): string[] {
     `CREATE TRIGGER ${table}_unique_keys BEFORE ${f.events} ON ${table}
        FOR EACH ROW EXECUTE FUNCTION ${table}_unique_keys()`,
   ];
+}
+
+/**
+ * Replaces `table`'s uniqueness function with this version, where the partitioning (020)
+ * installed its trigger (the trigger calls the function by name); a database converted later
+ * gets this version from the conversion itself. For migrations that change a function only.
+ */
+export async function replaceUniquenessFunction(knex: Knex, table: string): Promise<void> {
+  const { rows } = (await knex.raw(`SELECT 1 FROM pg_proc WHERE proname = ?`, [
+    `${table}_unique_keys`,
+  ])) as { rows: unknown[] };
+  const [replaceFunction] = uniquenessSql(table);
+  if (rows.length > 0 && replaceFunction) await knex.raw(replaceFunction);
 }
