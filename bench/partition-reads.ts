@@ -101,13 +101,8 @@ async function main(): Promise<void> {
     const last = async (fn: () => Promise<unknown>, marker: RegExp) =>
       (await captureStatements(fn)).filter((s) => marker.test(s.sql)).at(-1)!;
     const scans = async (when: string) => {
-      const tenants = await last(
-        () => knex.transaction((trx) => stores.events.claimUnpublished(trx, 10)),
-        /WITH RECURSIVE/,
-      );
-      await measure(`relay: tenants with unpublished events, ${when}`, tenants, 'events');
-      const notFanned = await last(() => stores.events.notFannedOut(15_000, 500), /fanned_out/);
-      await measure(`reconciler: events not fanned out, ${when}`, notFanned, 'events');
+      const adopt = await last(() => stores.events.adoptLegacy(15_000, 500), /fanned_out/);
+      await measure(`reconciler: events pending of earlier versions, ${when}`, adopt, 'events');
       const overdue = await last(() => lifecycle.overdue(knex, 15_000, 500), /next_attempt_at/);
       await measure(`reconciler: overdue deliveries, ${when}`, overdue, 'webhook_deliveries');
       const lapsed = await last(() => lifecycle.lapsed(knex, 500), /locked_until/);

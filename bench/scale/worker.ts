@@ -100,8 +100,9 @@ export async function workerRun(
     }
     await receiver.waitFor(`${label}-lag`, (st) => st.distinct >= 500, { timeoutMs: 120_000 });
     const { rows } = (await knex.raw(
-      `SELECT extract(epoch FROM published_at - created_at) * 1000 AS ms FROM events
-        WHERE tenant_id = ? AND published_at IS NOT NULL`,
+      `SELECT extract(epoch FROM min(d.created_at) - e.created_at) * 1000 AS ms
+         FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+        WHERE e.tenant_id = ? GROUP BY e.id, e.created_at`,
       [lagTenant.tenantId],
     )) as { rows: { ms: string }[] };
     return {

@@ -33,12 +33,13 @@ describe('emit()', () => {
     );
     const stored = await ctx.deps.stores.events.get(id);
     expect(stored).toMatchObject({ type: 'call.started', tenantId, receptionistId: 'rcp_1', data });
-    expect(stored?.publishedAt).toBeNull();
+    // In the outbox, for the relay.
+    expect(await ctx.deps.stores.events.pending([id])).toEqual(new Set([id]));
   });
 
   // Fair fan-out (docs/ARCHITECTURE.md): an event nobody subscribed to never enters the
   // outbox, so a flood of them waits behind no one and makes no one wait.
-  it('an event with no target is stored published and fanned out: never queued', async () => {
+  it('an event with no target is stored fanned out: never in the outbox', async () => {
     const many = Array.from({ length: 50 }, () => ({
       tenantId: unsubscribed,
       receptionistId: 'rcp_1',
@@ -61,11 +62,8 @@ describe('emit()', () => {
         },
       }),
     );
-    for (const id of [...ids, other]) {
-      const stored = await ctx.deps.stores.events.get(id);
-      expect(stored?.publishedAt).toBeInstanceOf(Date);
-      expect(stored?.fannedOutAt).toBeInstanceOf(Date);
-    }
+    for (const id of [...ids, other]) expect(await ctx.deps.stores.events.get(id)).toBeDefined();
+    expect(await ctx.deps.stores.events.pending([...ids, other])).toEqual(new Set());
   });
 
   it('persists nothing when the transaction rolls back', async () => {

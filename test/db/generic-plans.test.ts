@@ -273,7 +273,7 @@ it("the relay's claim and fan-out are planned once per connection on the stateme
       });
     }
     expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
-    expect(await plans('events_claim_unpublished')).toEqual([[4, 0]]);
+    expect(await plans('events_claim_outbox')).toEqual([[4, 0]]);
     expect(await plans('sb_dl_publish')).toEqual([[4, 0]]);
   } finally {
     await single.destroy();

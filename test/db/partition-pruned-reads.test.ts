@@ -126,7 +126,8 @@ describe('the relay and the reconcilers', () => {
   it('read the events from the oldest pending one on, found by the sweep', async () => {
     const { tenantId } = await ctx.tenant(['admin']);
     const { events } = ctx.deps.stores;
-    // One event 3 days old, never published (the relay's), among fanned-out history.
+    // One event 3 days old left pending by a version before the outbox table (both marks
+    // NULL, no outbox row: the reconciler's to adopt), among fanned-out history.
     const old = `evt_old${tenantId}`;
     const day = (n: number) => pastDay('events', pastDeliveryDays, n);
     await knex('events').insert({
@@ -142,42 +143,33 @@ describe('the relay and the reconcilers', () => {
       ),
     });
     expect(await sweepPendingFloor(knex, 'events')).not.toBeNull();
-    const statements = await captureStatements(() =>
-      knex
-        .transaction(async (trx) => {
-          const { events: claimed } = await events.claimUnpublished(trx, 10);
-          expect(claimed.map((e) => e.id)).toContain(old);
-          throw new Error('rolled back');
-        })
-        .catch((err: Error) => {
-          if (err.message !== 'rolled back') throw err;
-        }),
-    );
-    const tenants = theStatement(statements, /WITH RECURSIVE/);
-    const claim = theStatement(statements, /FOR UPDATE OF e SKIP LOCKED/);
-    const notFanned = (await captureStatements(() => events.notFannedOut(0, 10))).at(-1)!;
-    for (const statement of [tenants, claim, notFanned]) {
-      const ran = await ranIn(statement, 'events');
-      // From the pending event's day on, not the days before it nor the archive.
-      expect(ran).toContain(day(3));
-      expect(ran.filter((p) => [day(5), day(4), 'events_archive'].includes(p))).toEqual([]);
-    }
+    const adopt = (await captureStatements(() => events.adoptLegacy(0, 10))).at(0)!;
+    // Moved into the outbox, where the relay claims it.
+    expect(await events.pending([old])).toEqual(new Set([old]));
+    await knex
+      .transaction(async (trx) => {
+        const { events: claimed } = await events.claimUnpublished(trx, 10);
+        expect(claimed.map((e) => e.id)).toContain(old);
+        throw new Error('rolled back');
+      })
+      .catch((err: Error) => {
+        if (err.message !== 'rolled back') throw err;
+      });
+    const ran = await ranIn(adopt, 'events');
+    // From the pending event's day on, not the days before it nor the archive.
+    expect(ran).toContain(day(3));
+    expect(ran.filter((p) => [day(5), day(4), 'events_archive'].includes(p))).toEqual([]);
 
-    // Published and fanned out: the next sweep leaves every day before an hour ago out.
-    await knex('events')
-      .where({ id: old })
-      .update({ published_at: knex.fn.now(), fanned_out_at: knex.fn.now() });
+    // Adopted (both marks set): the next sweep leaves every day before an hour ago out.
     await sweepPendingFloor(knex, 'events');
-    for (const statement of [tenants, claim, notFanned]) {
-      const ran = await ranIn(statement, 'events');
-      expect(ran).toContain(todayOf('events'));
-      expect(
-        ran.filter(
-          (p) =>
-            p === 'events_archive' || (p < emptyFloorDayOf('events') && p.startsWith('events_p')),
-        ),
-      ).toEqual([]);
-    }
+    const after = await ranIn(adopt, 'events');
+    expect(after).toContain(todayOf('events'));
+    expect(
+      after.filter(
+        (p) =>
+          p === 'events_archive' || (p < emptyFloorDayOf('events') && p.startsWith('events_p')),
+      ),
+    ).toEqual([]);
   });
 
   it('read the deliveries from the oldest open one on, and a reopened old one lowers the floor', async () => {

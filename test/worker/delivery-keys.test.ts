@@ -27,10 +27,7 @@ it('creates no delivery for a subscription deleted before the fan-out', async ()
     await trx('webhook_subscriptions').where({ id: s.subscription.id }).delete();
     return id;
   });
-  await waitFor('the event to be fanned out', async () => {
-    const e = await ctx.deps.knex('events').where({ id: eventId }).first();
-    return e?.fanned_out_at ? e : undefined;
-  });
+  await waitFor('the event to be fanned out', () => ctx.deps.stores.events.isFannedOut(eventId));
   expect(await ctx.deps.knex('webhook_deliveries').where({ event_id: eventId })).toHaveLength(0);
 });
 

@@ -48,8 +48,7 @@ it("the relay's fan-out (publish) returns what it made, and makes nothing twice"
   ];
   const made = await lifecycle.publish(ctx.deps.knex, [...eventIds, eventIds[0] as string]);
   expect(made.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
-  const rows = await ctx.deps.knex('events').whereIn('id', eventIds);
-  expect(rows.every((e) => e.published_at && e.fanned_out_at)).toBe(true);
+  expect(await ctx.deps.stores.events.pending(eventIds)).toEqual(new Set());
   // Published, the events are never the relay's again; run anyway, nothing is made or read.
   expect(await lifecycle.publish(ctx.deps.knex, eventIds)).toEqual([]);
   // The job's re-run (fanOut) still finds the deliveries open.
@@ -239,7 +238,7 @@ it('counts exhausted deliveries exactly under concurrency, disabling at exactly 
     .knex('events')
     .where({ tenant_id: sub.tenant_id })
     .whereIn('type', ['webhook.failing', 'webhook.disabled'])
-    .select('id', 'type', 'data', 'receptionist_id', 'published_at');
+    .select('id', 'type', 'data', 'receptionist_id');
   const failing = ops.filter((e) => e.type === 'webhook.failing');
   expect(failing.map((e) => e.data.consecutive_failures).sort()).toEqual([10, 15]);
   expect(failing[0]?.data).toMatchObject({
@@ -255,9 +254,12 @@ it('counts exhausted deliveries exactly under concurrency, disabling at exactly 
     reason: 'consecutive_failures',
     pending_cancelled: 4,
   });
+  expect(await ctx.deps.stores.events.pending(ops.map((e) => e.id))).toEqual(
+    new Set(ops.map((e) => e.id)),
+  );
   for (const e of ops) {
     expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
-    expect(e).toMatchObject({ receptionist_id: null, published_at: null });
+    expect(e).toMatchObject({ receptionist_id: null });
     expect(validateEventData(e.type, e.data)).toBeNull();
   }
 });

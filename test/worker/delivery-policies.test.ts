@@ -133,11 +133,7 @@ it('delivers to the legacy webhook_url, signed with a per-receptionist secret th
     // Clearing webhook_url stops legacy deliveries.
     await w.ctx.deps.stores.receptionists.update(w.t.tenantId, w.rcp, { webhookUrl: null });
     const next = await w.emitOne();
-    await waitFor(
-      'fan-out of the next event',
-      async () =>
-        (await w.ctx.deps.knex('events').where({ id: next }).first()).fanned_out_at !== null,
-    );
+    await waitFor('fan-out of the next event', () => w.ctx.deps.stores.events.isFannedOut(next));
     expect(await w.ctx.deps.knex('webhook_deliveries').where({ event_id: next })).toHaveLength(0);
   } finally {
     await w.close();

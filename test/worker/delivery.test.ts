@@ -102,8 +102,7 @@ const jobsSettled = (deliveryId: string) =>
   });
 const fannedOut = (eventId: string) =>
   waitFor(`event ${eventId} to be fanned out`, async () => {
-    const row = await ctx.deps.knex('events').where({ id: eventId }).first();
-    return row?.fanned_out_at ? true : undefined;
+    return (await ctx.deps.stores.events.isFannedOut(eventId)) || undefined;
   });
 const eventIdsAt = (p: string) => received(p).map((r) => r.headers['x-service-event-id']);
 

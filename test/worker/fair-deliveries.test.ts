@@ -89,10 +89,10 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
   const c = await tenantWith(Array.from({ length: HUNG_SUBSCRIPTIONS }, () => `${base}/hung`));
   const a = await tenantWith([`${base}/a`]);
 
-  // C's events, stored published (the relay leaves them) and fanned out here: the rows of
-  // C's deliveries, then all their jobs in one add.
+  // C's events, fanned out here in the transaction that stores them (the relay never sees
+  // them in the outbox): the rows of C's deliveries, then all their jobs in one add.
   const ids = Array.from({ length: EVENTS }, () => newId('evt'));
-  await ctx.deps.knex.transaction(async (trx) => {
+  const open = await ctx.deps.knex.transaction(async (trx) => {
     await insertEvents(
       trx,
       ids.map((id) => ({
@@ -104,9 +104,8 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
         createdAt: new Date(),
       })),
     );
-    await trx('events').whereIn('id', ids).update({ published_at: trx.fn.now() });
+    return ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids);
   });
-  const open = await ctx.deps.stores.deliveryLifecycle.fanOut(ctx.deps.knex, ids);
   expect(open).toHaveLength(EVENTS * HUNG_SUBSCRIPTIONS);
   await enqueueDeliveries(worker.deps, open);
   expect(await queued()).toBeGreaterThanOrEqual(1000);

@@ -67,11 +67,13 @@ it("one tenant's burst of events does not delay another tenant's event", async (
   await waitFor('D to receive its whole burst', () => receipts.length >= BURST + 1, {
     timeoutMs: 120_000,
   });
-  // How many of D's events were fanned out before A's: with one FIFO of event jobs, all of
-  // them; fairly, about one window of event jobs (EVENTS_WINDOW, 200).
+  // How many of D's events were fanned out before A's (a fan-out dates its deliveries with
+  // its transaction's time): with one FIFO of event jobs, all of them; fairly, about one
+  // window of event jobs (EVENTS_WINDOW, 200).
   const { rows } = (await ctx.deps.knex.raw(
-    `SELECT count(*)::int AS n FROM events
-      WHERE tenant_id = ? AND fanned_out_at < (SELECT fanned_out_at FROM events WHERE id = ?)`,
+    `SELECT count(DISTINCT event_id)::int AS n FROM webhook_deliveries
+      WHERE tenant_id = ?
+        AND created_at < (SELECT min(created_at) FROM webhook_deliveries WHERE event_id = ?)`,
     [d.tenant.tenantId, aEvent],
   )) as { rows: Array<{ n: number }> };
   const fannedOutBeforeA = rows[0]?.n as number;

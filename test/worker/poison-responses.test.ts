@@ -155,9 +155,7 @@ it('an attempt claimed three times without an outcome is not sent a fourth time'
   // workers left it that died between sending and recording (their claims have lapsed).
   const owner = await tenant();
   const eventId = await owner.emit();
-  await waitFor('fan-out of the event', async () =>
-    Boolean((await ctx.deps.knex('events').where({ id: eventId }).first()).fanned_out_at),
-  );
+  await waitFor('fan-out of the event', () => ctx.deps.stores.events.isFannedOut(eventId));
   const s = await subscriber('/ok', owner);
   await ctx.deps.knex('webhook_deliveries').insert({
     id: `dlv_${eventId.slice(4)}`,

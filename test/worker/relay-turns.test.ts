@@ -36,10 +36,13 @@ it('claims unpublished events from every tenant in turn', async () => {
   const claim = (after: string) =>
     ctx.deps.knex.transaction(async (trx) => {
       const got = await ctx.deps.stores.events.claimUnpublished(trx, 6, { after, maxTenants: 2 });
-      await ctx.deps.stores.events.markPublished(
-        trx,
-        got.events.map((e) => e.id),
-      );
+      // What the relay's fan-out does to the events it claimed: they leave the outbox.
+      await trx('event_outbox')
+        .whereIn(
+          'event_id',
+          got.events.map((e) => e.id),
+        )
+        .delete();
       return { tenants: got.events.map((e) => e.tenantId), next: got.next };
     });
 

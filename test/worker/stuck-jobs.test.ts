@@ -63,11 +63,7 @@ it('re-runs a delivery job stuck in active without a lock', async () => {
   // An event already fanned out, with its delivery pending and overdue, and its job taken
   // by a worker that then died.
   const eventId = await emitCallStarted(ctx, tenant.tenantId, receptionistId);
-  const done = new Date();
-  await ctx.deps
-    .knex('events')
-    .where({ id: eventId })
-    .update({ published_at: done, fanned_out_at: done });
+  await ctx.deps.knex('event_outbox').where({ event_id: eventId }).delete();
   const [delivery] = (await ctx.deps
     .knex('webhook_deliveries')
     .insert({

@@ -51,10 +51,7 @@ describe('POST /webhooks/{id}/recover', () => {
     const sub = () => ctx.deps.knex('webhook_subscriptions').where({ id }).first();
     await waitFor('auto-disable', async () => (await sub()).is_active === false);
     const missed = await emitCallStarted(ctx, tenantId, s.receptionistId);
-    await waitFor('the missed event fanned out', async () => {
-      const e = await ctx.deps.knex('events').where({ id: missed }).first();
-      return e?.fanned_out_at != null;
-    });
+    await waitFor('the missed event fanned out', () => ctx.deps.stores.events.isFannedOut(missed));
     const disabled = await post({ since });
     expect([disabled.status, disabled.body.error?.code]).toEqual([409, 'subscription_disabled']);
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { atOrAfterFloorSql, type Knex } from '@switchboard/db';
+import type { Knex } from '@switchboard/db';
 import { catalog, type CatalogKey, type Queues } from '@switchboard/queues';
 
 /** The worker's Prometheus metrics, on a registry of its own (no global state). */
@@ -126,15 +126,14 @@ export async function collectQueueDepths(metrics: Metrics, queues: Queues): Prom
 }
 
 /**
- * Sets `switchboard_outbox_oldest_unpublished_seconds`: how far the relay is behind (one
- * index lookup per day from the events' pending floor on: the partial index of unpublished
- * events). Postgres away: the gauge keeps its last value and the scrape still answers.
+ * Sets `switchboard_outbox_oldest_unpublished_seconds`: how far the relay is behind (the
+ * oldest row of the outbox by its primary key: event ids are time-ordered). Postgres away:
+ * the gauge keeps its last value and the scrape still answers.
  */
 export async function collectOutboxLag(metrics: Metrics, knex: Knex): Promise<void> {
   const { rows } = (await knex.raw(
-    `SELECT EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age
-       FROM events WHERE published_at IS NULL
-        AND ${atOrAfterFloorSql('events', 'created_at')}`,
+    `SELECT EXTRACT(EPOCH FROM now() - (SELECT created_at FROM event_outbox
+                                         ORDER BY event_id LIMIT 1))::float8 AS age`,
   )) as { rows: Array<{ age: number | null }> };
   metrics.outboxLag.set(Math.max(0, rows[0]?.age ?? 0));
 }

@@ -1,4 +1,4 @@
-import { catalog, enqueue } from '@switchboard/queues';
+import { catalog } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import { composite, type Component } from '../component';
@@ -35,8 +35,9 @@ const BATCH = 500;
 
 /**
  * The safety net that makes a lost job harmless: rows are the truth, jobs are hints.
- * - events not yet fanned out after the grace period are published again (the relay may have
- *   died between publish and fan-out, or Redis may have lost the job in a failover);
+ * - events a version before migration 098 left pending (during an upgrade) are moved into the
+ *   outbox after the grace period (an event's fan-out and its deliveries commit together, so a
+ *   lost event job leaves overdue deliveries, below);
  * - open deliveries whose next attempt is overdue, and whose claim (if any) has lapsed, get
  *   their attempt job again.
  * Deterministic job ids make every re-add a no-op while the original job still exists, and
@@ -53,19 +54,11 @@ export function startReconciler(
 ): Component {
   const { queues, stores, logger, knex } = deps;
   async function tick(): Promise<void> {
-    const events = await stores.events.notFannedOut(opts.graceMs, BATCH);
-    await enqueue(
-      queues,
-      'events',
-      events.map((eventId) => ({ data: { v: 1 as const, eventId } })),
-    );
+    const events = await stores.events.adoptLegacy(opts.graceMs, BATCH);
     const overdue = await lifecycle.overdue(knex, opts.graceMs, BATCH);
     await readd(overdue);
-    if (events.length || overdue.length) {
-      logger.info(
-        { events: events.length, deliveries: overdue.length },
-        'reconciler re-enqueued work',
-      );
+    if (events || overdue.length) {
+      logger.info({ events, deliveries: overdue.length }, 'reconciler re-enqueued work');
     }
   }
 

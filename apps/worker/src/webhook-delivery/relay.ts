@@ -81,8 +81,8 @@ export interface RelayOptions {
  * Postgres NOTIFY on every commit, with a slow poll as a safety net. Rows are claimed with
  * SKIP LOCKED, so several workers relay in parallel without publishing one event twice in the
  * common case; a duplicate publish is harmless anyway (jobId = event id). The claim's
- * transaction runs the fan-out statement (DeliveryLifecycle.publish): the event's one update
- * sets `published_at` and `fanned_out_at` together, and its deliveries are created, due now.
+ * transaction runs the fan-out statement (DeliveryLifecycle.publish): the event's outbox row
+ * is deleted (the event row is never written again) and its deliveries are created, due now.
  * The event jobs are added after the commit; each attempts its event's new deliveries
  * (./fan-out.ts). A relay that dies between the commit and the add leaves deliveries due and
  * unclaimed, which the reconciler finds overdue and gives delivery jobs.

@@ -25,6 +25,7 @@ import * as m090 from './090_delivery_keys';
 import * as m095 from './095_delivery_uniqueness_without_locks';
 import * as m096 from './096_latest_attempt_on_delivery';
 import * as m097 from './097_uniqueness_bounded_above';
+import * as m098 from './098_event_outbox';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -64,6 +65,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['095_delivery_uniqueness_without_locks', m095],
   ['096_latest_attempt_on_delivery', m096],
   ['097_uniqueness_bounded_above', m097],
+  ['098_event_outbox', m098],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -59,7 +59,9 @@ export async function deleteDeliveryHistory(
     `WITH e AS (
        DELETE FROM events WHERE (id, created_at) IN (
          SELECT id, created_at FROM events
-          WHERE ${cond} AND created_at < ? AND fanned_out_at IS NOT NULL LIMIT ${limits.batch})
+          WHERE ${cond} AND created_at < ? AND fanned_out_at IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM event_outbox o WHERE o.event_id = events.id)
+          LIMIT ${limits.batch})
        RETURNING 1)
      SELECT count(*)::int AS n FROM e`,
     [arg, cutoff],

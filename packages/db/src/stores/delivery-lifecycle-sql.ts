@@ -4,7 +4,8 @@ import type { DeliveryRow } from './deliveries-store';
 import {
   aboutSubscriptionSql,
   FAILING_DISABLED_INSERT_SQL,
-  OUTBOX_NOTIFY_SQL,
+  OPERATIONAL_RETURNING,
+  operationalQueuedSql,
   RECOVERED_INSERT_SQL,
 } from './operational-events-sql';
 
@@ -54,13 +55,14 @@ export interface ClaimRow extends DeliveryRow {
 /** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
 const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT DISTINCT unnest($1::text[]) AS id
+     ), taken AS (
+       DELETE FROM event_outbox o USING async_commit, q WHERE o.event_id = q.id
+    RETURNING o.event_id
      ), ev AS (
-       UPDATE events e SET fanned_out_at = now(), published_at = coalesce(e.published_at, now())
-         FROM async_commit, q
-        WHERE e.id = q.id AND ${idTimeBoundsSql('q.id', 'e.created_at')}
-          AND e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
-          AND (e.fanned_out_at IS NULL) IS TRUE
-    RETURNING e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
+       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
+         FROM taken t JOIN events e
+           ON e.id = t.event_id AND ${idTimeBoundsSql('t.event_id', 'e.created_at')}
+        WHERE e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
      ), to_subscriptions AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
        SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
@@ -84,19 +86,14 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
  * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
  * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's one
- * update sets both outbox marks (the relay runs PUBLISH_FAN_OUT_SQL, this without its last
- * branch, in its claim's transaction: the event is published and fanned out at once). The last
- * branch sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
- * prepared statement, looks each one up by index instead of scanning every open delivery.
- *
- * Each event is found by its primary key only: the test of `fanned_out_at` is written
- * `(… IS NULL) IS TRUE` (the same rows) so that it does not imply the predicate of the
- * partial index of events not yet fanned out (`created_at WHERE fanned_out_at IS NULL`),
- * which holds a tenant's whole backlog. Without statistics (a partition just filled by an
- * import, before it is analyzed) the planner otherwise ANDs that index with the key, reading
- * the backlog once per event: 76 ms an event at a 1,000,000-event backlog, which slowed
- * every tenant's fan-out (docs/DECISIONS.md, Fairness between tenants).
+ * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's
+ * outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
+ * finds it, and a second one waits for the first one's commit, then finds none and makes
+ * nothing; the event row is read, never written. The relay runs PUBLISH_FAN_OUT_SQL, this
+ * without its last branch, in its claim's transaction. The last branch sees the snapshot
+ * before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that
+ * the plan, generic for a prepared statement, looks each one up by index instead of
+ * scanning every open delivery.
  */
 export const FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
@@ -110,9 +107,8 @@ export const FAN_OUT_SQL = `${FAN_OUT_CTES}
 
 /**
  * The relay's fan-out: FAN_OUT_SQL without its last branch, $1 to $3 as there. The
- * relay's events are unpublished, and an unpublished event has never been fanned out (the
- * one update sets both marks; an event stored without a target is stored with both), so no
- * delivery of it can exist before: the branch that reads them back would find none, and
+ * relay's events are in the outbox, and an event in the outbox has never been fanned out
+ * (the fan-out deletes its row), so no delivery of it can exist before: the branch that reads them back would find none, and
  * read, on a plan made while the day's partition looked empty, the day's index of open
  * deliveries to find none (docs/DECISIONS.md, The relay's fan-out reads nothing back).
  */
@@ -417,9 +413,8 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
     RETURNING s.id, s.last_success_at
      ), recovered AS (
 ${RECOVERED_INSERT_SQL}
-    RETURNING id
-     ), notified AS (
-       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM recovered)
+    ${OPERATIONAL_RETURNING}
+     ), ${operationalQueuedSql('recovered')}
      )
      SELECT (SELECT array_agg(id) FROM moved) AS moved,
             (SELECT count(*)::int FROM notified) AS notified
@@ -513,9 +508,8 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
     RETURNING id
      ), operational AS (
 ${FAILING_DISABLED_INSERT_SQL}
-    RETURNING id
-     ), notified AS (
-       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM operational)
+    ${OPERATIONAL_RETURNING}
+     ), ${operationalQueuedSql('operational')}
      )
      SELECT (SELECT count(*)::int FROM moved) AS moved,
             (SELECT failures FROM counted) AS failures,

@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
-import { atOrAfterFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
+import { adoptLegacyEvents, outboxInsertSql } from './event-outbox-sql';
 import { OUTBOX_NOTIFY_SQL } from './operational-events-sql';
-import { idsOlderThan } from './older-than';
 
 const TABLE = 'events';
 
@@ -55,36 +54,40 @@ export interface UnpublishedEvent {
 }
 
 /**
- * `insertEvents`' statement: the rows, and the relay's wake-up when one of them enters the
- * outbox (NOTIFY on the outbox channel, delivered only if the transaction commits; Postgres
- * folds repeats within one transaction), in one round trip. Named (prepared): it runs for
- * every event emitted, and its plan does not depend on the events (one JSON parameter; rows
- * are routed to their day's partition as they are inserted), so Postgres settles on one plan
- * per connection instead of planning it again each time (docs/DECISIONS.md, Postgres CPU per
- * delivery).
+ * `insertEvents`' statement: the rows, the outbox rows of those with a target, and the
+ * relay's wake-up when there is one (NOTIFY on the outbox channel, delivered only if the
+ * transaction commits; Postgres folds repeats within one transaction), in one round trip.
+ * Both outbox marks of the event row are set here (packages/db/src/stores/event-outbox-sql.ts:
+ * the row is never updated). Named (prepared): it runs for every event emitted, and its plan
+ * does not depend on the events (one JSON parameter; rows are routed to their day's partition
+ * as they are inserted), so Postgres settles on one plan per connection instead of planning
+ * it again each time (docs/DECISIONS.md, Postgres CPU per delivery).
  */
-const INSERT_EVENTS_SQL = `WITH inserted AS (
+const INSERT_EVENTS_SQL = `WITH x AS (
+  SELECT x.*, t.targeted
+    FROM json_to_recordset($1::json) AS x(id text, tenant_id text, receptionist_id text,
+         type text, data jsonb, created_at timestamptz, traceparent text)
+   CROSS JOIN LATERAL (
+     SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
+                     WHERE s.tenant_id = x.tenant_id
+                       -- A paused subscription is a target: its deliveries wait.
+                       AND (s.is_active OR s.disabled_reason = 'manual')
+                       AND (s.events = '{}' OR x.type = ANY (s.events)))
+         OR EXISTS (SELECT 1 FROM receptionists r
+                     WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
+         AS targeted
+   ) t
+), inserted AS (
   INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
                       published_at, fanned_out_at)
-     SELECT x.id, x.tenant_id, x.receptionist_id, x.type, x.data, x.created_at, x.traceparent,
-            CASE WHEN t.targeted THEN NULL ELSE now() END,
-            CASE WHEN t.targeted THEN NULL ELSE now() END
-       FROM json_to_recordset($1::json) AS x(id text, tenant_id text, receptionist_id text,
-            type text, data jsonb, created_at timestamptz, traceparent text)
-      CROSS JOIN LATERAL (
-        SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
-                        WHERE s.tenant_id = x.tenant_id
-                          -- A paused subscription is a target: its deliveries wait.
-                          AND (s.is_active OR s.disabled_reason = 'manual')
-                          AND (s.events = '{}' OR x.type = ANY (s.events)))
-            OR EXISTS (SELECT 1 FROM receptionists r
-                        WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
-            AS targeted
-      ) t
-  RETURNING published_at
+  SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent, now(), now()
+    FROM x
+), queued AS (
+  ${outboxInsertSql('x', 'targeted')}
+  RETURNING 1
 )
 SELECT ${OUTBOX_NOTIFY_SQL}
-  FROM (SELECT 1 FROM inserted WHERE published_at IS NULL LIMIT 1) AS unpublished`;
+  FROM (SELECT 1 FROM queued LIMIT 1) AS queued_one`;
 
 /**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),
@@ -138,17 +141,16 @@ export class EventsStore {
   }
 
   /**
-   * Claims up to `limit` unpublished events for the relay's transaction, taking from every
-   * tenant with unpublished events in turn (docs/DECISIONS.md, Fairness between tenants):
+   * Claims up to `limit` outbox events for the relay's transaction, taking from every
+   * tenant with events in the outbox in turn (docs/DECISIONS.md, Fairness between tenants):
    * up to `maxTenants` tenants after `after` (wrapping round), each its oldest
    * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
    * (an import) thus gets its share of each batch and no more; another tenant's event is in
-   * the next batch. Both steps read `events_unpublished_tenant_idx` (migration 070), never a
-   * tenant's backlog. SKIP LOCKED lets several relays work side by side. `next` is the last
-   * tenant served its first event: the `after` of the next batch, so that beyond
-   * `maxTenants` tenants the batches go round them all.
-   * Both read the days from the events' pending floor on (packages/db/src/partitions/
-   * pending-floors.ts), not every day kept.
+   * the next batch. Both steps read `event_outbox_tenant_idx` (migration 098), never a
+   * tenant's backlog. SKIP LOCKED lets several relays work side by side; the fan-out in the
+   * same transaction deletes the rows. `next` is the last tenant served its first event: the
+   * `after` of the next batch, so that beyond `maxTenants` tenants the batches go round them
+   * all.
    */
   async claimUnpublished(
     trx: Knex,
@@ -166,15 +168,14 @@ export class EventsStore {
     const share = Math.max(1, Math.ceil(limit / tenants.length));
     const rows = await runPrepared<UnpublishedEvent>(
       trx,
-      'events_claim_unpublished',
-      `SELECT x.id, x.traceparent, t.tenant_id AS "tenantId"
+      'events_claim_outbox',
+      `SELECT x.event_id AS id, x.traceparent, t.tenant_id AS "tenantId"
          FROM unnest($1::text[]) WITH ORDINALITY AS t(tenant_id, ord)
         CROSS JOIN LATERAL (
-          SELECT e.id, e.traceparent, e.created_at FROM events e
-           WHERE e.tenant_id = t.tenant_id AND e.published_at IS NULL
-             AND ${atOrAfterFloorSql('events', 'e.created_at')}
-           ORDER BY e.created_at LIMIT $2
-           FOR UPDATE OF e SKIP LOCKED) x
+          SELECT o.event_id, o.traceparent, o.created_at FROM event_outbox o
+           WHERE o.tenant_id = t.tenant_id
+           ORDER BY o.created_at LIMIT $2
+           FOR UPDATE OF o SKIP LOCKED) x
         ORDER BY t.ord, x.created_at`,
       [tenants, share],
     );
@@ -198,23 +199,18 @@ export class EventsStore {
   }
 
   /**
-   * Up to `limit` tenants with unpublished events, in id order after `after` (a skip scan).
-   * Read outside the claim's transaction (it locks nothing), as a prepared statement: its
-   * plan over every partition of `events` costs more than running it, and the relay asks
-   * several times a second while a backlog drains.
+   * Up to `limit` tenants with events in the outbox, in id order after `after` (a skip scan
+   * of `event_outbox_tenant_idx`). Read outside the claim's transaction (it locks nothing),
+   * as a prepared statement: the relay asks several times a second while a backlog drains.
    */
   private async tenantsWithUnpublished(after: string, limit: number): Promise<string[]> {
     const rows = await runPrepared<{ tenant_id: string }>(
       this.db,
-      'events_tenants_with_unpublished',
+      'events_tenants_in_outbox',
       `WITH RECURSIVE t(tenant_id) AS (
-         SELECT (SELECT min(tenant_id) FROM events
-                  WHERE published_at IS NULL AND tenant_id > $1
-                    AND ${atOrAfterFloorSql('events', 'created_at')})
+         SELECT (SELECT min(tenant_id) FROM event_outbox WHERE tenant_id > $1)
          UNION ALL
-         SELECT (SELECT min(e.tenant_id) FROM events e
-                  WHERE e.published_at IS NULL AND e.tenant_id > t.tenant_id
-                    AND ${atOrAfterFloorSql('events', 'e.created_at')})
+         SELECT (SELECT min(o.tenant_id) FROM event_outbox o WHERE o.tenant_id > t.tenant_id)
            FROM t WHERE t.tenant_id IS NOT NULL)
        SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2`,
       [after, limit],
@@ -222,27 +218,25 @@ export class EventsStore {
     return rows.map((r) => r.tenant_id);
   }
 
-  async markPublished(trx: Knex, ids: string[]): Promise<void> {
-    // The partitions holding the batch's ids (they carry their times), not every day kept.
-    const [from, to] = idTimeWindow(ids);
-    await trx(TABLE)
-      .whereIn('id', ids)
-      .andWhere('created_at', '>=', from)
-      .andWhere('created_at', '<', to)
-      .update({ published_at: trx.fn.now() });
+  /** Which of `ids` are still in the outbox (not fanned out yet). */
+  async pending(ids: readonly string[]): Promise<Set<string>> {
+    const rows = (await this.db('event_outbox')
+      .whereIn('event_id', ids)
+      .select('event_id')) as Array<{ event_id: string }>;
+    return new Set(rows.map((r) => r.event_id));
+  }
+
+  /** Whether event `id` has been fanned out (it is stored and no longer in the outbox). */
+  async isFannedOut(id: string): Promise<boolean> {
+    return (await this.get(id)) !== undefined && (await this.pending([id])).size === 0;
   }
 
   /**
-   * Events published `graceMs` ago or more and still not fanned out: the reconciler's list
-   * (their job was lost). Unpublished events are the relay's, which takes tenants in turn;
-   * re-adding them here would let a tenant's backlog past everyone else's events. Reads the
-   * days from the events' pending floor on.
+   * Moves events left pending by a version before migration 098 into the outbox, up to
+   * `limit`, stored `graceMs` ago or more (adoptLegacyEvents): the reconciler's list, as
+   * published events whose job was lost were before. Returns how many it moved.
    */
-  async notFannedOut(graceMs: number, limit: number): Promise<string[]> {
-    const published = this.db(TABLE)
-      .whereNull('fanned_out_at')
-      .whereNotNull('published_at')
-      .whereRaw(atOrAfterFloorSql('events', 'created_at'));
-    return idsOlderThan(this.db, published, 'published_at', graceMs, limit);
+  async adoptLegacy(graceMs: number, limit: number): Promise<number> {
+    return adoptLegacyEvents(this.db, graceMs, limit);
   }
 }

@@ -4,8 +4,8 @@ import { newTimeOrderedIdSql } from '../ids';
  * SQL pieces of the operational events (webhook.failing, webhook.disabled, webhook.recovered;
  * docs/API.md, Webhooks). They are written by the delivery lifecycle's own statements, in the
  * transaction of the transition they report, with the same row shape `emit()` writes
- * (packages/events): a time-ordered `evt_` id made from the row's `created_at`, account-level (no receptionist), left
- * for the relay (published_at NULL). Each is about one subscription (`data.subscription_id`)
+ * (packages/events): a time-ordered `evt_` id made from the row's `created_at`, account-level
+ * (no receptionist), with a row in the outbox for the relay (OPERATIONAL_QUEUED_SQL). Each is about one subscription (`data.subscription_id`)
  * and is never delivered to it: fan-out and recovery skip that target.
  */
 export const SUBSCRIPTION_EVENT_TYPES = [
@@ -36,12 +36,13 @@ export const OUTBOX_NOTIFY_SQL = `pg_notify('switchboard_outbox', '')`;
  * `counters` (as after it).
  */
 export const RECOVERED_INSERT_SQL = `-- webhook.recovered: the first success after webhook.failing (failing_level > 0).
-       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
+       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
+                           published_at, fanned_out_at)
        SELECT ${NEW_EVENT_ID_SQL}, l.tenant_id, NULL, 'webhook.recovered',
               jsonb_build_object('subscription_id', l.id::text, 'url', l.url,
                                  'recovered_at', ${isoSql('c.last_success_at')},
                                  'failures_before', l.consecutive_failures),
-              now()
+              now(), now(), now()
          FROM locked l JOIN touched t ON t.id = l.id JOIN counters c ON c.id = l.id
         WHERE t.any_success AND l.failing_level > 0`;
 
@@ -52,13 +53,14 @@ export const RECOVERED_INSERT_SQL = `-- webhook.recovered: the first success aft
  */
 export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak enters a higher level (each level once per streak),
        -- webhook.disabled when this failure disabled the subscription.
-       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at)
+       INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
+                           published_at, fanned_out_at)
        SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.failing',
               jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
                                  'consecutive_failures', c.failures,
                                  'disable_threshold', $10::int,
                                  'last_status_code', $4::int, 'last_error', $5::text),
-              now()
+              now(), now(), now()
          FROM subscription was, counted c WHERE c.failing_level > was.failing_level
        UNION ALL
        SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.disabled',
@@ -66,5 +68,20 @@ export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak e
                                  'reason', 'consecutive_failures',
                                  'disabled_at', ${isoSql('c.disabled_at')},
                                  'pending_cancelled', (SELECT count(*)::int FROM canceled)),
-              now()
+              now(), now(), now()
          FROM subscription was, counted c WHERE c.disabled_now`;
+
+/** What the inserts above return, for OPERATIONAL_QUEUED_SQL. */
+export const OPERATIONAL_RETURNING = 'RETURNING id, tenant_id, created_at, traceparent';
+
+/**
+ * Two CTEs (data-modifying ones must be at the statement's top level): `queued`, the outbox
+ * rows of the operational events a CTE `cte` inserted (with OPERATIONAL_RETURNING), and
+ * `notified`, one row when it woke the relay because there were any.
+ */
+export const operationalQueuedSql = (cte: string): string => `queued AS (
+       INSERT INTO event_outbox (event_id, tenant_id, created_at, traceparent)
+       SELECT id, tenant_id, created_at, traceparent FROM ${cte}
+    RETURNING 1
+     ), notified AS (
+       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM queued)`;

@@ -148,6 +148,7 @@ export class WebhookRecoveriesStore {
            JOIN events e ON e.tenant_id = s.tenant_id
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
             AND e.created_at >= ? AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM event_outbox o WHERE o.event_id = e.id)
             AND (s.events = '{}' OR e.type = ANY (s.events))
             AND ${aboutSubscriptionSql('e')} IS DISTINCT FROM s.id::text
             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
