@@ -17,6 +17,8 @@ const IN_FLIGHT = 10;
 const ANSWER_MS = 200;
 /** A POST that arrives later than this after `disabled_at` was sent after the disable. */
 const ON_THE_WIRE_MS = 1_000;
+/** How long the check waits for the attempts of the POSTs received to be recorded. */
+const RECORD_WAIT_MS = 10_000;
 
 interface Post {
   eventId: string;
@@ -166,8 +168,23 @@ async function trial(
   const settle = Date.now() + 60_000;
   while ((await open()) > 0 && Date.now() < settle) await new Promise((r) => setTimeout(r, 200));
   if ((await open()) > 0) log(`  ${path}: deliveries still open 60 s after the disable`);
-  // A POST on the wire when the rows settled reaches the receiver within its answer time.
+  // A POST on the wire when the rows settled reaches the receiver within its answer time;
+  // its attempt is recorded after the answer, ANSWER_MS later. Wait for the attempt rows to
+  // count every POST received (a positive signal), at most RECORD_WAIT_MS: a POST that is
+  // never recorded stays a mismatch below.
   await new Promise((r) => setTimeout(r, ANSWER_MS * 5));
+  const attemptRows = async () =>
+    Number(
+      (
+        await knex('webhook_delivery_attempts_all as a')
+          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+          .where({ 'd.subscription_id': subscription.id })
+          .count<{ n: string }[]>({ n: '*' })
+      )[0]?.n,
+    );
+  const recordedBy = Date.now() + RECORD_WAIT_MS;
+  while ((await attemptRows()) < posts.length && Date.now() < recordedBy)
+    await new Promise((r) => setTimeout(r, 200));
   const rows = (await knex('webhook_deliveries as d')
     .where({ 'd.subscription_id': subscription.id })
     .select(
