@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newTimeOrderedId, type Knex } from '@switchboard/db';
+import { NEW_EVENT_ID_SQL } from '../../packages/db/src/stores/operational-events-sql';
 import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
 import { callStartedData, emitCallStarted, subscriber, waitFor } from '../support/worker';
 
@@ -37,8 +38,28 @@ afterAll(async () => {
 const writesOf = async (id: string): Promise<string[]> =>
   (await knex('event_writes').where({ id }).orderBy('n').pluck('op')) as string[];
 
-/** An event row as a version before the outbox table wrote it: in the outbox by its marks. */
-async function legacyEvent(tenantId: string, receptionistId: string, published: boolean) {
+/**
+ * An event row as a version before the outbox table wrote it: in the outbox by its marks.
+ * `sqlTime`: dated by Postgres' now() to the microsecond, as that version's operational
+ * events were, with an id made from it.
+ */
+async function legacyEvent(
+  tenantId: string,
+  receptionistId: string,
+  published: boolean,
+  sqlTime = false,
+) {
+  if (sqlTime) {
+    const { rows } = (await knex.raw(
+      `INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
+                           published_at, fanned_out_at)
+       VALUES (${NEW_EVENT_ID_SQL}, ?, ?, 'call.started', ?::jsonb, now(),
+               CASE WHEN ? THEN now() END, NULL)
+       RETURNING id`,
+      [tenantId, receptionistId, JSON.stringify(callStartedData()), published],
+    )) as { rows: Array<{ id: string }> };
+    return rows[0]!.id;
+  }
   const createdAt = new Date();
   const id = newTimeOrderedId('evt', createdAt);
   await knex('events').insert({
@@ -69,7 +90,7 @@ it('writes an event once; its fan-out deletes its outbox row', async () => {
 it('delivers the events a version before the outbox table left pending', async () => {
   const { tenant, receptionistId } = await subscriber(world.ctx, `${world.base}/hook`);
   const unpublished = await legacyEvent(tenant.tenantId, receptionistId, false);
-  const notFannedOut = await legacyEvent(tenant.tenantId, receptionistId, true);
+  const notFannedOut = await legacyEvent(tenant.tenantId, receptionistId, true, true);
   // The reconciler (grace 1.5 s in tests) moves them into the outbox; the relay fans out.
   await waitFor('both to be delivered', () =>
     [unpublished, notFannedOut].every((id) => received.includes(id)),

@@ -108,9 +108,9 @@ export const FAN_OUT_SQL = `${FAN_OUT_CTES}
 /**
  * The relay's fan-out: FAN_OUT_SQL without its last branch, $1 to $3 as there. The
  * relay's events are in the outbox, and an event in the outbox has never been fanned out
- * (the fan-out deletes its row), so no delivery of it can exist before: the branch that reads them back would find none, and
- * read, on a plan made while the day's partition looked empty, the day's index of open
- * deliveries to find none (docs/DECISIONS.md, The relay's fan-out reads nothing back).
+ * (the fan-out deletes its row), so no delivery of it can exist before: the branch that
+ * reads them back would find none, and read, on a plan made while the day's partition
+ * looked empty, the day's index of open deliveries to find none (docs/DECISIONS.md, The relay's fan-out reads nothing back).
  */
 export const PUBLISH_FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions

@@ -34,15 +34,15 @@ const legacyPendingSql = (grace: string): string => `
      AND ${atOrAfterFloorSql('events', 'created_at')}`;
 
 /**
- * Moves the events `ids` (found by legacyPendingSql, dated `from` to `to`) into the outbox:
- * sets both marks, so that a process of a version before 098 leaves them alone, and writes
- * their outbox rows in the same statement. An event such a process is fanning out meanwhile
+ * Moves the events `ids` (found by legacyPendingSql, dated from `from` to before `to`) into
+ * the outbox: sets both marks, so that a process of a version before 098 leaves them alone,
+ * and writes their outbox rows in the same statement. An event such a process is fanning out meanwhile
  * holds its row's lock; the update waits, then finds it fanned out and skips it. Notifies
  * the relay when it moved any.
  */
 const ADOPT_SQL = `WITH moved AS (
        UPDATE events e SET published_at = coalesce(e.published_at, now()), fanned_out_at = now()
-        WHERE e.id = ANY (?::text[]) AND e.created_at >= ? AND e.created_at <= ?
+        WHERE e.id = ANY (?::text[]) AND e.created_at >= ? AND e.created_at < ?
           AND e.fanned_out_at IS NULL
     RETURNING e.id, e.tenant_id, e.created_at, e.traceparent
      ), queued AS (
@@ -68,11 +68,13 @@ export async function adoptLegacyEvents(db: Knex, graceMs: number, limit: number
     [graceMs / 1000, graceMs / 1000, limit],
   )) as { rows: Array<{ id: string; created_at: Date }> };
   if (found.length === 0) return 0;
+  // Read back as Dates, to the millisecond: a row written by SQL's now() is later by up to
+  // a millisecond less one microsecond, hence the upper bound a millisecond above.
   const times = found.map((r) => r.created_at.getTime());
   const { rows } = (await db.raw(ADOPT_SQL, [
     found.map((r) => r.id),
     new Date(Math.min(...times)),
-    new Date(Math.max(...times)),
+    new Date(Math.max(...times) + 1),
   ])) as { rows: Array<{ moved: number }> };
   return rows[0]?.moved ?? 0;
 }
