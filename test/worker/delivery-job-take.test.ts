@@ -14,7 +14,9 @@ let world: WebhookWorld;
 beforeAll(async () => {
   world = await startWebhookWorld(
     { '/hook': (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(204).end() },
-    { env: { WORKER_CONCURRENCY: '2' } },
+    // A lease that outlasts any attempt here: a loaded machine never turns a take into a
+    // claim (the claim after the lease is first-attempt-lease.test.ts's).
+    { env: { WORKER_CONCURRENCY: '2' }, runner: { leaseWaitMs: 30_000 } },
   );
   await listDeliveryWrites(world.ctx.deps.knex);
 }, 60_000);

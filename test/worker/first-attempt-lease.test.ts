@@ -13,10 +13,15 @@ let world: WebhookWorld;
 const held: ServerResponse[] = [];
 
 beforeAll(async () => {
-  world = await startWebhookWorld({
-    '/hook': (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(204).end(),
-    '/slow': (_req: IncomingMessage, res: ServerResponse) => void held.push(res),
-  });
+  // The lease waits 5 s, not 250 ms: a loaded machine's slow turn does not make the first
+  // test's attempt outlast it, and the second test's held request does.
+  world = await startWebhookWorld(
+    {
+      '/hook': (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(204).end(),
+      '/slow': (_req: IncomingMessage, res: ServerResponse) => void held.push(res),
+    },
+    { runner: { leaseWaitMs: 5_000 } },
+  );
   // Before any event is emitted: the worker writes no delivery until then.
   await listDeliveryWrites(world.ctx.deps.knex);
 }, 60_000);

@@ -27,6 +27,8 @@ export interface RunnerOptions extends QueueTimings, MaintenanceTimings, Reconci
   /** Rows per import transaction (default 1000). */
   leadImportBatchSize?: number;
   laneWakeIntervalMs?: number;
+  /** How long a job waits for the first attempts it took (see WebhookDeliveryOptions). */
+  leaseWaitMs?: number;
   /** How often a worker looks for running campaigns to join (default 1000 ms). */
   campaignPollMs?: number;
 }

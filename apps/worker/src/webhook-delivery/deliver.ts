@@ -13,7 +13,12 @@ import { sendTraced } from './traced-send';
 import { enqueueDeliveries, isRecovery } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
-import { FirstAttemptLease, holdAttempt, type AttemptHold } from './first-attempt-lease';
+import {
+  FirstAttemptLease,
+  holdAttempt,
+  LEASE_WAIT_MS,
+  type AttemptHold,
+} from './first-attempt-lease';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -63,7 +68,12 @@ export type AttemptEnd = { throttledUntil: number } | undefined;
  * A first attempt is taken under the job's own lease (./first-attempt-lease.ts): its row is
  * written once, with its outcome; a recovery claims instead (isRecovery).
  */
-export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
+export function deliveryProcessor(
+  deps: WorkerDeps,
+  lanes: InFlightLanes,
+  attempt: Attempt,
+  leaseWaitMs = LEASE_WAIT_MS,
+) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
     const lane = await laneOf(deps, data);
     if (!lane) return; // the delivery is gone
@@ -86,7 +96,7 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     // longer than LEASE_WAIT_MS; a recovery, or a run after a failed one (it may have sent),
     // claims at once.
     const first = data.round === 1 && data.attempt === 1 && !urgent && job.attemptsMade === 0;
-    const lease = first ? new FirstAttemptLease(null) : undefined;
+    const lease = first ? new FirstAttemptLease(null, leaseWaitMs) : undefined;
     const run = async (): Promise<AttemptEnd> => {
       if (!lease) return attempt(request);
       const started = attempt(request, lease);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import { isNew, type OpenDelivery } from '@switchboard/db';
+import { isNew, TAKE_WINDOW_S, type OpenDelivery } from '@switchboard/db';
 import { catalog, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, inSpan } from '@switchboard/telemetry';
 import type { WorkerDeps } from '../deps';
@@ -9,7 +9,7 @@ import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
-import { FirstAttemptLease } from './first-attempt-lease';
+import { FirstAttemptLease, LEASE_WAIT_MS } from './first-attempt-lease';
 import type { HeldSlot, WarmSlots } from './warm-slots';
 
 /**
@@ -50,6 +50,7 @@ export function fanOutProcessor(
   attempt: Attempt,
   inline: InlineAttempts,
   warm: WarmSlots,
+  leaseWaitMs = LEASE_WAIT_MS,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
   return (data: EventJob, job?: JobRuns): Promise<void> => {
@@ -106,7 +107,7 @@ export function fanOutProcessor(
       throw err;
     }
     // The job's lock holds the attempts it makes: they are taken, not claimed, until it ends.
-    const lease = new FirstAttemptLease();
+    const lease = new FirstAttemptLease(TAKE_WINDOW_S, leaseWaitMs);
     const { firstAttempts } = deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
     if (later.length) firstAttempts.inc({ path: 'job' }, later.length);

@@ -28,7 +28,11 @@ export const LEASE_WAIT_MS = 250;
  * lives, and its lock keeps the reconciler from freeing it.
  */
 export class FirstAttemptLease {
-  constructor(readonly windowS: number | null = TAKE_WINDOW_S) {}
+  /** `waitMs`: how long `endWithin` waits (LEASE_WAIT_MS; tests lengthen it, see index.ts). */
+  constructor(
+    readonly windowS: number | null = TAKE_WINDOW_S,
+    private readonly waitMs: number = LEASE_WAIT_MS,
+  ) {}
 
   private open = true;
   /** Per attempt held: what `end` waits for (its record, once started) or runs (its claim). */
@@ -59,12 +63,12 @@ export class FirstAttemptLease {
     await Promise.allSettled(waits);
   }
 
-  /** Ends the lease once every attempt of `started` settled, or after LEASE_WAIT_MS. */
+  /** Ends the lease once every attempt of `started` settled, or after its wait (LEASE_WAIT_MS). */
   async endWithin(started: ReadonlyArray<Promise<unknown>>): Promise<void> {
     if (started.length) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, LEASE_WAIT_MS);
+        timer = setTimeout(resolve, this.waitMs);
       });
       await Promise.race([Promise.allSettled(started), deadline]);
       clearTimeout(timer);

@@ -18,6 +18,12 @@ import { createThrottle } from './throttle';
 export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
   /** How often parked deliveries are woken when their lane has room (default 1000 ms). */
   laneWakeIntervalMs?: number;
+  /**
+   * How long a job waits for the first attempts it took before it claims those still
+   * running (default LEASE_WAIT_MS, ./first-attempt-lease.ts). Tests that count a
+   * delivery's writes lengthen it, so that a loaded machine never turns a take into a claim.
+   */
+  leaseWaitMs?: number;
 }
 
 /**
@@ -81,7 +87,7 @@ export async function startWebhookDelivery(
   const events = startQueueWorker(
     deps,
     'events',
-    fanOutProcessor(deps, batches, lanes, attempt, inline, warm),
+    fanOutProcessor(deps, batches, lanes, attempt, inline, warm, opts.leaseWaitMs),
     { ...opts, concurrency: Math.max(2, Math.ceil(concurrency / 2)) },
   );
   const parts: Component[] = [
@@ -95,10 +101,15 @@ export async function startWebhookDelivery(
           .then(() => inline.drain())
           .then(() => warm.close()),
     },
-    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
-      ...opts,
-      concurrency,
-    }),
+    startQueueWorker(
+      deps,
+      'deliveries',
+      deliveryProcessor(deps, lanes, attempt, opts.leaseWaitMs),
+      {
+        ...opts,
+        concurrency,
+      },
+    ),
     // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
     // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
     // It also clears the queues' fair counts whenever a queue is empty.
