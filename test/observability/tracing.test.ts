@@ -182,23 +182,26 @@ test('an exporter pointing at a closed port never breaks or slows requests', asy
   });
   /** Milliseconds for `n` ingestions one after another (all must be accepted). */
   const run = async (base: string, n: number) => {
-    const t0 = Date.now();
+    const t0 = performance.now();
     for (let i = 0; i < n; i++) {
       const res = await ingest(base, messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'));
       expect(res.status).toBe(202);
     }
-    return Date.now() - t0;
+    return performance.now() - t0;
   };
   try {
     await Promise.all([run(lost.baseUrl, 5), run(off.baseUrl, 5)]);
-    // Interleaved, so both see the same machine load. A blocking export would take seconds
-    // per request (the exporter's timeout); dropped spans cost nothing on the request path.
-    let [lostMs, offMs] = [0, 0];
-    for (let round = 0; round < 2; round++) {
-      lostMs += await run(lost.baseUrl, 10);
-      offMs += await run(off.baseUrl, 10);
+    // Request by request, interleaved, so both see the same machine load; medians, so that a
+    // stall of the busy machine during a few requests does not decide. A blocking export
+    // would take seconds per request (the exporter's timeout), every request; dropped spans
+    // cost nothing on the request path.
+    const [lostMs, offMs]: [number[], number[]] = [[], []];
+    for (let i = 0; i < 21; i++) {
+      lostMs.push(await run(lost.baseUrl, 1));
+      offMs.push(await run(off.baseUrl, 1));
     }
-    expect(lostMs).toBeLessThan(offMs * 3);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    expect(median(lostMs)).toBeLessThan(median(offMs) * 3);
     expect(lost.stderr()).not.toMatch(/Error|ECONNREFUSED/);
   } finally {
     await Promise.all([lost.stop(), off.stop()]);
