@@ -5,17 +5,16 @@ import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
-import type { ReconcileOptions } from './reconcile';
 import { startDialler } from './dialler';
 import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
-import type { QueueTimings } from './queue-worker';
 import { startSmsSender, type SimulatorSmsOptions } from './sms';
-import { startWebhookDelivery } from './webhook-delivery';
+import { startWebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
 
-export interface RunnerOptions extends QueueTimings, MaintenanceTimings, ReconcileOptions {
+/** Every part's options; webhook delivery's (lane waker, first-attempt lease) as its own. */
+export interface RunnerOptions extends WebhookDeliveryOptions, MaintenanceTimings {
   /** Port of /metrics; 0 picks a free one, null serves none. */
   metricsPort?: number | null;
   /** Provider, lease and retry timings of receptionist provisioning (tests). */
@@ -26,9 +25,6 @@ export interface RunnerOptions extends QueueTimings, MaintenanceTimings, Reconci
   smsSimulator?: SimulatorSmsOptions;
   /** Rows per import transaction (default 1000). */
   leadImportBatchSize?: number;
-  laneWakeIntervalMs?: number;
-  /** How long a job waits for the first attempts it took (see WebhookDeliveryOptions). */
-  leaseWaitMs?: number;
   /** How often a worker looks for running campaigns to join (default 1000 ms). */
   campaignPollMs?: number;
 }

@@ -4,10 +4,9 @@ import type { DeliveryRow } from './deliveries-store';
 import {
   aboutSubscriptionSql,
   FAILING_DISABLED_INSERT_SQL,
-  OPERATIONAL_RETURNING,
-  operationalQueuedSql,
   RECOVERED_INSERT_SQL,
 } from './operational-events-sql';
+import { QUEUED_COLUMNS, queuedSql } from './event-outbox-sql';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
@@ -413,9 +412,8 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
     RETURNING s.id, s.last_success_at
      ), recovered AS (
 ${RECOVERED_INSERT_SQL}
-    ${OPERATIONAL_RETURNING}
-     ), ${operationalQueuedSql('recovered')}
-     )
+    RETURNING ${QUEUED_COLUMNS}
+     ), ${queuedSql('recovered')}
      SELECT (SELECT array_agg(id) FROM moved) AS moved,
             (SELECT count(*)::int FROM notified) AS notified
        FROM async_commit`;
@@ -508,9 +506,8 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
     RETURNING id
      ), operational AS (
 ${FAILING_DISABLED_INSERT_SQL}
-    ${OPERATIONAL_RETURNING}
-     ), ${operationalQueuedSql('operational')}
-     )
+    RETURNING ${QUEUED_COLUMNS}
+     ), ${queuedSql('operational')}
      SELECT (SELECT count(*)::int FROM moved) AS moved,
             (SELECT failures FROM counted) AS failures,
             (SELECT disabled_now FROM counted) AS disabled_now,

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { atOrAfterFloorSql } from '../partitions/pending-floors';
-import { OUTBOX_NOTIFY_SQL } from './operational-events-sql';
 
 /**
  * The outbox (migration 098, docs/DECISIONS.md, An outbox that marks nothing): one narrow
@@ -15,13 +14,26 @@ import { OUTBOX_NOTIFY_SQL } from './operational-events-sql';
  * versions left pending are moved here (adoptLegacyEvents).
  */
 
+/** The outbox channel (OUTBOX_CHANNEL in packages/events) the relay listens on. */
+const OUTBOX_NOTIFY_SQL = `pg_notify('switchboard_outbox', '')`;
+
+/** What an insert of events returns for queuedSql. */
+export const QUEUED_COLUMNS = 'id, tenant_id, created_at, traceparent';
+
 /**
- * SQL: the outbox rows of the events a data-modifying CTE `cte` inserted (columns id,
- * tenant_id, created_at, traceparent), for a CTE of their statement.
+ * Two CTEs of the statement that writes events (data-modifying CTEs must be at a statement's
+ * top level): `queued`, the outbox rows of the rows of CTE `cte` (with QUEUED_COLUMNS) that
+ * satisfy `where`, and `notified`, one row when it woke the relay because there were any
+ * (NOTIFY is delivered only if the transaction commits; Postgres folds repeats within one).
  */
-export const outboxInsertSql = (cte: string, where = 'TRUE'): string =>
-  `INSERT INTO event_outbox (event_id, tenant_id, created_at, traceparent)
-       SELECT id, tenant_id, created_at, traceparent FROM ${cte} WHERE ${where}`;
+export const queuedSql = (cte: string, where = 'TRUE'): string => `queued AS (
+       INSERT INTO event_outbox (event_id, tenant_id, created_at, traceparent)
+       SELECT id, tenant_id, created_at, traceparent FROM ${cte} WHERE ${where}
+       ON CONFLICT DO NOTHING
+    RETURNING 1
+     ), notified AS (
+       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM queued)
+     )`;
 
 /** Pending rows of the versions before 098, as two halves each read by its partial index (070). */
 const legacyPendingSql = (grace: string): string => `
@@ -44,15 +56,10 @@ const ADOPT_SQL = `WITH moved AS (
        UPDATE events e SET published_at = coalesce(e.published_at, now()), fanned_out_at = now()
         WHERE e.id = ANY (?::text[]) AND e.created_at >= ? AND e.created_at < ?
           AND e.fanned_out_at IS NULL
-    RETURNING e.id, e.tenant_id, e.created_at, e.traceparent
-     ), queued AS (
-       ${outboxInsertSql('moved')}
-       ON CONFLICT DO NOTHING
-    RETURNING 1
-     )
+    RETURNING ${QUEUED_COLUMNS}
+     ), ${queuedSql('moved')}
      SELECT (SELECT count(*)::int FROM moved) AS moved,
-            (SELECT count(*)::int FROM (SELECT ${OUTBOX_NOTIFY_SQL}
-                                         WHERE EXISTS (SELECT 1 FROM queued)) n) AS notified`;
+            (SELECT count(*)::int FROM notified) AS notified`;
 
 /**
  * Moves up to `limit` events left pending by a version before 098 (emitted by such a

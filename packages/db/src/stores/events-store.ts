@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
-import { adoptLegacyEvents, outboxInsertSql } from './event-outbox-sql';
-import { OUTBOX_NOTIFY_SQL } from './operational-events-sql';
+import { adoptLegacyEvents, queuedSql } from './event-outbox-sql';
 
 const TABLE = 'events';
 
@@ -18,11 +17,8 @@ export interface NewEvent {
   traceparent?: string | null;
 }
 
-/** An event as committed to the outbox: what was written, and how far it has gone out. */
-export interface StoredEvent extends Omit<NewEvent, 'traceparent'> {
-  publishedAt: Date | null;
-  fannedOutAt: Date | null;
-}
+/** An event as stored (whether it is still in the outbox: EventsStore.pending). */
+export type StoredEvent = Omit<NewEvent, 'traceparent'>;
 
 interface EventRow {
   id: string;
@@ -31,8 +27,6 @@ interface EventRow {
   type: string;
   data: Record<string, unknown>;
   created_at: Date;
-  published_at: Date | null;
-  fanned_out_at: Date | null;
 }
 
 const toEvent = (r: EventRow): StoredEvent => ({
@@ -42,8 +36,6 @@ const toEvent = (r: EventRow): StoredEvent => ({
   type: r.type,
   data: r.data,
   createdAt: r.created_at,
-  publishedAt: r.published_at,
-  fannedOutAt: r.fanned_out_at,
 });
 
 /** An outbox event claimed for publishing, with the trace it belongs to. */
@@ -55,8 +47,7 @@ export interface UnpublishedEvent {
 
 /**
  * `insertEvents`' statement: the rows, the outbox rows of those with a target, and the
- * relay's wake-up when there is one (NOTIFY on the outbox channel, delivered only if the
- * transaction commits; Postgres folds repeats within one transaction), in one round trip.
+ * relay's wake-up when there is one (queuedSql), in one round trip.
  * Both outbox marks of the event row are set here (packages/db/src/stores/event-outbox-sql.ts:
  * the row is never updated). Named (prepared): it runs for every event emitted, and its plan
  * does not depend on the events (one JSON parameter; rows are routed to their day's partition
@@ -82,12 +73,8 @@ const INSERT_EVENTS_SQL = `WITH x AS (
                       published_at, fanned_out_at)
   SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent, now(), now()
     FROM x
-), queued AS (
-  ${outboxInsertSql('x', 'targeted')}
-  RETURNING 1
-)
-SELECT ${OUTBOX_NOTIFY_SQL}
-  FROM (SELECT 1 FROM queued LIMIT 1) AS queued_one`;
+), ${queuedSql('x', 'targeted')}
+SELECT count(*)::int AS notified FROM notified`;
 
 /**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),

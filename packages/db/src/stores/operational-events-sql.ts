@@ -5,8 +5,9 @@ import { newTimeOrderedIdSql } from '../ids';
  * docs/API.md, Webhooks). They are written by the delivery lifecycle's own statements, in the
  * transaction of the transition they report, with the same row shape `emit()` writes
  * (packages/events): a time-ordered `evt_` id made from the row's `created_at`, account-level
- * (no receptionist), with a row in the outbox for the relay (OPERATIONAL_QUEUED_SQL). Each is about one subscription (`data.subscription_id`)
- * and is never delivered to it: fan-out and recovery skip that target.
+ * (no receptionist), with a row in the outbox for the relay (queuedSql, event-outbox-sql.ts).
+ * Each is about one subscription (`data.subscription_id`) and is never delivered to it:
+ * fan-out and recovery skip that target.
  */
 export const SUBSCRIPTION_EVENT_TYPES = [
   'webhook.failing',
@@ -26,9 +27,6 @@ export const NEW_EVENT_ID_SQL = newTimeOrderedIdSql('evt');
 /** A timestamp as the envelope's ISO 8601 UTC text, to the millisecond. */
 export const isoSql = (t: string): string =>
   `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/** The outbox channel (OUTBOX_CHANNEL in packages/events) the relay listens on. */
-export const OUTBOX_NOTIFY_SQL = `pg_notify('switchboard_outbox', '')`;
 
 /**
  * RECORD_SQL's insert of webhook.recovered, at the first success of a subscription that sent
@@ -70,18 +68,3 @@ export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak e
                                  'pending_cancelled', (SELECT count(*)::int FROM canceled)),
               now(), now(), now()
          FROM subscription was, counted c WHERE c.disabled_now`;
-
-/** What the inserts above return, for OPERATIONAL_QUEUED_SQL. */
-export const OPERATIONAL_RETURNING = 'RETURNING id, tenant_id, created_at, traceparent';
-
-/**
- * Two CTEs (data-modifying ones must be at the statement's top level): `queued`, the outbox
- * rows of the operational events a CTE `cte` inserted (with OPERATIONAL_RETURNING), and
- * `notified`, one row when it woke the relay because there were any.
- */
-export const operationalQueuedSql = (cte: string): string => `queued AS (
-       INSERT INTO event_outbox (event_id, tenant_id, created_at, traceparent)
-       SELECT id, tenant_id, created_at, traceparent FROM ${cte}
-    RETURNING 1
-     ), notified AS (
-       SELECT ${OUTBOX_NOTIFY_SQL} WHERE EXISTS (SELECT 1 FROM queued)`;
