@@ -13,8 +13,8 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 // At-least-once with two worker processes sharing the work (fan-out, first attempts inline,
 // batched claims and records) when one of them is SIGKILLed mid-run: 1,000 deliveries over
 // real HTTPS to a receiver on 127.0.0.1. Every row ends final, every event arrives, and an
-// event arrives twice only if its attempt was in flight at the kill (sent, not recorded),
-// always with the same event id.
+// event arrives more often than its delivery recorded attempts only if an attempt was in
+// flight at the kill (sent, not recorded), always with the same event id.
 const EVENTS = 1_000;
 const KILL_AT = 300;
 let ctx: TestContext;
@@ -69,18 +69,16 @@ it('delivers 1,000 events with two workers, one SIGKILLed mid-run', async () => 
     intervalMs: 20,
   });
   await doomed?.kill();
-  // What was sent before the kill, and what was not recorded at that moment (claimed, or
-  // taken by a job: still pending at its first attempt): with the first, the only deliveries
-  // the killed worker can have sent without recording.
+  // What was sent before the kill, and what was not final at that moment (claimed, or
+  // pending: taken by a job, or between attempts): with the first, the only deliveries the
+  // killed worker can have sent without recording.
   const sentBeforeKill = new Set(idsOf());
   const unrecordedAtKill = new Set(
     (
       await ctx.deps
         .knex('webhook_deliveries')
         .where({ subscription_id: subscription.id })
-        .andWhere((q) =>
-          q.where({ status: 'delivering' }).orWhere({ status: 'pending', attempts: 0 }),
-        )
+        .whereIn('status', ['delivering', 'pending'])
         .select('event_id')
     ).map((r: { event_id: string }) => r.event_id),
   );
@@ -100,21 +98,28 @@ it('delivers 1,000 events with two workers, one SIGKILLed mid-run', async () => 
       ).length === 0,
     { timeoutMs: 60_000, intervalMs: 200 },
   );
-  const rows = await ctx.deps
+  const rows = (await ctx.deps
     .knex('webhook_deliveries')
     .where({ subscription_id: subscription.id })
-    .select('status');
+    .select('event_id', 'status', 'attempts', 'claims')) as Array<{
+    event_id: string;
+    status: string;
+    attempts: number;
+  }>;
   expect(rows).toHaveLength(EVENTS);
-  expect(rows.every((r: { status: string }) => r.status === 'succeeded')).toBe(true);
+  expect(rows.every((r) => r.status === 'succeeded')).toBe(true);
   expect(new Set(idsOf())).toEqual(new Set(eventIds));
 
-  const counts = new Map<string, number>();
-  for (const id of idsOf()) counts.set(id, (counts.get(id) ?? 0) + 1);
-  const duplicated = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-  for (const id of duplicated) {
-    expect(sentBeforeKill.has(id)).toBe(true);
-    expect(unrecordedAtKill.has(id)).toBe(true);
-  }
+  // Each POST is an attempt: a recorded one (counted in `attempts`; one the receiver got but
+  // that timed out on a loaded machine is recorded and retried, as it must be), or the one
+  // attempt the killed worker may have sent without recording. Nothing else.
+  const posts = new Map<string, number>();
+  for (const id of idsOf()) posts.set(id, (posts.get(id) ?? 0) + 1);
+  const unexplained = rows.filter((r) => {
+    const crashWindow = sentBeforeKill.has(r.event_id) && unrecordedAtKill.has(r.event_id);
+    return (posts.get(r.event_id) ?? 0) > r.attempts + (crashWindow ? 1 : 0);
+  });
+  expect(unexplained).toEqual([]);
   // Every request, duplicates included, names the event its body carries.
   for (const r of receiver.requests) {
     expect(r.headers['x-service-event-id']).toBe((JSON.parse(r.body) as { id: string }).id);

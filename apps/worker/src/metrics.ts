@@ -13,6 +13,7 @@ export interface Metrics {
   deliveryWaits: Counter<'lane'>;
   firstAttempts: Counter<'path'>;
   deliveriesThrottled: Counter;
+  attemptsWithheld: Counter;
   smsSent: Counter;
   smsFailed: Counter;
   campaignsCompleted: Counter;
@@ -71,6 +72,11 @@ export function createMetrics(): Metrics {
     deliveriesThrottled: new Counter({
       name: 'switchboard_deliveries_throttled_total',
       help: "Delivery attempts that waited for a slot of their subscription's rate_limit_per_second (not failures)",
+      registers: [registry],
+    }),
+    attemptsWithheld: new Counter({
+      name: 'switchboard_delivery_attempts_withheld_total',
+      help: 'First attempts taken but not sent: their job had lost its lock (its worker stalled past it) and another run holds the delivery',
       registers: [registry],
     }),
     smsSent: new Counter({

@@ -17,6 +17,7 @@ import {
   FirstAttemptLease,
   holdAttempt,
   LEASE_WAIT_MS,
+  lockOf,
   type AttemptHold,
 } from './first-attempt-lease';
 
@@ -73,6 +74,7 @@ export function deliveryProcessor(
   lanes: InFlightLanes,
   attempt: Attempt,
   leaseWaitMs = LEASE_WAIT_MS,
+  lockDurationMs?: number,
 ) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
     const lane = await laneOf(deps, data);
@@ -96,7 +98,9 @@ export function deliveryProcessor(
     // longer than LEASE_WAIT_MS; a recovery, or a run after a failed one (it may have sent),
     // claims at once.
     const first = data.round === 1 && data.attempt === 1 && !urgent && job.attemptsMade === 0;
-    const lease = first ? new FirstAttemptLease(null, leaseWaitMs) : undefined;
+    const lease = first
+      ? new FirstAttemptLease(null, leaseWaitMs, lockOf(job, token, lockDurationMs))
+      : undefined;
     const run = async (): Promise<AttemptEnd> => {
       if (!lease) return attempt(request);
       const started = attempt(request, lease);
@@ -243,6 +247,13 @@ export function attemptRunner(
           log.debug({ waitMs }, 'delivery waits: subscription throttled');
           return { throttledUntil: Date.now() + waitMs };
         }
+      }
+      // A taken attempt whose job lost its lock (or whose late claim lost) sends nothing: the
+      // run that holds the row now sends it (./first-attempt-lease.ts).
+      if (!(await hold.confirm())) {
+        metrics.attemptsWithheld.inc();
+        log.warn('attempt not sent: its job no longer holds the delivery');
+        return;
       }
       const body = JSON.stringify(buildEnvelope(event));
       const headers = signPayload({

@@ -9,7 +9,7 @@ import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { InlineAttempts } from './inline-attempts';
-import { FirstAttemptLease, LEASE_WAIT_MS } from './first-attempt-lease';
+import { FirstAttemptLease, LEASE_WAIT_MS, lockOf } from './first-attempt-lease';
 import type { HeldSlot, WarmSlots } from './warm-slots';
 
 /**
@@ -51,10 +51,12 @@ export function fanOutProcessor(
   inline: InlineAttempts,
   warm: WarmSlots,
   leaseWaitMs = LEASE_WAIT_MS,
+  lockDurationMs?: number,
 ) {
   // An event relayed under a trace fans out in a span of it; its inline attempts are children.
-  return (data: EventJob, job?: JobRuns): Promise<void> => {
+  return (data: EventJob, job?: JobRuns, token?: string): Promise<void> => {
     const rerun = job ? isRerun(job) : false;
+    const lock = lockOf(job, token, lockDurationMs);
     return data.traceparent
       ? inSpan(
           'events.fan_out',
@@ -62,12 +64,16 @@ export function fanOutProcessor(
             parent: contextFromTraceparent(data.traceparent),
             attributes: { 'switchboard.event_id': data.eventId },
           },
-          () => fanOut(data, rerun),
+          () => fanOut(data, rerun, lock),
         )
-      : fanOut(data, rerun);
+      : fanOut(data, rerun, lock);
   };
 
-  async function fanOut(data: EventJob, rerun: boolean): Promise<void> {
+  async function fanOut(
+    data: EventJob,
+    rerun: boolean,
+    lock: (() => Promise<boolean>) | undefined,
+  ): Promise<void> {
     if (rerun) return handOn(data);
     const open = carriedDeliveries(data) ?? (await batches.fanOut(data.eventId));
     const later: OpenDelivery[] = [];
@@ -107,7 +113,7 @@ export function fanOutProcessor(
       throw err;
     }
     // The job's lock holds the attempts it makes: they are taken, not claimed, until it ends.
-    const lease = new FirstAttemptLease(TAKE_WINDOW_S, leaseWaitMs);
+    const lease = new FirstAttemptLease(TAKE_WINDOW_S, leaseWaitMs, lock);
     const { firstAttempts } = deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
     if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
@@ -193,8 +199,8 @@ function carriedDeliveries(data: EventJob): OpenDelivery[] | undefined {
   }));
 }
 
-/** What BullMQ says of a job's runs (its `Job`). */
-type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade'>;
+/** What BullMQ says of a job's runs (its `Job`), and how to renew its lock. */
+type JobRuns = Pick<Job, 'attemptsStarted' | 'stalledCounter' | 'attemptsMade' | 'extendLock'>;
 
 /**
  * An event job run again: its first run stalled (its worker died) or failed. (BullMQ counts a

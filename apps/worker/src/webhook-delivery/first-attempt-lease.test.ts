@@ -81,3 +81,27 @@ it('a closed hold is not claimed by the end', async () => {
   await lease.end();
   expect(calls.claim).toBe(0);
 });
+
+it('a taken attempt is confirmed by its job lock; concurrent asks share one renewal', async () => {
+  const { b } = batches();
+  let renewals = 0;
+  let held = true;
+  const lease = new FirstAttemptLease(null, 250, () => (renewals++, Promise.resolve(held)));
+  const one = await holdAttempt(b, request, lease);
+  const two = await holdAttempt(b, request, lease);
+  expect(await Promise.all([one?.confirm(), two?.confirm()])).toEqual([true, true]);
+  expect(renewals).toBe(1);
+  held = false;
+  expect(await one?.confirm()).toBe(false);
+  const failing = new FirstAttemptLease(null, 250, () => Promise.reject(new Error('redis away')));
+  expect(await (await holdAttempt(b, request, failing))?.confirm()).toBe(false);
+});
+
+it('once the lease ended, a taken attempt is confirmed by its late claim alone', async () => {
+  const refused = batches({ claim: false });
+  const lease = new FirstAttemptLease(null, 250, () => Promise.resolve(true));
+  const hold = await holdAttempt(refused.b, request, lease);
+  await lease.end();
+  expect(await hold?.confirm()).toBe(false);
+  expect(await (await holdAttempt(batches().b, request, undefined))?.confirm()).toBe(true);
+});

@@ -1,3 +1,4 @@
+import type { Job } from 'bullmq';
 import { TAKE_WINDOW_S, type ClaimedDelivery, type ClaimRequest } from '@switchboard/db';
 import type { DeliveryBatches } from './delivery-batches';
 
@@ -28,11 +29,32 @@ export const LEASE_WAIT_MS = 250;
  * lives, and its lock keeps the reconciler from freeing it.
  */
 export class FirstAttemptLease {
-  /** `waitMs`: how long `endWithin` waits (LEASE_WAIT_MS; tests lengthen it, see index.ts). */
+  /**
+   * `waitMs`: how long `endWithin` waits (LEASE_WAIT_MS; tests lengthen it, see index.ts).
+   * `lock`: renews the job's BullMQ lock and says whether the job still holds it (a job
+   * without one, a unit test's, holds its attempts by its lease alone).
+   */
   constructor(
     readonly windowS: number | null = TAKE_WINDOW_S,
     private readonly waitMs: number = LEASE_WAIT_MS,
+    private readonly lock?: () => Promise<boolean>,
   ) {}
+  private renewing: Promise<boolean> | undefined;
+
+  /**
+   * Whether the job still holds its lock, renewed for a whole lock duration from now: a taken
+   * attempt is sent only after this said yes (AttemptHold.confirm). A job whose lock lapsed (its
+   * worker stalled past the lock, and BullMQ's stalled check ran it again elsewhere, where
+   * it claims) must not send what it took: the other run sends it. Concurrent asks share
+   * one renewal; an error (Redis away) is a no.
+   */
+  holdsLock(): Promise<boolean> {
+    if (!this.lock) return Promise.resolve(true);
+    this.renewing ??= this.lock()
+      .catch(() => false)
+      .finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
 
   private open = true;
   /** Per attempt held: what `end` waits for (its record, once started) or runs (its claim). */
@@ -80,12 +102,15 @@ export class FirstAttemptLease {
 /**
  * One attempt's hold on its delivery: claimed (by a delivery job, or a first attempt whose
  * job's lease had ended), or taken under a lease. `claim` makes a taken attempt claimed
- * (false: another holds the row now, and the attempt must not go on); `record` writes the
- * outcome, as a taken or a claimed attempt, whichever it is by then; `close` ends the hold.
+ * (false: another holds the row now, and the attempt must not go on); `confirm`, asked
+ * right before sending, says whether the hold is still this attempt's (a taken one: its
+ * job's lock renewed, or its late claim won); `record` writes the outcome, as a taken or a
+ * claimed attempt, whichever it is by then; `close` ends the hold.
  */
 export interface AttemptHold {
   claimed: ClaimedDelivery;
   claim(): Promise<boolean>;
+  confirm(): Promise<boolean>;
   record<T>(write: (taken: boolean) => Promise<T>): Promise<T>;
   close(): void;
 }
@@ -117,6 +142,8 @@ export async function holdAttempt(
   return {
     claimed: taken,
     claim,
+    // Once the lease ended, the late claim decides; before, the job's lock.
+    confirm: () => late ?? lease.holdsLock(),
     record: <T>(write: (taken: boolean) => Promise<T>): Promise<T> => {
       // Decided now, synchronously: either the lease already ran `claim` (its result says
       // which record this is), or it will wait for this record instead.
@@ -132,6 +159,20 @@ export async function holdAttempt(
 const claimedHold = (claimed: ClaimedDelivery): AttemptHold => ({
   claimed,
   claim: () => Promise.resolve(true),
+  confirm: () => Promise.resolve(true),
   record: (write) => write(false),
   close: () => undefined,
 });
+
+/**
+ * The renewal of a running job's BullMQ lock for `durationMs` (the queue's lock duration):
+ * true while this run still holds it. Undefined without a job, a token or a duration.
+ */
+export function lockOf(
+  job: Pick<Job, 'extendLock'> | undefined,
+  token: string | undefined,
+  durationMs: number | undefined,
+): (() => Promise<boolean>) | undefined {
+  if (!job || !token || !durationMs) return undefined;
+  return async () => (await job.extendLock(token, durationMs)) === 1;
+}

@@ -87,7 +87,16 @@ export async function startWebhookDelivery(
   const events = startQueueWorker(
     deps,
     'events',
-    fanOutProcessor(deps, batches, lanes, attempt, inline, warm, opts.leaseWaitMs),
+    fanOutProcessor(
+      deps,
+      batches,
+      lanes,
+      attempt,
+      inline,
+      warm,
+      opts.leaseWaitMs,
+      opts.lockDurationMs ?? catalog.events.timings.lockDurationMs,
+    ),
     { ...opts, concurrency: Math.max(2, Math.ceil(concurrency / 2)) },
   );
   const parts: Component[] = [
@@ -104,7 +113,13 @@ export async function startWebhookDelivery(
     startQueueWorker(
       deps,
       'deliveries',
-      deliveryProcessor(deps, lanes, attempt, opts.leaseWaitMs),
+      deliveryProcessor(
+        deps,
+        lanes,
+        attempt,
+        opts.leaseWaitMs,
+        opts.lockDurationMs ?? catalog.deliveries.timings.lockDurationMs,
+      ),
       {
         ...opts,
         concurrency,
