@@ -1002,7 +1002,9 @@ async function main(): Promise<number> {
       workerEnv: {
         ...process.env,
         ...tracing.env,
-        NODE_ENV: 'production',
+        // Not `production`: that refuses WEBHOOK_ALLOW_PRIVATE_TARGETS, which a receiver on this
+        // machine needs (packages/config); nothing else of the worker reads NODE_ENV.
+        NODE_ENV: 'development',
         DATABASE_URL: benchUrl,
         REDIS_URL,
         QUEUE_PREFIX: PREFIX,

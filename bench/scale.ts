@@ -215,7 +215,9 @@ async function main(): Promise<void> {
     const key = randomBytes(32);
     const env = (db: string): NodeJS.ProcessEnv => ({
       ...process.env,
-      NODE_ENV: 'production',
+      // Not `production`: that refuses WEBHOOK_ALLOW_PRIVATE_TARGETS, which a receiver on this
+      // machine needs (packages/config); nothing else of the worker reads NODE_ENV.
+      NODE_ENV: 'development',
       DATABASE_URL: url(db),
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

@@ -27,6 +27,12 @@ say "seeding the demo tenant..."
 seed_json=$(node apps/cli/dist/main.js seed-demo)
 api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")
 
+# Development only (never in .env; refused with NODE_ENV=production): lets the demo deliver
+# webhooks to a receiver on this machine. Set only for the API and worker started below.
+if [ "${NODE_ENV:-}" != production ]; then
+  export WEBHOOK_ALLOW_PRIVATE_TARGETS="${WEBHOOK_ALLOW_PRIVATE_TARGETS:-true}"
+fi
+
 pids=()
 stop() {
   trap - INT TERM EXIT

@@ -172,6 +172,8 @@ describe('operations', () => {
       'get /webhooks/{id}/stats': 'getWebhookStats',
       'post /portal/sessions': 'createPortalSession',
       'delete /portal/sessions/{id}': 'revokePortalSession',
+      'get /portal/sessions': 'listPortalSessions',
+      'delete /portal/sessions': 'revokeAllPortalSessions',
       'post /portal/exchange': 'exchangePortalCode',
     });
   });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -138,5 +138,15 @@ describe('npm start remembers its settings in .env (scripts/settings.ts)', () =>
     expect(settings({})).toEqual(first);
     expect(readFileSync(join(dir, '.env'), 'utf8')).toBe(text);
     expect(settings({ METRICS_PORT: '9499' })).toEqual({ ...first, METRICS_PORT: '9499' });
+  });
+
+  it('never keeps the development-only WEBHOOK_ALLOW_PRIVATE_TARGETS, nor NODE_ENV', () => {
+    const given = settings({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', NODE_ENV: 'development' });
+    expect(given.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBeUndefined();
+    expect(given.NODE_ENV).toBeUndefined();
+    // A file written by an earlier version loses it.
+    const file = join(dir, '.env');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}WEBHOOK_ALLOW_PRIVATE_TARGETS=true\n`);
+    expect(settings({})).toEqual(given);
   });
 });

@@ -51,6 +51,8 @@ const SDK_METHOD: Record<string, string | null> = {
   getWebhookStats: 'webhooks.stats',
   createPortalSession: 'portal.createSession',
   revokePortalSession: 'portal.revokeSession',
+  listPortalSessions: 'portal.listSessions',
+  revokeAllPortalSessions: 'portal.revokeAllSessions',
   exchangePortalCode: 'portal.exchange',
   callMcp: null,
 };

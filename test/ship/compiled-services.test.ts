@@ -147,6 +147,9 @@ describe('the compiled API and worker', () => {
       API_METRICS_PORT: String(await freePort()),
       SIMULATOR_SPEED: '20',
       NODE_EXTRA_CA_CERTS: join(IMAGE, 'receiver-ca.pem'),
+      // The receiver is on 127.0.0.1, which takes WEBHOOK_ALLOW_PRIVATE_TARGETS=true (testEnv),
+      // a development setting that NODE_ENV=production refuses (production-settings.test.ts).
+      NODE_ENV: 'development',
     };
   });
   afterAll(async () => {

@@ -110,12 +110,15 @@ async function buildSnapshotSql(knex: Knex): Promise<string> {
       ORDER BY c.relname`,
   )) as { rows: Array<{ name: string; tenant: boolean }> };
   const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  // portal_sessions: a token in use records its last use (as a key does), asynchronously.
+  const row = (name: string) =>
+    name === 'portal_sessions' ? `CAST(to_jsonb(t) - 'last_used_at' AS text)` : 'CAST(t AS text)';
   const columns = rows.flatMap(({ name, tenant }) => [
     `CAST((SELECT count(*) FROM ${ident(name)}) AS text) AS ${ident(`${name} rows`)}`,
     // api_keys: the keys in use record their last use; nothing else of a key ever changes.
     ...(tenant && name !== 'api_keys'
       ? [
-          `(SELECT md5(coalesce(string_agg(CAST(t AS text), '|' ORDER BY CAST(t AS text)), ''))
+          `(SELECT md5(coalesce(string_agg(${row(name)}, '|' ORDER BY ${row(name)}), ''))
               FROM ${ident(name)} t WHERE tenant_id = :tenant) AS ${ident(`${name} of`)}`,
         ]
       : []),

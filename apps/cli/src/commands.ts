@@ -61,7 +61,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   'key revoke': {
     usage: 'key revoke --id KEY_ID',
-    about: 'Revokes an API key (from the next request).',
+    about:
+      'Revokes an API key and ends the portal sessions it created (from the next request); ' +
+      'prints portal_sessions_ended.',
     load: async () => (await basic()).keyRevoke,
   },
   'receptionist create': {

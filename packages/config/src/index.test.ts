@@ -64,6 +64,41 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.webhook)).toBe(true);
   });
 
+  it('refuses WEBHOOK_ALLOW_PRIVATE_TARGETS=true with NODE_ENV=production, naming it', () => {
+    const err = failure({
+      ...valid,
+      NODE_ENV: 'production',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    expect(err.variable).toBe('WEBHOOK_ALLOW_PRIVATE_TARGETS');
+    expect(err.message).toMatch(
+      /^WEBHOOK_ALLOW_PRIVATE_TARGETS=true is refused with NODE_ENV=production: /,
+    );
+    expect(err.message).not.toContain('\n');
+    // Both services read the setting, so both refuse to start.
+    for (const command of ['api', 'worker'] as const) {
+      expect(() =>
+        loadConfigFor(command, {
+          ...valid,
+          NODE_ENV: 'production',
+          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        }),
+      ).toThrow(ConfigError);
+    }
+    // Production without it, and development with it, start.
+    expect(loadConfig({ ...valid, NODE_ENV: 'production' }).webhook.allowPrivateTargets).toBe(
+      false,
+    );
+    expect(
+      loadConfig({ ...valid, NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' })
+        .webhook.allowPrivateTargets,
+    ).toBe(false);
+    expect(
+      loadConfig({ ...valid, NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
+        .webhook.allowPrivateTargets,
+    ).toBe(true);
+  });
+
   it('coerces numbers and booleans', () => {
     const c = loadConfig({ ...valid, PORT: '8080', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(c.port).toBe(8080);

@@ -281,6 +281,14 @@ export const envSchema = {
       maxLength: 200,
       description: 'a service name, e.g. switchboard-api',
     },
+    // Node's own convention, read here for one thing: `production` refuses the settings that
+    // exist for development only (WEBHOOK_ALLOW_PRIVATE_TARGETS).
+    NODE_ENV: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^[A-Za-z0-9_-]{1,32}$',
+      description: 'a word such as production or development',
+    },
     LOG_LEVEL: {
       type: 'string',
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],

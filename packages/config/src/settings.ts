@@ -116,6 +116,24 @@ const num = (name: EnvName): Setting<number> => ({
   build: (v) => Number(v[name]),
 });
 
+/**
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS lifts the check that keeps webhooks off loopback, private and
+ * cloud metadata addresses: a development setting (`npm start` sets it for the processes it
+ * starts, never in `.env`). Invariant: no process with NODE_ENV=production runs with it, so a
+ * production deployment that inherits it (a copied `.env`, a shell) stops at boot instead.
+ */
+function allowPrivateTargets(v: EnvValues): boolean {
+  const allow = v.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true';
+  if (allow && v.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS=true is refused with NODE_ENV=production: it lets ' +
+        'webhooks reach loopback, private and cloud metadata addresses (development only); unset it',
+    );
+  }
+  return allow;
+}
+
 /** Every setting of Config, each built only when a command uses it. */
 export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: str('DATABASE_URL'),
@@ -164,13 +182,14 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
       'WEBHOOK_MAX_IN_FLIGHT_PER_SUBSCRIPTION',
       'WEBHOOK_MAX_IN_FLIGHT_PER_TENANT',
       'WORKER_CONCURRENCY',
+      'NODE_ENV',
     ],
     build: (v) => ({
       maxAttempts: Number(v.WEBHOOK_MAX_ATTEMPTS),
       retryBackoffMs: String(v.WEBHOOK_RETRY_BACKOFF_MS).split(',').map(Number),
       disableAfterFailures: Number(v.WEBHOOK_DISABLE_AFTER_FAILURES),
       timeoutMs: Number(v.WEBHOOK_TIMEOUT_MS),
-      allowPrivateTargets: v.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      allowPrivateTargets: allowPrivateTargets(v),
       maxSubscriptionsPerTenant: Number(v.WEBHOOK_MAX_SUBSCRIPTIONS_PER_TENANT),
       // Unset, the caps follow the slots of one worker: one tenant gets at most three
       // quarters of them and one subscription half, so neither a dead endpoint nor one

@@ -33,7 +33,8 @@ const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
  * is counted, refused ones too, and its answer carries the RateLimit headers whatever its
  * status. A request with no key, a malformed one, or a key this process has not seen valid
  * lately first takes a token of its address's bucket (AnonymousLimits), before any lookup.
- * `track` counts the write that outlives the request (last use), so a shutdown waits for it.
+ * `track` counts the write that outlives the request (last use of a key or a portal session),
+ * so a shutdown waits for it.
  */
 export function authenticate(
   keys: ApiKeysStore,
@@ -57,6 +58,8 @@ export function authenticate(
       await authenticatePortal(presented, portal.route, portal.sessions, limits, req, res);
       anonymous.remember(hash);
       addLogContext({ tenant_id: req.auth.tenantId, portal_session_id: req.auth.keyId });
+      // Best effort, as for keys: the session's last use (GET /portal/sessions shows it).
+      track(portal.sessions.touch(req.auth.keyId)).catch(() => undefined);
       next();
       return;
     }

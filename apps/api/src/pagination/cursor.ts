@@ -16,7 +16,8 @@ export type CursorFamily =
   | 'sms-opt-outs'
   | 'leads'
   | 'campaigns'
-  | 'campaign-recipients';
+  | 'campaign-recipients'
+  | 'portal-sessions';
 
 const MAC_BYTES = 16;
 

@@ -70,7 +70,8 @@ export async function keyRevoke(ctx: CliContext, argv: string[]): Promise<object
   const o = parseOptions(argv, ['id']);
   const revoked = await ctx.stores.apiKeys.revoke(required(o, 'id'));
   if (!revoked) throw new UsageError(`no key ${o.id}`);
-  return renderKey(revoked);
+  // The portal sessions the key created end with it (docs/API.md, Tenant portal).
+  return { ...renderKey(revoked.apiKey), portal_sessions_ended: revoked.portalSessionsEnded };
 }
 
 export async function tenantList(ctx: CliContext, argv: string[]): Promise<object> {

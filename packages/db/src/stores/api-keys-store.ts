@@ -5,6 +5,7 @@ import { Batcher, oneBatchInFlight } from '../batcher';
 import { newId } from '../ids';
 import { runPrepared } from '../prepared';
 import { NOTIFY_API_KEY_CHANGE_SQL } from './api-key-changes';
+import { endPortalSessionsOfKey } from './portal-sessions-store';
 import { rateLimitOf, type RateLimit } from './tenants-store';
 
 const TABLE = 'api_keys';
@@ -246,20 +247,23 @@ export class ApiKeysStore {
   }
 
   /**
-   * Revokes a key; returns undefined when no such key exists. Revoking twice is harmless.
+   * Revokes a key and ends every portal session it created, in one transaction; returns
+   * undefined when no such key exists, else the key and how many live sessions this ended.
+   * Revoking twice is harmless (the second ends none, or any made during the first).
    * The revocation notifies API_KEY_CHANGES_CHANNEL on commit (every API process drops its
    * cached keys), and this process's cache is dropped before this returns.
    */
-  async revoke(id: string): Promise<ApiKey | undefined> {
-    await this.db.transaction(async (trx) => {
+  async revoke(id: string): Promise<{ apiKey: ApiKey; portalSessionsEnded: number } | undefined> {
+    const portalSessionsEnded = await this.db.transaction(async (trx) => {
       const revoked = await trx(TABLE)
         .where({ id })
         .whereNull('revoked_at')
         .update({ revoked_at: this.db.fn.now() });
       if (revoked > 0) await trx.raw(`SELECT ${NOTIFY_API_KEY_CHANGE_SQL}`, [id]);
+      return endPortalSessionsOfKey(trx, id);
     });
     this.forgetActiveKeys();
     const row = await this.db<ApiKeyRow>(TABLE).where({ id }).first();
-    return row && toApiKey(row);
+    return row && { apiKey: toApiKey(row), portalSessionsEnded };
   }
 }

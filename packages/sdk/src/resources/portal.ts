@@ -1,4 +1,12 @@
-import type { PortalSession, PortalSessionCreate, PortalToken } from '../types';
+import type { PageIterator } from '../pagination';
+import type {
+  ListParams,
+  LivePortalSession,
+  PortalSession,
+  PortalSessionCreate,
+  PortalSessionsRevoked,
+  PortalToken,
+} from '../types';
 import { Resource, segment } from './resource';
 
 /** Links to the tenant portal (admin scope), and the code exchange its page makes. */
@@ -6,6 +14,16 @@ export class PortalResource extends Resource {
   /** A link with a one-use code (`url`); hand it to the tenant's team. Not retried. */
   createSession(body: PortalSessionCreate = {}): Promise<PortalSession> {
     return this.invoke('POST', '/portal/sessions', { body, idempotent: false });
+  }
+
+  /** The live sessions (never a code or token), newest first; each ends with its creator key. */
+  listSessions(params: ListParams<'listPortalSessions'> = {}): PageIterator<LivePortalSession> {
+    return this.paginateData<LivePortalSession>('/portal/sessions', params);
+  }
+
+  /** Revokes every session of the tenant at once; answers how many were live. */
+  revokeAllSessions(): Promise<PortalSessionsRevoked> {
+    return this.invoke('DELETE', '/portal/sessions', { idempotent: true });
   }
 
   /** Revokes a session: its link and token stop working from the next request. */

@@ -1,18 +1,23 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { PORTAL_CAPABILITIES, type PortalCapability } from '@switchboard/db';
+import { PORTAL_CAPABILITIES, type PortalCapability, type PortalSession } from '@switchboard/db';
 import type { Deps } from '../../deps';
 import { notFound, unauthenticated } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
+import { defineListRoute } from '../../pagination/list-route';
 import {
   createPortalSessionBodyExample,
   createPortalSessionBodySchema,
   exchangeBodyExample,
   exchangeBodySchema,
+  livePortalSessionExample,
+  livePortalSessionSchema,
   portalSessionExample,
   portalSessionParamSchema,
   portalSessionSchema,
+  portalSessionsRevokedSchema,
   portalTokenExample,
   portalTokenSchema,
+  revokeAllQuerySchema,
 } from './schemas';
 
 type CreateBody = FromSchema<typeof createPortalSessionBodySchema>;
@@ -33,6 +38,17 @@ const grant = (asked: readonly PortalCapability[] | undefined): PortalCapability
   const wanted = new Set<PortalCapability>([...(asked ?? DEFAULT_CAPABILITIES), 'view']);
   return PORTAL_CAPABILITIES.filter((c) => wanted.has(c));
 };
+
+/** A live session as listed: never its code or token (only their hashes are stored anyway). */
+const renderLive = (s: PortalSession) => ({
+  id: s.id,
+  created_by_key_id: s.createdByKeyId,
+  capabilities: s.capabilities,
+  subscription_ids: s.subscriptionIds,
+  created_at: s.createdAt.toISOString(),
+  expires_at: s.expiresAt.toISOString(),
+  last_used_at: s.lastUsedAt?.toISOString() ?? null,
+});
 
 /** Portal sessions (docs/API.md, Tenant portal): an admin makes a link, the page trades it. */
 export function portalRoutes(deps: Deps): RouteDef[] {
@@ -70,6 +86,8 @@ export function portalRoutes(deps: Deps): RouteDef[] {
         }
         const { session, code } = await sessions.create({
           tenantId,
+          // The session ends when this key is revoked (PortalSessionsStore, LIVE).
+          createdByKeyId: req.auth.keyId,
           capabilities: grant(body.capabilities as PortalCapability[] | undefined),
           subscriptionIds: ids,
           ttlSeconds: body.ttl_seconds ?? 3600,
@@ -81,6 +99,43 @@ export function portalRoutes(deps: Deps): RouteDef[] {
           expires_at: session.expiresAt.toISOString(),
           capabilities: session.capabilities,
         });
+      },
+    }),
+    defineListRoute({
+      path: '/portal/sessions',
+      operationId: 'listPortalSessions',
+      summary: 'List the live portal sessions of this tenant, newest first',
+      tag: TAG,
+      scope: 'admin',
+      description:
+        'A page of sessions that are not revoked, not expired and whose creator key is not revoked',
+      itemSchema: livePortalSessionSchema,
+      itemExample: livePortalSessionExample,
+      family: 'portal-sessions',
+      cursors: deps.cursors,
+      list: (tenantId, page) => sessions.listLive(tenantId, page),
+      render: renderLive,
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/portal/sessions',
+      operationId: 'revokeAllPortalSessions',
+      summary: 'Revoke every portal session of this tenant: their tokens stop working at once',
+      description:
+        'Ends every live session, whichever key created it; links not traded yet stop ' +
+        'working too. Answers how many it ended (0 when none were live; calling again is harmless).',
+      tag: TAG,
+      scope: 'admin',
+      query: revokeAllQuerySchema,
+      responses: {
+        200: {
+          description: 'How many sessions were revoked',
+          schema: portalSessionsRevokedSchema,
+          example: { revoked: 2 },
+        },
+      },
+      handler: async (req, res) => {
+        res.json({ revoked: await sessions.revokeAll(req.auth.tenantId) });
       },
     }),
     defineRoute({

@@ -1,5 +1,5 @@
 import { PORTAL_CAPABILITIES } from '@switchboard/db';
-import { idParamSchema, timestamp } from '../../shared/schemas';
+import { idParamSchema, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 const capabilities = {
   type: 'array',
@@ -60,6 +60,76 @@ export const portalSessionExample = {
   expires_at: '2026-11-21T11:15:00.000Z',
   capabilities: ['view', 'manage_endpoints', 'recover'],
 };
+
+/** A live session as GET /portal/sessions lists it: never its code or token. */
+export const livePortalSessionSchema = {
+  title: 'LivePortalSession',
+  type: 'object',
+  required: [
+    'id',
+    'created_by_key_id',
+    'capabilities',
+    'subscription_ids',
+    'created_at',
+    'expires_at',
+    'last_used_at',
+  ],
+  properties: {
+    id: { type: 'string', pattern: '^ps_' },
+    created_by_key_id: {
+      type: ['string', 'null'],
+      description:
+        'The API key that created it (revoking that key ends the session); null for a ' +
+        'session created before creators were recorded',
+    },
+    capabilities,
+    subscription_ids: {
+      type: ['array', 'null'],
+      items: { type: 'string', format: 'uuid' },
+      description: 'null: every subscription of the tenant',
+    },
+    created_at: timestamp,
+    expires_at: timestamp,
+    last_used_at: {
+      ...nullableTimestamp,
+      description: 'When its token last made a request (to the minute); null: not yet',
+    },
+  },
+} as const;
+
+export const livePortalSessionExample = {
+  id: 'ps_5b0c1f0e8e4e4c3c9b7f3f5a2d1e6c7b',
+  created_by_key_id: 'key_8f3a2c1d9e0b4a7c6d5e4f3a2b1c0d9e',
+  capabilities: ['view', 'manage_endpoints', 'recover'],
+  subscription_ids: null,
+  created_at: '2026-11-21T10:15:00.000Z',
+  expires_at: '2026-11-21T11:15:00.000Z',
+  last_used_at: '2026-11-21T10:42:00.000Z',
+};
+
+/**
+ * DELETE /portal/sessions takes no query: a parameter (a filter someone expected, a typo) is a
+ * 400 rather than a revocation of every session.
+ */
+export const revokeAllQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {},
+} as const;
+
+/** The answer of DELETE /portal/sessions (docs/DECISIONS.md, Ending portal sessions). */
+export const portalSessionsRevokedSchema = {
+  title: 'PortalSessionsRevoked',
+  type: 'object',
+  required: ['revoked'],
+  properties: {
+    revoked: {
+      type: 'integer',
+      minimum: 0,
+      description: 'How many live sessions this ended (0 when there were none)',
+    },
+  },
+} as const;
 
 export const exchangeBodySchema = {
   title: 'PortalCodeExchange',
