@@ -28,7 +28,7 @@ static_checks() {
   npx tsc -p tsconfig.json --noEmit
   npx tsc -p apps/portal/tsconfig.json --noEmit
   say "dependency direction (no cycles, packages never import apps)"
-  npx madge --circular --extensions ts --ts-config tsconfig.json apps packages >/dev/null
+  npx madge --circular --extensions ts,tsx --ts-config tsconfig.json apps packages >/dev/null
   if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|worker|cli)'" packages; then
     say "a package imports an app"; return 1
   fi
