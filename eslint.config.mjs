@@ -28,6 +28,67 @@ const TRANSACTION_IDIOM = [
   },
 ];
 
+/**
+ * A wall-clock bound in a test (`expect(Date.now() - started).toBeLessThan(5000)`) fails on a
+ * busy machine without any defect. In `npm test` a duration is compared with a baseline
+ * measured in the same run (`boundMs(budget, baseline)` of test/support/timing.ts, or another
+ * measured duration), or the test asserts an order of events instead; fixed bounds belong to
+ * the chaos parts (docs/DECISIONS.md, "A suite without wall-clock bounds"). Flagged: an
+ * `expect` of a duration (a value computed from `Date.now()` or `performance.now()`, or named
+ * like one: ms, elapsedMs, duration_ms, took, latency...) against a bare number or constant
+ * (`5000`, `BOUND_MS`, `REDIS_DEADLINE_MS + 1500`). A bound that calls a function or reads a
+ * variable (`boundMs(1000, baseline)`, `Math.ceil(elapsed)`) is not, nor one a test checks only
+ * under `npm run chaos:quick` (`if (JUDGE_...)`, SWITCHBOARD_CHAOS=1).
+ */
+const DURATION_NAME = '/^(ms|took|waited)$|[a-z]Ms$|_ms$|[Ee]lapsed|[Dd]uration|[Ll]atenc/';
+/** An instant: `t2 - t1` and `endedAt - startedAt` are durations. */
+const INSTANT_NAME = '/^t[0-9]+$|[a-z]At$|_at$/';
+const DURATION = [
+  `[callee.object.arguments.0.type='Identifier'][callee.object.arguments.0.name=${DURATION_NAME}]`,
+  `[callee.object.arguments.0.type='MemberExpression'][callee.object.arguments.0.property.name=${DURATION_NAME}]`,
+  "[callee.object.arguments.0.left.callee.property.name='now']",
+  "[callee.object.arguments.0.left.left.callee.property.name='now']",
+  `[callee.object.arguments.0.operator='-'][callee.object.arguments.0.left.name=${INSTANT_NAME}]`,
+];
+const BARE_BOUND =
+  'Literal, Identifier[name=/^[A-Z][A-Z0-9_]*$/], BinaryExpression:not(:has(CallExpression, MemberExpression, Identifier[name=/[a-z]/]))';
+/** A bound judged only under SWITCHBOARD_CHAOS=1: `if (JUDGE_RATE) expect(...)...`. */
+const CHAOS_ONLY = 'IfStatement[test.name=/^JUDGE_/] *';
+const TIME_BOUND = [
+  {
+    // Time left until a deadline, against a bare figure: `expect(endsAt - Date.now())`.
+    selector: `CallExpression[callee.property.name=/^toBeGreaterThan(OrEqual)?$/][callee.object.callee.name='expect'][callee.object.arguments.0.right.callee.property.name='now']:not(${CHAOS_ONLY}) > :matches(${BARE_BOUND})`,
+    message:
+      'No wall-clock bound in npm test: compare the instant with ones taken before and after the request instead.',
+  },
+  {
+    // A latency or percentile compared outside an expect: `{ fast: p50 < 1000 }`.
+    selector: `BinaryExpression[operator=/^<=?$/][left.name=/^p[0-9]+$|${DURATION_NAME.slice(1, -1)}/]:not(${CHAOS_ONLY}):not(IfStatement > BinaryExpression, WhileStatement > BinaryExpression, ForStatement > BinaryExpression) > :matches(${BARE_BOUND}).right`,
+    message:
+      'No wall-clock bound in npm test: compare with a baseline of the same run (boundMs of test/support/timing.ts), assert an order of events, or move the bound to test/chaos (npm run chaos:quick).',
+  },
+  {
+    selector: `CallExpression[callee.property.name=/^toBeLessThan(OrEqual)?$/][callee.object.callee.name='expect']:matches(${DURATION.join(', ')}):not(${CHAOS_ONLY}) > :matches(${BARE_BOUND})`,
+    message:
+      'No wall-clock bound in npm test: compare with a baseline of the same run (boundMs of test/support/timing.ts), assert an order of events, or move the bound to test/chaos (npm run chaos:quick).',
+  },
+];
+
+/** Tests add jobs through the job catalog, never by a queue's or job's name spelled out. */
+const JOB_CATALOG = {
+  selector:
+    "CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.name='queues'], CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.property.name='queues']",
+  message:
+    'Add test jobs through the job catalog: addJob() from test/support/jobs.ts, or enqueue().',
+};
+
+/** A store's or lifecycle's method takes the transaction (or pool) it runs on first. */
+const STORE_METHOD = {
+  selector:
+    "MethodDefinition > FunctionExpression > Identifier.params[typeAnnotation.typeAnnotation.typeName.name='Knex']:not(:first-child)",
+  message: 'A store method takes the transaction (or pool) it runs on as its first argument.',
+};
+
 export default tseslint.config(
   {
     // packages/sdk/src/generated: made by `npm run sdk:generate`, checked by a test, not edited.
@@ -66,33 +127,28 @@ export default tseslint.config(
     files: ['packages/db/src/stores/**/*.ts'],
     ignores: ['packages/db/src/stores/create-stores.ts'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        ...TRANSACTION_IDIOM,
-        {
-          selector:
-            "MethodDefinition > FunctionExpression > Identifier.params[typeAnnotation.typeAnnotation.typeName.name='Knex']:not(:first-child)",
-          message:
-            'A store method takes the transaction (or pool) it runs on as its first argument.',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...TRANSACTION_IDIOM, STORE_METHOD],
     },
   },
   {
     // Tests add jobs through the job catalog (test/support/jobs.ts, or `enqueue`), never by a
     // queue's or job's name spelled out: a renamed job would otherwise strand them silently.
     files: ['test/**/*.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector:
-            "CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.name='queues'], CallExpression[callee.property.name=/^(add|addBulk)$/][callee.object.object.property.name='queues']",
-          message:
-            'Add test jobs through the job catalog: addJob() from test/support/jobs.ts, or enqueue().',
-        },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', JOB_CATALOG, ...TIME_BOUND] },
+  },
+  {
+    // The chaos parts hold the suite's wall-clock bounds (npm run chaos:quick).
+    files: ['test/chaos/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', JOB_CATALOG] },
+  },
+  {
+    // Unit tests beside the code: no wall-clock bound either (each keeps its folder's rules).
+    files: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...TRANSACTION_IDIOM, ...TIME_BOUND] },
+  },
+  {
+    files: ['packages/db/src/stores/**/*.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...TRANSACTION_IDIOM, STORE_METHOD, ...TIME_BOUND] },
   },
   {
     // Layering of the API (ARCHITECTURE.md, "Where code lives"): a feature reaches what it shares

@@ -28,7 +28,7 @@ static_checks() {
   npx tsc -p tsconfig.json --noEmit
   npx tsc -p apps/portal/tsconfig.json --noEmit
   say "dependency direction (no cycles, packages never import apps)"
-  npx madge --circular --extensions ts --ts-config tsconfig.json apps packages >/dev/null
+  npx madge --circular --extensions ts,tsx --ts-config tsconfig.json apps packages >/dev/null
   if grep -rn --include='*.ts' -E "from '(\.\./)+(\.\./)?apps/|@switchboard/(api|worker|cli)'" packages; then
     say "a package imports an app"; return 1
   fi
@@ -51,9 +51,21 @@ checks_pid=$!
 say "jest"
 status=0
 npx jest --ci --json --outputFile="$results" "$@" || status=$?
-# One plain closing line with the counts, whatever the reporter printed above.
+# Where the time went: the 10 slowest test files (wall clock, from their start to their end).
+# Then one plain closing line with the counts, whatever the reporter printed above: CI reads
+# it, so it stays the last line of jest's part, in this exact form.
 node -e '
   const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+  const root = process.cwd() + "/";
+  const slowest = r.testResults
+    .map((t) => ({ file: t.name.replace(root, ""), s: (t.endTime - t.startTime) / 1000 }))
+    .filter((t) => Number.isFinite(t.s))
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 10);
+  if (slowest.length > 0) {
+    console.log(`the ${slowest.length} slowest test files:`);
+    for (const t of slowest) console.log(`${t.s.toFixed(1).padStart(7)} s  ${t.file}`);
+  }
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
 ' "$results" || true
 

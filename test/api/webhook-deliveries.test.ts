@@ -6,6 +6,7 @@ import { catalog } from '@switchboard/queues';
 import { createTestContext, type TestContext } from '../support/context';
 import { captureLogger, ISO_MS } from '../support/webhooks';
 import { dereferenced } from '../support/openapi-doc';
+import { baselineMs, boundMs, timed } from '../support/timing';
 
 // The delivery log and manual retries. The worker does not run here: deliveries and attempts
 // are written straight into Postgres, and a retry's job is looked up in the real queue.
@@ -553,13 +554,23 @@ describe('with Redis unreachable', () => {
       createdAt: at(1000),
       attempts: failedRound(1, 1000),
     });
-    const started = Date.now();
-    const res = await request(down.app)
-      .post(`/api/v1/webhooks/${sub}/deliveries/${d.id}/retry`)
-      .set('Authorization', admin.auth);
+    // A read of the same deliveries, on the same Redis-less API, is the baseline: the retry
+    // is answered within the request's Redis budget of 1 s (docs/DECISIONS.md, Exact under
+    // faults) plus slack from it (test/support/timing.ts).
+    const baseline = await baselineMs(() =>
+      request(down.app)
+        .get(`/api/v1/webhooks/${sub}/deliveries`)
+        .set('Authorization', admin.auth)
+        .expect(200),
+    );
+    const { value: res, ms } = await timed(() =>
+      request(down.app)
+        .post(`/api/v1/webhooks/${sub}/deliveries/${d.id}/retry`)
+        .set('Authorization', admin.auth),
+    );
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'pending', round: 2 });
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(ms).toBeLessThan(boundMs(1000, baseline));
     const row = await down.deps.knex('webhook_deliveries').where({ id: d.id }).first();
     expect(row).toMatchObject({ status: 'pending', round: 2, attempts: 0 });
     expect(logs.text()).toContain('the reconciler will enqueue it');

@@ -88,3 +88,41 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
+
+export interface StuckCollector {
+  endpoint: string;
+  /** Export requests received: each is held, never answered. */
+  readonly held: number;
+  /** Held export requests whose connection ended (the exporter gave up on them). */
+  readonly ended: number;
+  close(): Promise<void>;
+}
+
+/**
+ * An OTLP/HTTP endpoint on 127.0.0.1 that takes export requests and never answers them: a
+ * collector that hangs. An exporter that sent to it waits until its own timeout.
+ */
+export async function startStuckCollector(): Promise<StuckCollector> {
+  let held = 0;
+  let ended = 0;
+  const server: Server = createServer((req, res) => {
+    held++;
+    res.once('close', () => ended++);
+    req.resume();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    get held() {
+      return held;
+    },
+    get ended() {
+      return ended;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}

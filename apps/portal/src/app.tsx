@@ -4,6 +4,7 @@ import type { PortalToken } from './api';
 import { CatalogPage } from './catalog';
 import { EndpointPage } from './endpoint';
 import { EndpointsPage, NewEndpointPage } from './endpoints';
+import type { Can } from './page-props';
 import { FatalPage, fatalOfCode, NotFound, type Fatal } from './states';
 
 /** Routes are in the fragment (`#/`, `#/new`, `#/events`, `#/endpoints/<id>`): the server sees only /portal. */
@@ -18,13 +19,6 @@ const parse = (hash: string): Route => {
   const m = /^\/endpoints\/([^/]+)$/.exec(path);
   return m?.[1] ? { page: 'endpoint', id: decodeURIComponent(m[1]) } : null;
 };
-
-/** What the page can do, from the session's capabilities. */
-export interface Can {
-  manage: boolean;
-  secrets: boolean;
-  recover: boolean;
-}
 
 /**
  * The portal: trades the link's one-use code once (the fragment never reaches a server log),
@@ -112,9 +106,3 @@ export function App() {
     </div>
   );
 }
-
-export type PageProps = {
-  client: ReturnType<typeof api>;
-  can: Can;
-  onFailure: (err: unknown) => boolean;
-};

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { LogFilter, WebhookDelivery } from './api';
-import type { PageProps } from './app';
+import type { PageProps } from './page-props';
 import { DeliveryDetail } from './delivery-detail';
 import { plain, when } from './format';
 import { LogFilterForm } from './log-filter';

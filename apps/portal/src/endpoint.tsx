@@ -7,7 +7,7 @@ import type {
   WebhookSubscription,
   WebhookTestResult,
 } from './api';
-import type { PageProps } from './app';
+import type { PageProps } from './page-props';
 import { HealthCharts } from './chart';
 import { DeliveryLog } from './deliveries';
 import { EditEndpoint } from './edit';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CreatedWebhookSubscription, WebhookSubscription } from './api';
-import type { PageProps } from './app';
+import type { PageProps } from './page-props';
 import { plain, when } from './format';
 import { ErrorNote } from './states';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { WebhookRotatedSecret } from './api';
-import type { PageProps } from './app';
+import type { PageProps } from './page-props';
 import { SecretOnce } from './endpoints';
 import { plain, when } from './format';
 import { ErrorNote } from './states';
