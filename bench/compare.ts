@@ -180,7 +180,8 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
     QUEUE_PREFIX: PREFIX,
     PORT: String(apiPort),
     API_METRICS_PORT: '0',
-    LOG_LEVEL: 'warn',
+    // The shipped default: the access log is on, its lines consumed as a log shipper would.
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     INGEST_TOKEN: randomBytes(24).toString('hex'),
     CURSOR_SECRET: randomBytes(24).toString('hex'),
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),

@@ -17,6 +17,10 @@
  *      time taken by the receiver on the same clock), 1 subscription; then the same at 50/s
  *      (below the worker's 1-subscription capacity) to separate queueing from the pipeline;
  *  (e) 1 event → 100 subscriptions, commit → all 100 received, repeated;
+ *  (s) duplicates without a crash: TWO worker processes, a receiver answering each request
+ *      in 300-600 ms (attempts outlast the first-attempt lease and stay in flight), 10,000
+ *      events with 1 subscription (BENCH_DUP_EVENTS); requests received − deliveries = the
+ *      duplicates (goal 0: no worker dies). Run it beside `npm test` for a loaded machine;
  * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
  * process involved (/proc); after each worker phase it reads the worker's /metrics. With
  * BENCH_CPU_PROF=1 each worker also runs under `--cpu-prof` and its profile is summarised
@@ -26,7 +30,9 @@
  * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (200/s),
  * BENCH_LATENCY_EVENTS (4000), BENCH_LOW_RATE (50/s), BENCH_LOW_RATE_EVENTS (1000),
  * BENCH_FANOUT_SUBS (100), BENCH_FANOUT_REPEATS (5), BENCH_PHASE_TIMEOUT (900 s per phase),
- * BENCH_PHASES (a,b,c,d,e; add x for (a) with 1 subscription and TWO worker processes),
+ * BENCH_PHASES (a,b,c,d,e; add x for (a) with 1 subscription and TWO worker processes, s for
+ * the duplicates phase), BENCH_DUP_EVENTS (10000),
+ * BENCH_LOG_LEVEL (the worker's LOG_LEVEL, default info as shipped; its stdout is consumed),
  * BENCH_CPU_PROF=1, BENCH_FROM_SOURCES=1 (the worker's TypeScript under tsx), BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
  * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
@@ -70,6 +76,7 @@ import { summarize, table, type LatencySummary } from './lib/stats';
 
 const EVENTS_1 = envInt('BENCH_EVENTS_1SUB', 20_000);
 const EVENTS_10 = envInt('BENCH_EVENTS_10SUB', 2_000);
+const DUP_EVENTS = envInt('BENCH_DUP_EVENTS', 10_000);
 const SUBS_10 = 10;
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 50);
 const RAW_REQUESTS = envInt('BENCH_RAW_REQUESTS', 20_000);
@@ -966,6 +973,7 @@ async function main(): Promise<number> {
         RECEIVER_KEY_FILE: keyFile,
         RECEIVER_CERT_FILE: certFile,
         RECEIVER_TRACE: 'd,dl,e,dw',
+        RECEIVER_SLOW: 's2',
       }),
     );
     const { benchUrl, dbName } = await step('recreating the bench database', recreateDatabase);
@@ -991,6 +999,7 @@ async function main(): Promise<number> {
       e: PHASES.has('e')
         ? await createTenant(k, encryptionKey, 'e', FANOUT_SUBS, urlFor('e'))
         : null,
+      s2: PHASES.has('s') ? await createTenant(k, encryptionKey, 's2', 1, urlFor('s2')) : null,
     }));
     const ctx: Ctx = {
       knex,
@@ -1010,7 +1019,8 @@ async function main(): Promise<number> {
         QUEUE_PREFIX: PREFIX,
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
         NODE_EXTRA_CA_CERTS: certFile,
-        LOG_LEVEL: 'warn',
+        // The shipped default (info): its lines are read and dropped as a log shipper would.
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
         WORKER_CONCURRENCY: String(CONCURRENCY),
         INGEST_TOKEN: randomBytes(24).toString('hex'),
         CURSOR_SECRET: randomBytes(24).toString('hex'),
@@ -1028,6 +1038,7 @@ async function main(): Promise<number> {
     if (tenants.a1x2) {
       throughput.push(await deliveryPhase(ctx, 'a1x2', tenants.a1x2, EVENTS_1, 2));
     }
+    if (tenants.s2) throughput.push(await deliveryPhase(ctx, 's2', tenants.s2, DUP_EVENTS, 2));
     if (PHASES.has('b')) raw.push(await rawPhase(ctx, 'b2', RAW_REQUESTS));
     const { latency, latencyLow, fanout, fanoutWorker } =
       tenants.d || tenants.e

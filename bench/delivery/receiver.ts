@@ -6,7 +6,8 @@
  * keeps each receipt (event id from `x-service-event-id`, time) until the benchmark drains
  * them over IPC.
  *
- * Env: RECEIVER_KEY_FILE, RECEIVER_CERT_FILE (PEM), RECEIVER_TRACE. Started by
+ * Env: RECEIVER_KEY_FILE, RECEIVER_CERT_FILE (PEM), RECEIVER_TRACE, RECEIVER_SLOW (phases
+ * answered 300-600 ms late, to keep attempts in flight). Started by
  * bench/delivery.ts with an IPC channel; reports `{kind: 'ready', port}` once listening.
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ function main(): void {
     throw new Error('receiver needs RECEIVER_KEY_FILE, RECEIVER_CERT_FILE and an IPC channel');
   }
   const traced = new Set((process.env.RECEIVER_TRACE ?? '').split(',').filter(Boolean));
+  // Phases whose receiver is slow: each request is answered 300-600 ms after its body.
+  const slow = new Set((process.env.RECEIVER_SLOW ?? '').split(',').filter(Boolean));
   const phases = new Map<string, PhaseStats & { seen: Set<string> }>();
   let records: Receipt[] = [];
 
@@ -34,9 +37,12 @@ function main(): void {
       const at = nowMs();
       const path = req.url ?? '/';
       const [, root, phase = '', sub = ''] = path.split('/');
+      const answer = () =>
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
       req.on('data', () => undefined);
       req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+        if (slow.has(phase)) setTimeout(answer, 300 + Math.random() * 300);
+        else answer();
       });
       if (root !== 'p' || !phase) return;
       const eventId = String(req.headers['x-service-event-id'] ?? '');

@@ -5,6 +5,7 @@ import type { ClaimRequest, Delivery } from '@switchboard/db';
 import { SecretBoxError } from '@switchboard/crypto';
 import type { DeliveryJob } from '@switchboard/queues';
 import { signPayload } from '@switchboard/webhooks';
+import type { Logger } from '@switchboard/logger';
 import type { WorkerDeps } from '../deps';
 import { decide, recordOutcome, type AttemptResult } from './attempt-record';
 import type { DeliveryBatches } from './delivery-batches';
@@ -13,6 +14,7 @@ import { sendTraced } from './traced-send';
 import { enqueueDeliveries, isRecovery } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
+import type { AttemptLog } from './attempt-log';
 import {
   FirstAttemptLease,
   holdAttempt,
@@ -172,6 +174,7 @@ export function attemptRunner(
   deps: WorkerDeps,
   batches: DeliveryBatches,
   throttle: Throttle,
+  attemptLog: AttemptLog,
 ): Attempt {
   const { config, knex, logger, metrics, sender } = deps;
 
@@ -189,7 +192,10 @@ export function attemptRunner(
   async function attemptHeld(data: ClaimRequest, hold: AttemptHold): Promise<AttemptEnd> {
     const { claimed } = hold;
     const { delivery: d, event } = claimed;
-    const log = logger.child({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
+    // The attempt's fields, made only for a line that is written (a success is counted).
+    const fields = () => ({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= logger.child(fields()));
     /**
      * Nothing sent: the row waits `ms` (release moves a claimed row only, so a taken attempt
      * is claimed first). False: another holds the row now, and this attempt leaves it alone.
@@ -203,7 +209,7 @@ export function attemptRunner(
     if (d.claims > MAX_CLAIMS_PER_ATTEMPT) {
       // Earlier claims of this attempt never recorded an outcome: sending it again could loop
       // for ever. It counts as a failed attempt instead (retried, or failed at the limit).
-      log.error({ claims: d.claims }, 'attempt given up: earlier claims recorded no outcome');
+      log().error({ claims: d.claims }, 'attempt given up: earlier claims recorded no outcome');
       result = OUTCOME_UNKNOWN;
     } else {
       let target: Awaited<ReturnType<typeof resolveTarget>>;
@@ -215,7 +221,7 @@ export function attemptRunner(
         // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
         // (the reconciler tries again) until the key is put right.
         if (!(await putBack(SECRET_RETRY_MS))) return;
-        log.error(
+        log().error(
           'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
         );
         return;
@@ -228,13 +234,13 @@ export function attemptRunner(
         if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
           await throttle.forget(d.subscriptionId, slotKey);
         }
-        log.info('delivery waits: subscription paused');
+        log().info('delivery waits: subscription paused');
         return;
       }
       if (!target) {
         await batches.lifecycle.cancel(knex, d.id);
         metrics.deliveries.inc({ outcome: 'canceled' });
-        log.info('delivery canceled: target gone or disabled');
+        log().info('delivery canceled: target gone or disabled');
         return;
       }
       const limit = claimed.subscription?.rateLimitPerSecond;
@@ -244,7 +250,7 @@ export function attemptRunner(
           // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
           if (!(await putBack(waitMs))) return;
           if (fresh) metrics.deliveriesThrottled.inc();
-          log.debug({ waitMs }, 'delivery waits: subscription throttled');
+          log().debug({ waitMs }, 'delivery waits: subscription throttled');
           return { throttledUntil: Date.now() + waitMs };
         }
       }
@@ -252,7 +258,7 @@ export function attemptRunner(
       // run that holds the row now sends it (./first-attempt-lease.ts).
       if (!(await hold.confirm())) {
         metrics.attemptsWithheld.inc();
-        log.warn('attempt not sent: its job no longer holds the delivery');
+        log().warn('attempt not sent: its job no longer holds the delivery');
         return;
       }
       const body = JSON.stringify(buildEnvelope(event));
@@ -278,22 +284,25 @@ export function attemptRunner(
     );
     if (!recorded) {
       // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
-      log.info('delivery attempt recorded; the delivery was canceled or retried by hand meanwhile');
+      log().info(
+        'delivery attempt recorded; the delivery was canceled or retried by hand meanwhile',
+      );
       return;
     }
     metrics.deliveries.inc({ outcome: outcome.kind });
     if (outcome.kind === 'succeeded' && d.attempts === 0 && d.round === 1) {
       metrics.deliveryLag.observe((Date.now() - event.createdAt.getTime()) / 1000);
     }
-    log.info(
-      {
-        outcome: outcome.kind,
-        statusCode: result.status_code,
-        error: result.error,
-        ms: result.duration_ms,
-      },
-      'delivery attempt',
-    );
+    const line = {
+      outcome: outcome.kind,
+      statusCode: result.status_code,
+      error: result.error,
+      ms: result.duration_ms,
+    };
+    // A success is counted into a summary line (./attempt-log.ts); any other outcome is a line.
+    if (outcome.kind === 'succeeded')
+      attemptLog.success(() => ({ ...fields(), ...line }), result.duration_ms);
+    else log().info(line, 'delivery attempt');
     if (outcome.kind === 'retry') {
       const next: Delivery = {
         ...d,

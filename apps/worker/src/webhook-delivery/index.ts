@@ -14,6 +14,7 @@ import { startReconciler } from './reconciler';
 import { startRelay } from './relay';
 import { WarmSlots } from './warm-slots';
 import { createThrottle } from './throttle';
+import { AttemptLog } from './attempt-log';
 
 export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
   /** How often parked deliveries are woken when their lane has room (default 1000 ms). */
@@ -75,7 +76,13 @@ export async function startWebhookDelivery(
       deps.logger.warn({ err }, 'could not prepare the delivery statements at boot'),
     );
   await Promise.race([prepared, new Promise((r) => setTimeout(r, PREPARE_WAIT_MS).unref())]);
-  const attempt = attemptRunner(deps, batches, createThrottle(deps.redis, deps.config.queuePrefix));
+  const attemptLog = new AttemptLog(deps.logger);
+  const attempt = attemptRunner(
+    deps,
+    batches,
+    createThrottle(deps.redis, deps.config.queuePrefix),
+    attemptLog,
+  );
   // Fan-out and first attempts: half as many event jobs as delivery jobs (an event job may
   // start many attempts), and at most `concurrency` first attempts in flight at once in this
   // process (the rest fall back to delivery jobs). Event jobs do not wait for them.
@@ -136,6 +143,7 @@ export async function startWebhookDelivery(
     startRelay(deps, { db: statements }),
     startReconciler(deps, batches.lifecycle, reconcileTimings(opts)),
   ];
-  // The statements' pool outlives every part that runs them.
-  return composite('webhook-delivery', parts, [{ close: () => statements.destroy() }]);
+  // The statements' pool outlives every part that runs them; the attempt log's last counts are
+  // written once the attempts are over.
+  return composite('webhook-delivery', parts, [attemptLog, { close: () => statements.destroy() }]);
 }
