@@ -131,6 +131,25 @@ export default tseslint.config(
     },
   },
   {
+    // A migration's frozen code (packages/db/src/migrations/frozen) is what that migration
+    // runs, unchanged once released: live code has its own and never imports it.
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['packages/db/src/migrations/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '/migrations/frozen(/|$)',
+              message: "A migration's frozen code is its own: live code does not import it.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests add jobs through the job catalog (test/support/jobs.ts, or `enqueue`), never by a
     // queue's or job's name spelled out: a renamed job would otherwise strand them silently.
     files: ['test/**/*.ts'],

@@ -11,7 +11,10 @@ const config: Config = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   // The SDK's package.json points at its build (dist/); inside the repository tests use its
   // sources, as the type check does (tsconfig.base.json "paths").
-  moduleNameMapper: { '^@switchboard/sdk$': '<rootDir>/packages/sdk/src/index.ts' },
+  moduleNameMapper: {
+    '^@switchboard/sdk$': '<rootDir>/packages/sdk/src/index.ts',
+    '^@switchboard/sdk/types$': '<rootDir>/packages/sdk/src/types.ts',
+  },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // The scaled-down chaos parts (test/chaos) hold wall-clock bounds (fast 503s, a recovery

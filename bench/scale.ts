@@ -32,16 +32,19 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import {
-  convertToPartitioned,
   createKnex,
   createStores,
   migrateLatest,
-  PARTITIONED_TABLES,
   runMaintenance,
-  type ConvertResult,
   type Knex,
 } from '@switchboard/db';
 import { migrationSource } from '../packages/db/src/migrations';
+// Migration 020's own (frozen) conversion, run table by table to time each one.
+import {
+  convertToPartitioned,
+  PARTITIONED_TABLES,
+  type ConvertResult,
+} from '../packages/db/src/migrations/frozen/020_partitioning';
 import { generateCertificate } from '../packages/webhooks/src/testing/tls-receiver';
 import { installChildCleanup, stopAllChildren } from './delivery/children';
 import { ReceiverClient } from './delivery/receiver-client';

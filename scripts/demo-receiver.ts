@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { parseArgs } from 'node:util';
-import { isValidServiceSignature, isValidStandardWebhook } from '@switchboard/webhooks';
+import type { IncomingHttpHeaders } from 'node:http';
+import { verifyWebhook, WebhookVerificationError } from '@switchboard/sdk';
 
 // A local HTTPS webhook receiver for trying Switchboard out: prints every delivery and checks
 // both signatures when given the subscription's secret. Uses the development certificate
@@ -27,6 +28,30 @@ try {
   process.exit(1);
 }
 
+/**
+ * `ok`, or why the SDK's verifyWebhook refused the delivery. It checks `x-service-signature`
+ * when present, else the Standard Webhooks signature: `scheme` 'standard' leaves the
+ * `x-service-*` headers out so that the other one is checked.
+ */
+function check(
+  body: string,
+  headers: IncomingHttpHeaders,
+  secret: string,
+  scheme: 'service' | 'standard',
+): string {
+  const given =
+    scheme === 'standard'
+      ? Object.fromEntries(Object.entries(headers).filter(([k]) => !k.startsWith('x-service-')))
+      : headers;
+  try {
+    verifyWebhook(body, given, secret);
+    return 'ok';
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return `BAD (${error.reason})`;
+    throw error;
+  }
+}
+
 let count = 0;
 const server = createServer(cert, (req, res) => {
   const chunks: Buffer[] = [];
@@ -44,12 +69,15 @@ const server = createServer(cert, (req, res) => {
     } catch {
       // not JSON: print the start of it as is
     }
-    const check = values.secret
-      ? ` signatures: x-service ${isValidServiceSignature({ secret: values.secret, body, headers: req.headers }) ? 'ok' : 'BAD'}, standard ${isValidStandardWebhook({ secret: values.secret, body, headers: req.headers }) ? 'ok' : 'BAD'}`
+    const secret = values.secret;
+    const checked = secret
+      ? ` signatures: x-service ${check(body, req.headers, secret, 'service')}, standard ${check(body, req.headers, secret, 'standard')}`
       : '';
     count += 1;
     const status = values.fail ? 500 : 200;
-    process.stdout.write(`#${count} ${new Date().toISOString()} → ${status} ${summary}${check}\n`);
+    process.stdout.write(
+      `#${count} ${new Date().toISOString()} → ${status} ${summary}${checked}\n`,
+    );
     res
       .writeHead(status, { 'content-type': 'text/plain' })
       .end(values.fail ? 'failing on purpose' : 'ok');

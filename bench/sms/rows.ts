@@ -1,4 +1,4 @@
-import { smsSegments } from '@switchboard/telephony';
+import { smsSegments } from '@switchboard/sms';
 
 /**
  * Synthetic SMS rows for the history seed, as COPY text lines: deterministic (the caller's

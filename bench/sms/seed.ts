@@ -144,9 +144,10 @@ export async function ensureSmsSeed(
     try {
       await client.query('SET synchronous_commit = off');
       // One COPY (one transaction) per batch: the table's cross-partition uniqueness trigger
-      // (packages/db/src/partitions/uniqueness.ts) takes an advisory lock per inbound row,
-      // held to the end of the transaction, and one COPY of the whole seed exhausts the
-      // server's lock table ("out of shared memory", max_locks_per_transaction).
+      // (migration 020's, packages/db/src/migrations/frozen/020_partitioning/uniqueness.ts)
+      // takes an advisory lock per inbound row, held to the end of the transaction, and one
+      // COPY of the whole seed exhausts the server's lock table ("out of shared memory",
+      // max_locks_per_transaction).
       for (const batch of batches()) {
         await pipeline(
           Readable.from([batch], { objectMode: false }),

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import {
   generateCertificate,
   startReceiver,
@@ -104,12 +104,6 @@ it('fires each threshold exactly once across two API processes', async () => {
     const envelope = JSON.parse(r.body);
     expect(Object.keys(envelope)).toEqual(['id', 'event', 'data', 'timestamp']);
     expect(envelope.event).toBe('usage.threshold');
-    expect(() =>
-      verifyServiceSignature({
-        secret: sub.body.signing_secret,
-        body: r.body,
-        headers: r.headers,
-      }),
-    ).not.toThrow();
+    expect(() => verifyWebhook(r.body, r.headers, sub.body.signing_secret)).not.toThrow();
   }
 }, 90_000);

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import {
   closedPort,
   generateCertificate,
@@ -12,7 +12,7 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { createTestContext, type TestContext } from '../support/context';
 import { baselineMs, boundMs } from '../support/timing';
-import { captureLogger, fakeLookup, ISO_MS } from '../support/webhooks';
+import { captureLogger, fakeLookup, ISO_MS, verifyBothSchemes } from '../support/webhooks';
 
 // POST /webhooks/{id}/test over real HTTPS to a receiver on 127.0.0.1 with a self-signed
 // certificate, trusted through the sender's `ca`. No traffic leaves the machine.
@@ -129,9 +129,7 @@ describe('a successful test delivery', () => {
     expect(received.headers['x-service-timestamp']).toBe(received.headers['webhook-timestamp']);
     expect(received.headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
 
-    const input = { secret: sub.secret, body: received.body, headers: received.headers };
-    expect(() => verifyServiceSignature(input)).not.toThrow();
-    expect(() => verifyStandardWebhook(input)).not.toThrow();
+    expect(() => verifyBothSchemes(received.body, received.headers, sub.secret)).not.toThrow();
     expect(verifySwitchboard(received.body, received.headers, sub.secret)).toBe(true);
     const standard = new Webhook(sub.secret).verify(
       received.body,
@@ -141,7 +139,7 @@ describe('a successful test delivery', () => {
 
     const other = (await subscribe(ctx, `${base}/ok`)).secret;
     expect(verifySwitchboard(received.body, received.headers, other)).toBe(false);
-    expect(() => verifyServiceSignature({ ...input, secret: other })).toThrow();
+    expect(() => verifyWebhook(received.body, received.headers, other)).toThrow();
     expect(() =>
       new Webhook(other).verify(received.body, received.headers as Record<string, string>),
     ).toThrow();

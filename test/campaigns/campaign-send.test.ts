@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
 import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import {
@@ -33,7 +33,7 @@ interface Delivered {
 }
 const delivered = (): Delivered[] =>
   receiver.requests.map((r) => {
-    verifyServiceSignature({ secret, body: r.body, headers: r.headers });
+    verifyWebhook(r.body, r.headers, secret);
     return JSON.parse(r.body) as Delivered;
   });
 const create = async (b: object) => {

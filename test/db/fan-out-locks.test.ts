@@ -8,7 +8,7 @@ import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-
 // Postgres keeps those in a lock table shared by every connection (64 per connection by
 // default), so one large fan-out could fill it ("out of shared memory") and fail every
 // transaction of the server. Its writers are already serialized on a row (the event's, or
-// the subscription's for a recovery: packages/db/src/partitions/uniqueness.ts).
+// the subscription's for a recovery: migration 095, which took the lock out).
 const EVENTS = 40;
 const SUBSCRIPTIONS = 25;
 let ctx: TestContext;

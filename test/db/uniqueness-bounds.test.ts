@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { onOneConnection } from '../support/plans';
 
 // The uniqueness triggers of deliveries and attempts look for a holder from a day before
-// `now()` to an hour after it (packages/db/src/partitions/uniqueness.ts, migration 097):
+// `now()` to an hour after it (packages/db/src/migrations/097_uniqueness_bounded_above.ts):
 // an insert looks into yesterday's and today's partitions (tomorrow's in the last hour of a
 // day), never the days made ahead of the clock or the default partition. Counted by
 // Postgres itself: every index scan of every partition, flushed by the inserting session.

@@ -27,7 +27,8 @@ import { receptionistTenant } from '../support/receptionist';
 // the workspace, a program compiled with the defaults of `tsc --init` of the TypeScript this
 // repository pins (strict, verbatimModuleSyntax, module nodenext), then run by plain node, as
 // ESM and as CommonJS, on this Node and on the machine's Node 20 when there is one, against a
-// running API and worker. publint and @arethetypeswrong/cli check the same tarball.
+// running API and worker; it takes `Call` from the types-only entry point `@switchboard/sdk/types`
+// (the portal's). publint and @arethetypeswrong/cli check the same tarball, both entry points.
 const run = promisify(execFile);
 const BIN = join(ROOT, 'node_modules', '.bin');
 const PROJECT = mkdtempSync(join(tmpdir(), 'sb-consumer-'));
@@ -136,7 +137,8 @@ function source(kind: 'esm' | 'cjs', key: string): string {
   if (kind === 'esm') {
     return [
       "import { Switchboard, SwitchboardError, verifyWebhook } from '@switchboard/sdk';",
-      "import type { Call, ErrorCode, WebhookEvent } from '@switchboard/sdk';",
+      "import type { ErrorCode, WebhookEvent } from '@switchboard/sdk';",
+      "import type { Call } from '@switchboard/sdk/types';",
       ...decls,
       PROGRAM,
     ].join('\n');
@@ -145,7 +147,7 @@ function source(kind: 'esm' | 'cjs', key: string): string {
   return [
     "import sdk = require('@switchboard/sdk');",
     'const { Switchboard, SwitchboardError, verifyWebhook } = sdk;',
-    'type Call = sdk.Call;',
+    "import type { Call } from '@switchboard/sdk/types';",
     'type ErrorCode = sdk.ErrorCode;',
     'type WebhookEvent = sdk.WebhookEvent;',
     ...decls,

@@ -1,4 +1,4 @@
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import type { ReceivedRequest } from '../../packages/webhooks/src/testing/tls-receiver';
 
 /** A delivered lead event, checked against its signature. */
@@ -28,7 +28,7 @@ export function leadEvents(
   return requests
     .filter((r) => r.path === path)
     .map((r) => {
-      verifyServiceSignature({ secret, body: r.body, headers: r.headers });
+      verifyWebhook(r.body, r.headers, secret);
       return JSON.parse(r.body) as DeliveredLeadEvent;
     })
     .filter((e) => e.event.startsWith('lead.'));

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { createLogger, type Logger } from '@switchboard/logger';
+import { verifyWebhook, type WebhookEvent } from '@switchboard/sdk';
 import type { LookupFn } from '@switchboard/webhooks';
 
 /**
@@ -16,6 +17,28 @@ export function fakeLookup(table: Record<string, readonly string[] | (() => stri
     const addresses = typeof entry === 'function' ? entry() : entry;
     return addresses.map((address) => ({ address, family: isIP(address) }));
   };
+}
+
+type PlainHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** `headers` without the `x-service-*` scheme: verifyWebhook then checks the Standard Webhooks one. */
+export const standardOnly = (headers: PlainHeaders): PlainHeaders =>
+  Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('x-service-')),
+  );
+
+/**
+ * Verifies a delivery by each of its two signature schemes with the SDK's verifyWebhook, which
+ * checks `x-service-signature` when present, else the Standard Webhooks one; returns the
+ * envelope. Throws WebhookVerificationError when either fails.
+ */
+export function verifyBothSchemes(
+  body: string,
+  headers: PlainHeaders,
+  secret: string,
+): WebhookEvent {
+  verifyWebhook(body, standardOnly(headers), secret);
+  return verifyWebhook(body, headers, secret);
 }
 
 /** A pino logger (with the production redaction) whose output the test can read. */

@@ -1,4 +1,3 @@
-import { verifyServiceSignature, verifyStandardWebhook } from '@switchboard/webhooks';
 import request from 'supertest';
 import type {
   TestCertificate,
@@ -8,6 +7,7 @@ import { createTestContext } from '../support/context';
 import { startHttpsReceiver } from '../support/webhook-world';
 import { emitCallStarted, startTestWorker, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
+import { verifyBothSchemes } from '../support/webhooks';
 
 // Delivery policies that need their own configuration: one attempt per delivery and a high
 // disable threshold (counting under concurrency), the real 1 s / 5 s schedule, and the
@@ -140,8 +140,7 @@ it('delivers to the legacy webhook_url, signed with a per-receptionist secret th
       row.webhook_secret_ciphertext,
       `receptionists/${w.t.tenantId}/${w.rcp}/webhook`,
     );
-    verifyServiceSignature({ secret, body: req.body, headers: req.headers });
-    verifyStandardWebhook({ secret, body: req.body, headers: req.headers });
+    verifyBothSchemes(req.body, req.headers, secret);
     const body = JSON.parse(req.body);
     expect(body).toMatchObject({ id: eventId, event: 'call.started', receptionist_id: w.rcp });
     // The secret appears in no API response.

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { secretBoxForKey } from '@switchboard/crypto';
 import { webhookSecretContext } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
@@ -154,7 +154,7 @@ describe('fan-out and signed delivery', () => {
       expect(r.headers['user-agent']).toBe('Switchboard-Webhooks/1');
       expect(r.headers['x-service-event-id']).toBe(body.id);
       expect(r.headers['webhook-id']).toBe(body.id);
-      verifyServiceSignature({ secret: all.signing_secret, body: r.body, headers: r.headers });
+      verifyWebhook(r.body, r.headers, all.signing_secret);
       const verified = new Webhook(all.signing_secret).verify(r.body, {
         'webhook-id': r.headers['webhook-id'] as string,
         'webhook-timestamp': r.headers['webhook-timestamp'] as string,

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
@@ -152,9 +152,7 @@ describe('the simulator', () => {
     const envelopes = delivered.map((r) => JSON.parse(r.body) as { event: string });
     expect(envelopes.map((e) => e.event).sort()).toEqual(['call.completed', 'call.started']);
     for (const r of delivered) {
-      expect(() =>
-        verifyServiceSignature({ secret, body: r.body, headers: r.headers }),
-      ).not.toThrow();
+      expect(() => verifyWebhook(r.body, r.headers, secret)).not.toThrow();
     }
   });
 });

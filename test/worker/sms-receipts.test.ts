@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
-import { applyHeldReceipt } from '@switchboard/telephony';
+import { applyHeldReceipt } from '@switchboard/sms';
 import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages } from '../support/fixtures';

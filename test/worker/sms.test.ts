@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { validateEventData } from '@switchboard/events';
-import { verifyServiceSignature } from '@switchboard/webhooks';
+import { verifyWebhook } from '@switchboard/sdk';
 import { simulatorHandoffs } from '../../apps/worker/src/sms';
 import { type TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
@@ -109,9 +109,7 @@ describe('sending', () => {
     const delivered = await waitFor('sms.sent delivered', () =>
       receiver.requests.find((r) => JSON.parse(r.body).data?.sms_id === accepted.id),
     );
-    expect(() =>
-      verifyServiceSignature({ secret, body: delivered.body, headers: delivered.headers }),
-    ).not.toThrow();
+    expect(() => verifyWebhook(delivered.body, delivered.headers, secret)).not.toThrow();
     expect(JSON.parse(delivered.body)).toMatchObject({
       event: 'sms.sent',
       receptionist_id: rcp,

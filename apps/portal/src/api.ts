@@ -11,7 +11,7 @@ import type {
   WebhookStats,
   WebhookSubscription,
   WebhookTestResult,
-} from '@switchboard/sdk/src/types';
+} from '@switchboard/sdk/types';
 
 export type {
   CreatedWebhookSubscription,

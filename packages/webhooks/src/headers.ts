@@ -10,31 +10,3 @@ export const STANDARD_ID_HEADER = 'webhook-id';
 export const STANDARD_TIMESTAMP_HEADER = 'webhook-timestamp';
 /** Standard Webhooks signature list: space-separated `v1,<base64>` entries. */
 export const STANDARD_SIGNATURE_HEADER = 'webhook-signature';
-
-/**
- * Incoming headers as a plain record (Node's `IncomingHttpHeaders`, a parsed JSON object)
- * or anything with a case-insensitive `get` (the WHATWG `Headers` class).
- */
-export type HeaderSource =
-  | Readonly<Record<string, string | readonly string[] | undefined>>
-  | { get(name: string): string | null };
-
-function hasGetter(source: HeaderSource): source is { get(name: string): string | null } {
-  return typeof (source as { get?: unknown }).get === 'function';
-}
-
-/**
- * Reads one header case-insensitively. Repeated values are joined with a space, which keeps
- * a split `webhook-signature` list intact and makes any other repeated header fail to verify.
- */
-export function readHeader(source: HeaderSource, name: string): string | undefined {
-  if (hasGetter(source)) {
-    return source.get(name) ?? undefined;
-  }
-  const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(source)) {
-    if (key.toLowerCase() !== wanted || value === undefined) continue;
-    return typeof value === 'string' ? value : value.join(' ');
-  }
-  return undefined;
-}

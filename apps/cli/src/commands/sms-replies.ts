@@ -1,4 +1,4 @@
-import { safeSmsText, smsReplyText, DEFAULT_SMS_REPLIES } from '@switchboard/telephony';
+import { safeSmsText, smsReplyText, DEFAULT_SMS_REPLIES } from '@switchboard/sms';
 import type { SmsReplyKind } from '@switchboard/db';
 import { parseOptions, required, UsageError } from '../args';
 import type { CliContext } from '../context';

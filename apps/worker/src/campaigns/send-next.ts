@@ -1,6 +1,6 @@
 import type { ClaimedRecipient, Knex } from '@switchboard/db';
 import { enqueue } from '@switchboard/queues';
-import { renderCampaignMessage, smsSegments } from '@switchboard/telephony';
+import { renderCampaignMessage, smsSegments } from '@switchboard/sms';
 import type { WorkerDeps } from '../deps';
 import type { SmsSender } from '../sms';
 import { countOutcome } from './outcome';

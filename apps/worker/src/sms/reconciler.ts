@@ -1,5 +1,5 @@
 import { enqueue } from '@switchboard/queues';
-import { applyHeldReceipt } from '@switchboard/telephony';
+import { applyHeldReceipt } from '@switchboard/sms';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { readdMissingJobs } from '../reconcile';

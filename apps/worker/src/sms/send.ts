@@ -1,6 +1,6 @@
 import type { Knex, Sms } from '@switchboard/db';
 import type { SmsJob } from '@switchboard/queues';
-import { applyHeldReceipt, emitSmsOutcome, emitSmsSent } from '@switchboard/telephony';
+import { applyHeldReceipt, emitSmsOutcome, emitSmsSent } from '@switchboard/sms';
 import type { WorkerDeps } from '../deps';
 import { untilCommitted } from '../until-committed';
 import type { SmsOutcomeHooks } from './outcome-hooks';

@@ -1,12 +1,16 @@
 import type { Knex } from 'knex';
-import { convertToPartitioned, dropCaptureLog, PARTITIONED_TABLES } from '../partitions';
+import {
+  convertToPartitioned,
+  dropCaptureLog,
+  PARTITIONED_TABLES,
+} from './frozen/020_partitioning';
 
 /**
  * The history tables become range-partitioned (docs/DECISIONS.md, Partitioning), online: each
  * is copied while the API and the worker keep writing, and only a short final switch blocks
- * its writes (packages/db/src/partitions/convert.ts). Not one transaction: each copy batch and
- * each switch commits on its own, and a crash part-way is resumed by running it again (a
- * finished table is skipped, an unfinished one starts over).
+ * its writes (./frozen/020_partitioning/convert.ts: this migration's own code, frozen). Not one
+ * transaction: each copy batch and each switch commits on its own, and a crash part-way is
+ * resumed by running it again (a finished table is skipped, an unfinished one starts over).
  */
 export const config = { transaction: false };
 

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { attachedPartitions, isPartitioned, q } from '../partitions/catalog';
 
 /**
  * Fair relay (docs/DECISIONS.md, Fairness between tenants): the relay takes unpublished
@@ -11,8 +10,9 @@ import { attachedPartitions, isPartitioned, q } from '../partitions/catalog';
  *
  * Online: `events` is partitioned, so each index is made on the parent only (invalid, no
  * scan), built on every partition (CONCURRENTLY unless the partition is small) and attached;
- * the parent index is valid once every partition's is. Partitions made later get it when they are attached. Each step
- * commits on its own and is idempotent, so a run cut short is finished by running it again.
+ * the parent index is valid once every partition's is. Partitions made later get it when
+ * they are attached. Each step commits on its own and is idempotent, so a run cut short is
+ * finished by running it again.
  */
 export const config = { transaction: false };
 
@@ -30,6 +30,30 @@ const INDEXES = [
     where: 'fanned_out_at IS NULL AND published_at IS NOT NULL',
   },
 ] as const;
+
+// The catalog reads this migration runs, written out here so that it never changes with
+// live code (packages/db/src/partitions has its own).
+
+/** An identifier quoted for SQL (names here are the migration's own, never input). */
+const q = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** Whether `table` is a partitioned table (relkind 'p'). */
+async function isPartitioned(knex: Knex, table: string): Promise<boolean> {
+  const { rows } = (await knex.raw(`SELECT relkind FROM pg_class WHERE oid = to_regclass(?)`, [
+    table,
+  ])) as { rows: { relkind: string }[] };
+  return rows[0]?.relkind === 'p';
+}
+
+/** The partitions attached to `table` now, by name. */
+async function attachedPartitions(knex: Knex, table: string): Promise<string[]> {
+  const { rows } = (await knex.raw(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = to_regclass(?) ORDER BY c.relname`,
+    [table],
+  )) as { rows: { name: string }[] };
+  return rows.map((r) => r.name);
+}
 
 /** Partitions with more rows than this (planner estimate) are indexed concurrently. */
 const SMALL_PARTITION_ROWS = 50_000;

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { adoptLegacyEvents } from '../stores/event-outbox-sql';
 
 /**
  * The outbox becomes a table of its own (packages/db/src/stores/event-outbox-sql.ts;
@@ -8,10 +7,15 @@ import { adoptLegacyEvents } from '../stores/event-outbox-sql';
  *
  * The table is small (the events not yet fanned out) and its rows live for milliseconds:
  * autovacuum is told to clean it after a fixed number of deleted rows, not a share of a
- * table that is mostly empty. The events pending when it runs are moved into it
- * (adoptLegacyEvents, in batches); the partial indexes of migration 070 stay for the
- * reconciler's adoption of rows a version before this one still writes during an upgrade
- * (new rows are not in them: both marks are set when an event is stored).
+ * table that is mostly empty.
+ *
+ * It moves no event (docs/DECISIONS.md, Migration 098 moves no event): the events pending
+ * when it runs are left as the versions before it keep them, for those versions' processes,
+ * still running during an upgrade, to fan out; the reconciler of this version moves the ones
+ * still pending after its grace period into the outbox (EventsStore.adoptLegacy), as it does
+ * for the events those processes emit during the upgrade. The partial indexes of migration
+ * 070 stay for that look (new rows are not in them: both marks are set when an event is
+ * stored).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -25,10 +29,6 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(
     `CREATE INDEX IF NOT EXISTS event_outbox_tenant_idx ON event_outbox (tenant_id, created_at)`,
   );
-  // Bounded: each batch moves up to 10,000 rows; a batch that moves none ends it.
-  for (let i = 0; i < 1_000_000; i++) {
-    if ((await adoptLegacyEvents(knex, 0, 10_000)) === 0) break;
-  }
 }
 
 /** The events still in the outbox become unpublished rows again, as the earlier versions keep them. */

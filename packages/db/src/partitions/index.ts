@@ -1,14 +1,9 @@
-/** Time partitioning of the history tables: layout, online conversion, maintenance. */
+/**
+ * Time partitioning of the history tables: layout and maintenance. The online conversion
+ * that partitioned them is migration 020's own code (../migrations/frozen/020_partitioning).
+ */
 export * from './spec';
-export {
-  attachedPartitions,
-  contiguousSpan,
-  ensureAhead,
-  partitionRanges,
-  isPartitioned,
-} from './catalog';
-export { convertToPartitioned, type ConvertOptions, type ConvertResult } from './convert';
-export { dropCaptureLog } from './capture';
+export { attachedPartitions, contiguousSpan, ensureAhead, partitionRanges } from './catalog';
 export { runMaintenance, type MaintenanceOptions, type MaintenanceReport } from './maintenance';
 export { dropBefore } from './drop';
 export {

@@ -102,7 +102,7 @@ export async function deleteCallHistory(
 /**
  * Idempotency records past their 24 hours: the keys (and request fingerprints) of calls and
  * SMS older than a day are cleared, as their Redis entries expired; the uniqueness trigger
- * already ignores them (./uniqueness.ts).
+ * already ignores them (migration 020's, ../migrations/frozen/020_partitioning/uniqueness.ts).
  */
 export async function clearIdempotencyKeys(
   knex: Knex,

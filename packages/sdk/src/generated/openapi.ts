@@ -1239,6 +1239,7 @@ export interface components {
             receptionist_name: string;
             booking: {
                 confirmation: string;
+                /** Format: date */
                 date: string;
                 time: string;
                 service_type: string;

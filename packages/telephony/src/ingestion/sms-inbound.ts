@@ -1,9 +1,8 @@
 import { emit } from '@switchboard/events';
 import { newId, type Knex, type Stores } from '@switchboard/db';
+import { safeSmsText, smsKeyword, smsReplyText, smsSegments } from '@switchboard/sms';
 import { NumberNotOwnedError } from './errors';
 import type { SmsInboundMessage } from './messages';
-import { smsReplyText } from '../text/sms-replies';
-import { safeSmsText, smsKeyword, smsSegments } from '../text/sms-text';
 
 /** The receptionist an inbound message names, as ingestion loaded it. */
 export interface InboundTarget {

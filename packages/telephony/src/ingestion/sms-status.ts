@@ -1,6 +1,6 @@
 import type { Knex, Stores } from '@switchboard/db';
+import { applySmsReceipt } from '@switchboard/sms';
 import type { SmsStatusMessage } from './messages';
-import { applySmsReceipt } from '../sms/outcomes';
 
 /**
  * Applies `sms.status` (a carrier's delivery receipt) in ingestion's transaction: records

@@ -24,16 +24,18 @@ export const receptionistCallsQuerySchema = {
   properties: callFilterProperties,
 } as const;
 
-const bookingHint = {
-  type: 'object',
-  required: ['confirmation', 'date', 'time', 'service_type'],
-  properties: {
-    confirmation: { type: 'string' },
-    date: { type: 'string' },
-    time: { type: 'string' },
-    service_type: { type: 'string' },
-  },
-} as const;
+/**
+ * The booking as both lists show it: the one booking schema (packages/db) without its
+ * address, which only a call's detail carries (shared/call-render.ts).
+ */
+const { address: _address, ...bookingListProperties } = bookingSchema.properties;
+const bookingListSchema = {
+  ...bookingSchema,
+  required: bookingSchema.required.filter(
+    (key): key is Exclude<typeof key, 'address'> => key !== 'address',
+  ),
+  properties: bookingListProperties,
+};
 
 const listItemProperties = {
   id: { type: 'string' },
@@ -56,7 +58,7 @@ export const callListItemSchema = {
   title: 'Call',
   type: 'object',
   required: [...Object.keys(listItemProperties), 'booking'],
-  properties: { ...listItemProperties, booking: nullable(bookingHint) },
+  properties: { ...listItemProperties, booking: nullable(bookingListSchema) },
 } as const;
 
 export const callListResponseSchema = {

@@ -1,6 +1,6 @@
 import type { Campaign, Knex, RecipientsAdded, RecipientSource } from '@switchboard/db';
 import { enqueueFromRequest } from '@switchboard/queues';
-import { blankWithoutName, renderedLength } from '@switchboard/telephony';
+import { blankWithoutName, renderedLength } from '@switchboard/sms';
 import type { Deps } from '../../deps';
 import { ApiError, invalidParameter, notFound } from '../../errors';
 import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../../idempotency';

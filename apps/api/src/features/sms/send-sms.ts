@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { SendRefusal, Sms } from '@switchboard/db';
 import { enqueueFromRequest } from '@switchboard/queues';
 import { currentTraceparent } from '@switchboard/telemetry';
-import { safeSmsText, smsSegments } from '@switchboard/telephony';
+import { safeSmsText, smsSegments } from '@switchboard/sms';
 import type { Deps } from '../../deps';
 import { ApiError, invalidParameter, notFound, unprocessable } from '../../errors';
 import { replayOrReject, type IdempotencyScope, type IdempotentResponse } from '../../idempotency';

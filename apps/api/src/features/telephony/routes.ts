@@ -4,10 +4,10 @@ import {
   applyTelephonyMessage,
   MESSAGE_SCHEMAS,
   NumberNotOwnedError,
-  safeSmsText,
   UnknownReceptionistError,
   type TelephonyMessage,
 } from '@switchboard/telephony';
+import { safeSmsText } from '@switchboard/sms';
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { invalidParameter, unauthenticated, unprocessable } from '../../errors';

@@ -3,6 +3,8 @@ import { q } from './catalog';
 import { PARTITIONED_TABLES, type PartitionedTable } from './spec';
 import { TRIGGER_ENFORCED } from './uniqueness';
 
+// Frozen with migration 020 (./index.ts).
+
 interface IndexRow {
   name: string;
   def: string;

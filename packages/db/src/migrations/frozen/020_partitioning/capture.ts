@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { q } from './catalog';
 
+// Frozen with migration 020 (./index.ts).
+
 /**
  * Change capture while a table is copied: a row trigger on the old table logs the id of
  * every row inserted, updated or deleted, and `applyLogged` makes the twin's row match the

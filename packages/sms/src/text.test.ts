@@ -1,4 +1,4 @@
-import { safeSmsText, smsKeyword, smsSegments } from './sms-text';
+import { safeSmsText, smsKeyword, smsSegments } from './text';
 
 describe('smsSegments', () => {
   it.each([

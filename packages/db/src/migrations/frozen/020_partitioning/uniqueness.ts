@@ -1,11 +1,11 @@
-import type { Knex } from 'knex';
+// Frozen with migration 020 (./index.ts), as it was written: migrations 095 and 097 have
+// replaced the functions of deliveries and attempts since.
 
 /**
  * Uniqueness across partitions. Postgres enforces a unique index only within a partition, and
  * these keys do not contain the partition key, so a BEFORE trigger enforces each of them on
  * the whole table: it takes a transaction-scoped advisory lock on the key (two writers of one
- * key run one after the other, the second after the first committed; deliveries excepted,
- * below) and then looks for
+ * key run one after the other, the second after the first committed) and then looks for
  * another row holding it, with a fresh snapshot (READ COMMITTED, which every writer of these
  * tables uses). An INSERT meeting a holder is skipped, as `ON CONFLICT DO NOTHING` would:
  * the callers' inserts say `ON CONFLICT DO NOTHING` and read the holder afterwards, exactly
@@ -15,11 +15,7 @@ import type { Knex } from 'knex';
  * - Idempotency-Keys of calls and SMS: 24 hours, the contract's retention of a key;
  * - an attempt's (delivery, round, attempt), a (target, event) delivery: 1 day; the racing
  *   writers they guard against run at the same moment (a re-claimed attempt, a fan-out run
- *   twice), and an event's fan-out is also guarded by its `fanned_out_at`. These two are
- *   bounded above too, at an hour past `now()` (the transaction's start): their rows are
- *   dated by `now()` of the transaction that wrote them, so a holder is never later than
- *   that unless a writer ran for an hour, and the days made ahead of the clock (7) and the
- *   default partition are not looked into for every row inserted (migration 097).
+ *   twice), and an event's fan-out is also guarded by its `fanned_out_at`.
  */
 
 /** The unique indexes of the unpartitioned tables that the triggers below replace. */
@@ -95,20 +91,12 @@ const FUNCTIONS: Record<string, { fn: string; events: string }> = {
       RETURN NULL;
     END IF;`,
   },
-  // No advisory lock: a fan-out inserts one delivery per (event, target), hundreds of
-  // thousands in one transaction at the limits, and each lock would be held to the commit in
-  // the server's shared lock table (test/db/fan-out-locks.test.ts). Every writer of a
-  // (target, event) pair is already serialized on a row: a fan-out on the event's (its
-  // update of `fanned_out_at` in the same statement; a second fan-out waits, then finds it
-  // set), a recovery on the subscription's (FOR NO KEY UPDATE), and a recovery only takes
-  // events whose fan-out committed, with its deliveries. The lookup stays, for a statement
-  // run again after its commit.
   webhook_deliveries: {
     events: 'INSERT',
     fn: `
+    ${lock(`'delivery:' || coalesce(NEW.subscription_id::text, NEW.receptionist_id) || ':' || NEW.event_id`)}
     IF EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = NEW.event_id
                   AND created_at >= now() - interval '1 day'
-                  AND created_at < now() + interval '1 hour'
                   AND (subscription_id = NEW.subscription_id
                        OR (NEW.subscription_id IS NULL AND subscription_id IS NULL
                            AND receptionist_id = NEW.receptionist_id))) THEN
@@ -121,8 +109,7 @@ const FUNCTIONS: Record<string, { fn: string; events: string }> = {
     ${lock(`'attempt:' || NEW.delivery_id || ':' || NEW.round || ':' || NEW.attempt`)}
     IF EXISTS (SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = NEW.delivery_id
                   AND round = NEW.round AND attempt = NEW.attempt
-                  AND attempted_at >= now() - interval '1 day'
-                  AND attempted_at < now() + interval '1 hour') THEN
+                  AND attempted_at >= now() - interval '1 day') THEN
       RAISE EXCEPTION 'duplicate key value violates unique constraint "%"',
         'webhook_delivery_attempts_delivery_id_round_attempt_unique'
         USING ERRCODE = 'unique_violation',
@@ -144,17 +131,4 @@ export function uniquenessSql(table: string): string[] {
     `CREATE TRIGGER ${table}_unique_keys BEFORE ${f.events} ON ${table}
        FOR EACH ROW EXECUTE FUNCTION ${table}_unique_keys()`,
   ];
-}
-
-/**
- * Replaces `table`'s uniqueness function with this version, where the partitioning (020)
- * installed its trigger (the trigger calls the function by name); a database converted later
- * gets this version from the conversion itself. For migrations that change a function only.
- */
-export async function replaceUniquenessFunction(knex: Knex, table: string): Promise<void> {
-  const { rows } = (await knex.raw(`SELECT 1 FROM pg_proc WHERE proname = ?`, [
-    `${table}_unique_keys`,
-  ])) as { rows: unknown[] };
-  const [replaceFunction] = uniquenessSql(table);
-  if (rows.length > 0 && replaceFunction) await knex.raw(replaceFunction);
 }

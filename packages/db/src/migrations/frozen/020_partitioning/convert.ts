@@ -5,6 +5,8 @@ import { copyIndexes, copyForeignKeys, dropReferencingKeys, moveSequences } from
 import { floorTo, shift, type PartitionedTable } from './spec';
 import { uniquenessSql } from './uniqueness';
 
+// Frozen with migration 020 (./index.ts).
+
 export interface ConvertOptions {
   /** Rows per copy transaction. */
   batchRows?: number;
