@@ -173,10 +173,14 @@ it('keeps a burst at the limit, serves another tenant meanwhile, and counts no f
     .where({ id: throttled.subscriptionId })
     .first();
   expect(sub).toMatchObject({ consecutive_failures: 0, last_failure_at: null, is_active: true });
-  // Reported apart: at least every delivery still to come when the other tenant was done
-  // waited for its slot (the first ones may have found the schedule free while the burst
-  // was still being fanned out).
-  expect(await throttledTotal()).toBeGreaterThanOrEqual(BURST_EVENTS - throttledWhenOtherDone);
+  // Reported apart: deliveries waited for their slots. How many is a matter of timing: a
+  // delivery that reaches the throttle after its slot (a loaded machine) finds it free and
+  // is not counted as waiting. With the rate judged (chaos:quick, a quiet machine): at least
+  // every delivery still to come when the other tenant was done (the first ones may have
+  // found the schedule free while the burst was still being fanned out).
+  const waited = await throttledTotal();
+  expect(waited).toBeGreaterThan(0);
+  if (JUDGE_RATE) expect(waited).toBeGreaterThanOrEqual(BURST_EVENTS - throttledWhenOtherDone);
 }, 120_000);
 
 it('applies a limit set or lifted by PATCH to the deliveries that follow', async () => {
