@@ -38,7 +38,8 @@ it('moves no pending event; the reconciler adopts those still pending', async ()
     })),
   );
 
-  expect(await migrateLatest(knex)).toEqual(['098_event_outbox']);
+  // 098 and every migration after it (none of those touches events).
+  expect((await migrateLatest(knex))[0]).toBe('098_event_outbox');
   expect(await knex('event_outbox').pluck('event_id')).toEqual([]);
   expect(await knex('events').whereIn('id', ids).whereNull('fanned_out_at').pluck('id')).toEqual(
     expect.arrayContaining(ids),
