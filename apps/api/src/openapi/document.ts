@@ -99,8 +99,10 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
       },
       headers: {
         'X-Request-Id': {
-          description: 'Identifies this request in our logs; quote it when reporting a problem',
-          schema: { type: 'string', pattern: '^req_' },
+          description:
+            'Identifies this request in our logs; quote it when reporting a problem. The ' +
+            "client's own X-Request-Id when it sent a well-formed one, else one of ours (req_…)",
+          schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
         },
         'RateLimit-Policy': {
           description:

@@ -31,6 +31,9 @@ Every error has one shape, and every response carries \`X-Request-Id\`:
  "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"}
 \`\`\`
 
+Send your own \`X-Request-Id\` (1 to 128 of \`A-Z a-z 0-9 _ . : -\`) and it becomes the
+request's id; any other value is ignored and the request gets one of ours.
+
 \`type\` is \`invalid_request_error\` (400, 404, 405, 409, 413, 415, 422),
 \`authentication_error\` (401), \`permission_error\` (403), \`rate_limit_error\` (429),
 \`service_unavailable\` (503) or \`api_error\` (500). \`code\` is stable and made for programs;

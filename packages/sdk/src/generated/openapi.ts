@@ -2407,7 +2407,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Identifies this request in our logs; quote it when reporting a problem */
+        /** @description Identifies this request in our logs; quote it when reporting a problem. The client's own X-Request-Id when it sent a well-formed one, else one of ours (req_…) */
         "X-Request-Id": string;
         /** @description The API key's rate limit (IETF draft-ietf-httpapi-ratelimit-headers-11): `"api-key";q=<burst>;w=<seconds>`, a token bucket of `q` requests that an empty bucket takes `w` seconds to refill (q/w requests a second sustained) */
         "RateLimit-Policy": string;
