@@ -104,6 +104,10 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
             "client's own X-Request-Id when it sent a well-formed one, else one of ours (req_…)",
           schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
         },
+        ETag: {
+          description: 'The resource\'s current version (`W/"<n>"`): send it back in If-Match',
+          schema: { type: 'string', example: 'W/"3"' },
+        },
         'RateLimit-Policy': {
           description:
             "The API key's rate limit (IETF draft-ietf-httpapi-ratelimit-headers-11): " +
