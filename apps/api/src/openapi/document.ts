@@ -77,6 +77,8 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
       title: 'Switchboard API',
       version,
       description: API_OVERVIEW,
+      // Tenants get their keys from the operator of the deployment, who answers for it.
+      contact: { name: 'The operator of this deployment, who issued your API key' },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/api/v1', description: 'This server (also answers under /v1)' }],

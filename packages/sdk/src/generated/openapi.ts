@@ -14145,7 +14145,7 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": Record<string, never> | unknown[];
+                "application/json": Record<string, never> | Record<string, never>[];
             };
         };
         responses: {
