@@ -26,7 +26,7 @@ import * as m095 from './095_delivery_uniqueness_without_locks';
 import * as m096 from './096_latest_attempt_on_delivery';
 import * as m097 from './097_uniqueness_bounded_above';
 import * as m098 from './098_event_outbox';
-import * as m099 from './099_resource_versions';
+import * as m101 from './101_resource_versions';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -67,7 +67,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['096_latest_attempt_on_delivery', m096],
   ['097_uniqueness_bounded_above', m097],
   ['098_event_outbox', m098],
-  ['099_resource_versions', m099],
+  ['101_resource_versions', m101],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */
