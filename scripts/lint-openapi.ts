@@ -1,14 +1,23 @@
 import { lintOpenApi } from './openapi/lint';
 import { servedOpenApiDocument } from './openapi/served-document';
+import { lintWithSpectral } from './openapi/spectral';
 
-// Lints the OpenAPI document createApp serves, with Redocly CLI (redocly.yaml). Exit 1 on
-// any warning or error, as `npm test` does.
+// Lints the OpenAPI document createApp serves, with Redocly CLI (redocly.yaml) and Spectral
+// CLI (.spectral.yaml). Exit 1 on any warning or error, as `npm test` does.
 //
 //   npm run lint:openapi
 async function main(): Promise<void> {
-  const problems = await lintOpenApi(await servedOpenApiDocument());
+  const document = await servedOpenApiDocument();
+  const [redocly, [spectral = []]] = await Promise.all([
+    lintOpenApi(document),
+    lintWithSpectral(document),
+  ]);
+  const problems = [
+    ...redocly.map((p) => ({ ...p, linter: 'redocly' })),
+    ...spectral.map((p) => ({ ...p, linter: 'spectral' })),
+  ];
   for (const p of problems) {
-    process.stdout.write(`${p.severity} ${p.ruleId} at ${p.location}: ${p.message}\n`);
+    process.stdout.write(`${p.linter} ${p.severity} ${p.ruleId} at ${p.location}: ${p.message}\n`);
   }
   process.stdout.write(`openapi lint: ${problems.length} problem(s)\n`);
   if (problems.length > 0) process.exit(1);

@@ -9,7 +9,7 @@ const REDOCLY = join(ROOT, 'node_modules/.bin/redocly');
 /** One finding of the linter. */
 export interface LintProblem {
   ruleId: string;
-  severity: 'error' | 'warn';
+  severity: 'error' | 'warn' | 'info' | 'hint';
   message: string;
   location: string;
 }
@@ -39,7 +39,7 @@ export async function lintOpenApi(document: object): Promise<LintProblem[]> {
     const report = JSON.parse(stdout) as {
       problems: Array<{
         ruleId: string;
-        severity: 'error' | 'warn';
+        severity: 'error' | 'warn' | 'info' | 'hint';
         message: string;
         location: Array<{ pointer?: string }>;
       }>;

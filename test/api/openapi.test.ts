@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { EVENT_TYPES } from '@switchboard/events';
 import { lintOpenApi } from '../../scripts/openapi/lint';
+import { lintWithSpectral } from '../../scripts/openapi/spectral';
 import { createTestContext, type TestContext } from '../support/context';
 import { expressRoutes, type ExpressRoute } from '../support/express-routes';
 
@@ -88,6 +89,27 @@ describe('lint', () => {
         'no-invalid-media-type-examples',
       ]),
     );
+  });
+
+  // One Spectral run for both documents (its start costs about a second of CPU).
+  it('Spectral CLI (spectral:oas) finds nothing, and would catch what it found before', async () => {
+    const broken = structuredClone(doc) as typeof doc & { info: { contact?: unknown } };
+    delete broken.info.contact;
+    const mcp = broken.paths['/mcp']?.post as Operation & {
+      requestBody: { content: Record<string, { schema: { items?: unknown } }> };
+    };
+    delete mcp.requestBody.content['application/json']?.schema.items;
+    // The exception for the event catalog's entries (.spectral.yaml) still checks the
+    // media example itself.
+    const types = broken.paths['/event-types']?.get?.responses['200']?.content;
+    (types?.['application/json'] as MediaType).example = { data: 'none', has_more: false };
+    const [clean, found] = await lintWithSpectral(doc, broken);
+    expect(clean).toEqual([]);
+    expect(found?.map((p) => p.ruleId).sort()).toEqual([
+      'array-items',
+      'info-contact',
+      'oas3-valid-media-example',
+    ]);
   });
 });
 

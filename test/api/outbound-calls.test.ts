@@ -181,7 +181,11 @@ describe('POST /api/v1/calls/outbound: 202', () => {
     expect(row).toMatchObject({ purpose: 'p'.repeat(2000), idempotency_key: null });
 
     const job = await ctx.queues.outboundCalls.getJob(res.body.id);
-    expect(job?.data).toEqual({ v: 1, callId: res.body.id });
+    expect(job?.data).toEqual({
+      v: 1,
+      callId: res.body.id,
+      requestId: res.headers['x-request-id'],
+    });
   });
 
   it('customer_name is null when not given; the /v1 alias answers too', async () => {

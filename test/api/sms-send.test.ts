@@ -71,7 +71,7 @@ describe('POST /sms/send', () => {
     expect(detail.status).toBe(200);
     expect(detail.body).toEqual(res.body);
     const job = await ctx.queues.sms.getJob(res.body.id);
-    expect(job?.data).toEqual({ v: 1, smsId: res.body.id });
+    expect(job?.data).toEqual({ v: 1, smsId: res.body.id, requestId: res.headers['x-request-id'] });
   });
 
   it.each([

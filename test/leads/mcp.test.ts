@@ -142,6 +142,12 @@ describe('MCP', () => {
     const invalid = await post({ jsonrpc: '2.0', id: 2 });
     expect(invalid.status).toBeGreaterThanOrEqual(400);
     expect(invalid.status).toBeLessThan(500);
+    // A batch is a list of message objects (the OpenAPI document says so; validation checks it).
+    const notMessages = await post([1, 'two']);
+    expect(notMessages.status).toBe(400);
+    expect(((await notMessages.json()) as { error: { code: string } }).error.code).toBe(
+      'invalid_parameter',
+    );
     const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'no/such/method' });
     expect(unknown.status).toBe(200);
     expect((await rpcError(unknown)).code).toBe(-32601);

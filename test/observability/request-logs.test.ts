@@ -1,19 +1,11 @@
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@switchboard/logger';
 import { createTestContext, type TestContext } from '../support/context';
+import { logLines } from '../support/log-lines';
 import { waitFor } from '../support/wait';
 
 /** Every JSON line the API logged, parsed. */
-const lines: Array<Record<string, unknown>> = [];
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    done();
-  },
-});
+const { lines, sink } = logLines();
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -82,4 +74,49 @@ test('each answered request logs one line with its method, path, status and time
       tenant_id: t.tenantId,
     }),
   ]);
+});
+
+describe("a client's X-Request-Id", () => {
+  it('when well-formed, is the request id: echoed, in the error body and the request line', async () => {
+    const t = await ctx.tenant(['read']);
+    const id = 'crm-7:retry_2.ABC';
+    const res = await request(ctx.app)
+      .get('/v1/calls/call_doesnotexist')
+      .set('Authorization', t.auth)
+      .set('X-Request-Id', id)
+      .expect(404);
+    expect(res.headers['x-request-id']).toBe(id);
+    expect(res.body.request_id).toBe(id);
+    await waitFor('the request line', () => linesOf(id).some((l) => l.res));
+    expect(linesOf(id).filter((l) => l.res)).toEqual([
+      expect.objectContaining({ msg: 'request completed', res: { statusCode: 404 } }),
+    ]);
+  });
+
+  it('of 128 characters is kept', async () => {
+    const id = 'a'.repeat(128);
+    const res = await request(ctx.app).get('/v1/calls').set('X-Request-Id', id).expect(401);
+    expect(res.headers['x-request-id']).toBe(id);
+  });
+
+  it.each([
+    ['too long (129 characters)', 'a'.repeat(129)],
+    ['with a space', 'abc def'],
+    ['with a quote', 'abc"def'],
+    ['with a slash', 'abc/def'],
+    ['two headers joined', 'abc, def'],
+    ['not ASCII', 'réq'],
+  ])('%s, is replaced by one of ours and never echoed', async (_name, sent) => {
+    const res = await request(ctx.app).get('/v1/calls').set('X-Request-Id', sent).expect(401);
+    const id = res.headers['x-request-id'] as string;
+    expect(id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(res.body.request_id).toBe(id);
+    expect(JSON.stringify(res.headers)).not.toContain(sent);
+    expect(lines.some((l) => l.request_id === sent)).toBe(false);
+  });
+
+  it('when empty, is replaced by one of ours', async () => {
+    const res = await request(ctx.app).get('/v1/calls').set('X-Request-Id', '').expect(401);
+    expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
+  });
 });

@@ -121,7 +121,8 @@ async function tab(): Promise<Page> {
   });
   page.on('pageerror', (err) => problems.push(`page error ${err.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) {
+    // 401/403/404 pages are the tests' own; a 412 is the edit made on a stale version.
+    if (m.type() === 'error' && !/status of (40[134]|412)/.test(m.text())) {
       problems.push(`console ${m.text()}`);
     }
   });
@@ -335,6 +336,38 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   await check(page, '17-event-catalog');
   await page.close();
   expect((await api('DELETE', `/webhooks/${id}`, admin)).status).toBe(204);
+}, 120_000);
+
+it('an edit never overwrites a change the page has not shown: it says so and shows it', async () => {
+  const { id } = (
+    await api('POST', '/webhooks', admin, { url: `https://127.0.0.1:${receiver.port}/hooks` })
+  ).body;
+  const { url } = await link({ capabilities: ['view', 'manage_endpoints'] });
+  const page = await tab();
+  await page.goto(url);
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  await page.goto(`${base}/portal#/endpoints/${id}`);
+  await page.getByRole('button', { name: 'Edit endpoint' }).click();
+  // Meanwhile, someone else changes the endpoint.
+  const elsewhere = await api('PATCH', `/webhooks/${id}`, admin, { description: 'Set elsewhere' });
+  expect(elsewhere.status).toBe(200);
+  await page.getByLabel('Description (optional)').fill('Set in the portal');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('This endpoint was changed elsewhere').waitFor();
+  await page.getByRole('definition').getByText('Set elsewhere', { exact: true }).waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({
+    description: 'Set elsewhere',
+  });
+  await check(page, '17-changed-elsewhere');
+  // Made again on the version now shown, the change applies.
+  await page.getByRole('button', { name: 'Edit endpoint' }).click();
+  await page.getByLabel('Description (optional)').fill('Set in the portal');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('definition').getByText('Set in the portal', { exact: true }).waitFor();
+  expect((await api('GET', `/webhooks/${id}`, admin)).body).toMatchObject({
+    description: 'Set in the portal',
+  });
+  await page.close();
 }, 120_000);
 
 it('a view-only link shows no write control, and its token gets 403 on writes', async () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Knex } from '@switchboard/db';
 import { emit } from '@switchboard/events';
-import { createLogger } from '@switchboard/logger';
+import { createLogger, type Logger } from '@switchboard/logger';
 import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
 import { startRunner, type Runner, type RunnerOptions } from '../../apps/worker/src/runner';
 import type { TestContext } from './context';
@@ -19,15 +19,22 @@ export interface TestWorker {
 /**
  * The real worker (relay, fan-out, delivery, reconciler) in this process, on the test
  * file's database and Redis prefix. Timings are shortened so recovery paths run in seconds.
- * `TEST_WORKER_LOG_LEVEL` (e.g. `warn`) prints the worker's log; silent by default.
+ * `TEST_WORKER_LOG_LEVEL` (e.g. `warn`) prints the worker's log; silent by default, unless
+ * `opts.logger` is given.
  */
 export async function startTestWorker(
   ctx: TestContext,
-  opts: { webhookCa?: string; runner?: RunnerOptions; config?: TestContext['config'] } = {},
+  opts: {
+    webhookCa?: string;
+    runner?: RunnerOptions;
+    config?: TestContext['config'];
+    /** The worker's logger, for a test that reads its lines. */
+    logger?: Logger;
+  } = {},
 ): Promise<TestWorker> {
   const deps = createWorkerDeps(opts.config ?? ctx.config, {
     // TEST_WORKER_LOG_LEVEL=warn shows the worker's own log when a test needs explaining.
-    logger: createLogger('worker', process.env.TEST_WORKER_LOG_LEVEL ?? 'silent'),
+    logger: opts.logger ?? createLogger('worker', process.env.TEST_WORKER_LOG_LEVEL ?? 'silent'),
     webhookCa: opts.webhookCa,
   });
   const runner = await startRunner(deps, {

@@ -60,6 +60,9 @@ function guardedRoutes(deps: Deps, routes: readonly RouteDef[]): GuardedRoute[] 
 export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // ETags name versions of resources clients edit (http/if-match.ts), set by their routes;
+  // no body hash of every answer (one meaning for ETag, and no hashing per response).
+  app.set('etag', false);
   app.set('query parser', 'simple');
   // Which proxies may name the client in X-Forwarded-For (TRUST_PROXY; none by default):
   // req.ip is the address the limit before authentication counts.

@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'no_recipients',
   'not_cancellable',
   'payload_too_large',
+  'precondition_failed',
   'rate_limited',
   'receptionist_not_ready',
   'recovery_in_progress',

@@ -53,6 +53,12 @@ export class ApiFailure extends Error {
   }
 }
 
+/** The ETag of each object an answer returned, kept beside it (the SDK's `etagOf` does the same). */
+const etags = new WeakMap<object, string>();
+
+/** The version of an endpoint as the page got it, to send back as If-Match. */
+export const etagOf = (resource: object): string | undefined => etags.get(resource);
+
 /** Where the session lives while the tab is open (never in localStorage). */
 const KEY = 'switchboard.portal';
 
@@ -63,11 +69,22 @@ export const loadSession = (): PortalToken | null => {
 };
 export const clearSession = (): void => sessionStorage.removeItem(KEY);
 
-/** The API's JSON routes, with the page's portal token (the same types as the SDK's). */
-async function call<T>(method: string, path: string, token: string | null, body?: object) {
+/**
+ * The API's JSON routes, with the page's portal token (the same types as the SDK's). An
+ * answer's ETag is kept beside its object (`etagOf`); `ifMatch` sends one back, so an edit
+ * applies only to the version the page shows.
+ */
+async function call<T>(
+  method: string,
+  path: string,
+  token: string | null,
+  body?: object,
+  ifMatch?: string,
+) {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body) headers['Content-Type'] = 'application/json';
+  if (ifMatch) headers['If-Match'] = ifMatch;
   let res: Response;
   try {
     res = await fetch(`/api/v1${path}`, {
@@ -84,6 +101,8 @@ async function call<T>(method: string, path: string, token: string | null, body?
     const error = (json as ApiErrorBody | null)?.error;
     throw new ApiFailure(res.status, error?.code ?? 'unknown', error?.message ?? res.statusText);
   }
+  const etag = res.headers.get('ETag');
+  if (etag && typeof json === 'object' && json !== null) etags.set(json, etag);
   return json as T;
 }
 
@@ -115,8 +134,9 @@ export const api = (token: string) => ({
   },
   delivery: (id: string, deliveryId: string) =>
     call<WebhookDeliveryDetail>('GET', `/webhooks/${seg(id)}/deliveries/${seg(deliveryId)}`, token),
-  updateEndpoint: (id: string, body: EndpointChange) =>
-    call<WebhookSubscription>('PATCH', `/webhooks/${seg(id)}`, token, body),
+  /** With the ETag of the endpoint as shown: a change made elsewhere since is a 412. */
+  updateEndpoint: (id: string, body: EndpointChange, ifMatch?: string) =>
+    call<WebhookSubscription>('PATCH', `/webhooks/${seg(id)}`, token, body, ifMatch),
   rotateSecret: (id: string, overlapSeconds: number) =>
     call<WebhookRotatedSecret>('POST', `/webhooks/${seg(id)}/rotate-secret`, token, {
       overlap_seconds: overlapSeconds,

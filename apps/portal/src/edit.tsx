@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { EndpointChange, WebhookSubscription } from './api';
+import { ApiFailure, etagOf, type EndpointChange, type WebhookSubscription } from './api';
 import type { PageProps } from './page-props';
 import { plain } from './format';
 import { ErrorNote } from './states';
@@ -10,9 +10,16 @@ const listOf = (text: string): string[] =>
     .map((e) => e.trim())
     .filter(Boolean);
 
+/** Said when the endpoint changed elsewhere (another tab, a colleague) since it was shown. */
+export const CHANGED_ELSEWHERE =
+  'This endpoint was changed elsewhere since this page showed it. It now shows the current ' +
+  'settings: check them and make your change again.';
+
 /**
  * Pause / resume and the edit form of one endpoint (PATCH /webhooks/{id}). A paused
  * endpoint keeps its deliveries waiting; they go out on resume (docs/API.md, Webhooks).
+ * Every change names the version shown (If-Match), so it never overwrites a change the
+ * page has not shown: that is a 412, and the page shows the current endpoint instead.
  */
 export function EditEndpoint(
   props: PageProps & {
@@ -29,10 +36,15 @@ export function EditEndpoint(
     setBusy(true);
     setError(null);
     try {
-      props.onChanged(await client.updateEndpoint(endpoint.id, body));
+      props.onChanged(await client.updateEndpoint(endpoint.id, body, etagOf(endpoint)));
       done?.();
     } catch (err) {
-      if (!onFailure(err)) setError(plain(err));
+      if (err instanceof ApiFailure && err.code === 'precondition_failed') {
+        setError(CHANGED_ELSEWHERE);
+        // The form closes: opened again, it holds the current settings.
+        setEditing(false);
+        await client.getEndpoint(endpoint.id).then(props.onChanged, () => undefined);
+      } else if (!onFailure(err)) setError(plain(err));
     } finally {
       setBusy(false);
     }

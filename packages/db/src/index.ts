@@ -2,6 +2,7 @@
 export { createKnex, type Knex } from './knex';
 export { Batcher, oneBatchInFlight, type BatcherOptions } from './batcher';
 export { isTransientDbError } from './errors';
+export { accepts, requireVersion, VersionMismatch, type VersionCondition } from './versions';
 export { toPgText } from './text';
 export { migrateLatest } from './migrate';
 export {

@@ -1,10 +1,12 @@
 import {
+  requireVersion,
   type Db,
   type Knex,
   type LeadsStore,
   type Lead,
   type LeadFields,
   type LeadSource,
+  type VersionCondition,
 } from '@switchboard/db';
 import { emit } from '@switchboard/events';
 import { LeadExistsError, LeadReceptionistNotFoundError } from './errors';
@@ -87,19 +89,22 @@ export async function createLead(
 /**
  * Applies `fields` to the tenant's lead and emits `lead.updated` naming the fields whose
  * value changed, in one transaction; nothing changed → nothing written, nothing emitted.
- * Undefined when the lead is not the tenant's.
+ * Undefined when the lead is not the tenant's; VersionMismatch when its version (read under
+ * the row's lock, so no other edit comes between) is not one `condition` accepts.
  */
 export async function updateLead(
   { knex, stores }: Db,
   tenantId: string,
   id: string,
   fields: LeadFields,
+  condition: VersionCondition = null,
 ): Promise<Lead | undefined> {
   const store = stores.leads;
   try {
     return await knex.transaction(async (trx) => {
       const lead = await store.getForUpdate(trx, tenantId, id);
       if (!lead) return undefined;
+      requireVersion(condition, lead.version);
       const { changes, changed } = diffLead(lead, fields);
       if (changed.length === 0) return lead;
       const next = { ...lead, ...changes };

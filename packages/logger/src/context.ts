@@ -24,6 +24,15 @@ export function addLogContext(fields: LogFields): void {
   if (store) Object.assign(store, fields);
 }
 
+/**
+ * The id of the API request being served, if any: a job that request causes carries it, so
+ * the worker's lines about that job carry it too.
+ */
+export function currentRequestId(): string | undefined {
+  const id = storage.getStore()?.request_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** The fields of the current unit of work (pino's `mixin`). */
 export function currentLogFields(): LogFields {
   return storage.getStore() ?? {};

@@ -2,7 +2,13 @@ import pino, { type Logger } from 'pino';
 import { currentLogFields } from './context';
 
 export type { Logger };
-export { addLogContext, currentLogFields, withLogContext, type LogFields } from './context';
+export {
+  addLogContext,
+  currentLogFields,
+  currentRequestId,
+  withLogContext,
+  type LogFields,
+} from './context';
 
 /**
  * Paths that may carry credentials. pino replaces them before a line is written, so a

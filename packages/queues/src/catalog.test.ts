@@ -22,6 +22,22 @@ describe('job catalog', () => {
     }
   });
 
+  it("dial and SMS jobs may carry their request's id; jobs made without one stay valid", () => {
+    for (const def of [catalog.outboundCalls, catalog.sms] as const) {
+      const ids = def === catalog.sms ? { smsId: 'sms_1' } : { callId: 'call_1' };
+      const parse = def.parse as (d: unknown) => unknown;
+      expect(parse({ v: 1, ...ids })).toEqual({ v: 1, ...ids });
+      expect(parse({ v: 1, ...ids, requestId: 'req_0a' })).toEqual({
+        v: 1,
+        ...ids,
+        requestId: 'req_0a',
+      });
+      for (const requestId of ['', 'a b', 'x'.repeat(129), 7]) {
+        expect(parse({ v: 1, ...ids, requestId })).toBeNull();
+      }
+    }
+  });
+
   it('builds jobs with deterministic ids and the catalog name', () => {
     const spec = catalog.deliveries.spec(
       { v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3 },

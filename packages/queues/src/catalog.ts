@@ -70,10 +70,21 @@ const deliveryJobSchema = {
 } as const;
 export type DeliveryJob = FromSchema<typeof deliveryJobSchema>;
 
+/**
+ * The X-Request-Id of the API request that made a job (docs/API.md, Errors): the worker's
+ * lines about the job carry it as `request_id`. Absent in jobs made by the worker itself
+ * (reconcilers, schedules) and in jobs made before it existed.
+ */
+const requestIdSchema = { type: 'string', pattern: '^[\\w.:-]{1,128}$' } as const;
+
 const outboundCallJobSchema = {
   type: 'object',
   required: ['v', 'callId'],
-  properties: { v: { const: 1 }, callId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    callId: { type: 'string', minLength: 1 },
+    requestId: requestIdSchema,
+  },
   additionalProperties: false,
 } as const;
 export type OutboundCallJob = FromSchema<typeof outboundCallJobSchema>;
@@ -101,6 +112,7 @@ const smsJobSchema = {
     smsId: { type: 'string', minLength: 1 },
     // The trace of the request that sent it (W3C traceparent), when tracing is on.
     traceparent: { type: 'string', maxLength: 200 },
+    requestId: requestIdSchema,
   },
   additionalProperties: false,
 } as const;

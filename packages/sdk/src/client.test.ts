@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import {
+  etagOf,
   MAX_LEAD_IMPORT_BYTES,
   Switchboard,
   SwitchboardConnectionError,
@@ -292,6 +293,32 @@ describe('lists and reads of the new groups', () => {
       'GET /api/v1/leads/imports/imp_1',
       'PATCH /api/v1/leads/lead_1',
     ]);
+  });
+});
+
+describe('conditional edits', () => {
+  it('send ifMatch as If-Match, and etagOf gives the ETag of the answer that returned an object', async () => {
+    const client = await clientFor([
+      { status: 200, body: receptionist, headers: { etag: 'W/"4"' } },
+      { status: 200, body: { ...receptionist, name: 'Desk' }, headers: { etag: 'W/"5"' } },
+      { status: 200, body: { data: [receptionist], has_more: false, cursor: null } },
+    ]);
+    const read = await client.receptionists.get('rcp_1');
+    expect(read).toEqual(receptionist);
+    expect(etagOf(read)).toBe('W/"4"');
+    const updated = await client.receptionists.update(
+      'rcp_1',
+      { name: 'Desk' },
+      { ifMatch: etagOf(read) },
+    );
+    expect(etagOf(updated)).toBe('W/"5"');
+    await client.webhooks.delete('wh_1');
+    expect(server?.received.map((r) => r.headers['if-match'])).toEqual([
+      undefined,
+      'W/"4"',
+      undefined,
+    ]);
+    expect(etagOf({ ...read })).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import {
   type ErrorCode,
   type SwitchboardErrorType,
 } from './errors';
+import { rememberEtag } from './etags';
 import { backoffMs, retryAfterMs, sleep, type RetryPolicy } from './retry';
 
 export type QueryValue = string | number | boolean | null | undefined;
@@ -23,6 +24,8 @@ export interface ApiRequest {
   rawBody?: { contentType: string; data: string | Uint8Array };
   /** Sent as `Idempotency-Key`; makes the request safe to repeat. */
   idempotencyKey?: string;
+  /** Sent as `If-Match`: the edit applies only to this version (an ETag, see `etagOf`). */
+  ifMatch?: string;
   /**
    * Whether sending it twice has the effect of sending it once (GET, DELETE, PATCH, a POST
    * with an idempotency key, enable). Only such requests are retried after an error that
@@ -95,6 +98,7 @@ export class Transport {
       body = JSON.stringify(req.body);
     }
     if (req.idempotencyKey !== undefined) headers['Idempotency-Key'] = req.idempotencyKey;
+    if (req.ifMatch !== undefined) headers['If-Match'] = req.ifMatch;
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     let res: Response;
@@ -120,7 +124,12 @@ export class Transport {
         ? { kind: 'retry', error: connectionError, waitMs: null }
         : { kind: 'fail', error: connectionError };
     }
-    if (res.ok) return { kind: 'ok', value: await bodyOf(res) };
+    if (res.ok) {
+      const value = await bodyOf(res);
+      const etag = res.headers.get('etag');
+      if (etag !== null && typeof value === 'object' && value !== null) rememberEtag(value, etag);
+      return { kind: 'ok', value };
+    }
     const error = await errorOf(res);
     const retryAfter = retryAfterMs(res.headers.get('retry-after'));
     const refusedBeforeActing =

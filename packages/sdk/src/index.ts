@@ -21,6 +21,7 @@ export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from '.
 export { PageIterator, type Page } from './pagination';
 export type { RetryOptions } from './retry';
 export type { StartOutboundOptions } from './resources/calls';
-export type { IdempotentRequestOptions } from './resources/resource';
+export type { EditOptions, IdempotentRequestOptions } from './resources/resource';
+export { etagOf } from './etags';
 export { MAX_LEAD_IMPORT_BYTES, type CsvInput } from './resources/leads';
 export type * from './types';

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { isTransientDbError } from '@switchboard/db';
+import { isTransientDbError, VersionMismatch } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
 import { ApiError, serviceUnavailable, type ErrorAnswer } from '../errors';
+import { preconditionFailed } from './if-match';
 
 /** Errors of the body parser (body-parser/http-errors) carry `type` and `status`. */
 interface ParserError {
@@ -57,6 +58,8 @@ const isClientError = (e: ParserError): e is ParserError & { status: number } =>
 
 function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
+  // A conditional edit found its row at another version (checked by the edit's statement).
+  if (err instanceof VersionMismatch) return preconditionFailed(err.current);
   const parser = err as ParserError;
   if (parser.type && PARSER_ERRORS[parser.type]) return PARSER_ERRORS[parser.type]?.();
   // The body parser also raises client errors without a type, e.g. a body that does not

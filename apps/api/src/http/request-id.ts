@@ -23,12 +23,21 @@ export function newRequestId(): string {
 }
 
 /**
- * Every response carries X-Request-Id; the id is ours (a client-sent one is not trusted).
- * The rest of the request runs in a log context, so every line logged while serving it
- * carries the same `request_id` (and, once the key is known, `tenant_id` and `key_id`).
+ * A client's `X-Request-Id` we adopt (docs/API.md, Errors): 1 to 128 letters, digits and
+ * `_ . : -`. Nothing else may reach a header, a log line or a job: no spaces, commas (two
+ * headers joined), quotes, control characters.
+ */
+export const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * Every response carries X-Request-Id: the client's own when it sent a well-formed one,
+ * else a new one of ours (an ill-formed one is dropped, never echoed). The rest of the
+ * request runs in a log context, so every line logged while serving it carries the same
+ * `request_id` (and, once the key is known, `tenant_id` and `key_id`).
  */
 export const requestId: RequestHandler = (req, res, next) => {
-  req.requestId = newRequestId();
+  const sent = req.headers['x-request-id'];
+  req.requestId = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
   res.setHeader('X-Request-Id', req.requestId);
   withLogContext({ request_id: req.requestId }, next);
 };

@@ -77,6 +77,8 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
       title: 'Switchboard API',
       version,
       description: API_OVERVIEW,
+      // Tenants get their keys from the operator of the deployment, who answers for it.
+      contact: { name: 'The operator of this deployment, who issued your API key' },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/api/v1', description: 'This server (also answers under /v1)' }],
@@ -99,8 +101,14 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
       },
       headers: {
         'X-Request-Id': {
-          description: 'Identifies this request in our logs; quote it when reporting a problem',
-          schema: { type: 'string', pattern: '^req_' },
+          description:
+            'Identifies this request in our logs; quote it when reporting a problem. The ' +
+            "client's own X-Request-Id when it sent a well-formed one, else one of ours (req_…)",
+          schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+        },
+        ETag: {
+          description: 'The resource\'s current version (`W/"<n>"`): send it back in If-Match',
+          schema: { type: 'string', example: 'W/"3"' },
         },
         'RateLimit-Policy': {
           description:

@@ -5,6 +5,8 @@ import type { RouteDef } from './route';
 
 /** Every error response is this one component (the contract's error body). */
 export const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' } as const;
+/** The current version of a resource, on the 412 of a conditional edit (http/if-match.ts). */
+const ETAG_HEADER_REF = { $ref: '#/components/headers/ETag' } as const;
 /** Every response, success or error, carries X-Request-Id. */
 export const REQUEST_ID_HEADER_REF = { $ref: '#/components/headers/X-Request-Id' } as const;
 /**
@@ -185,6 +187,7 @@ export function errorResponses(
     const code = codeIn(status, description);
     const headers: Record<string, object> = { ...generic?.headers };
     if (description.includes('Retry-After')) headers['Retry-After'] = retryAfter;
+    if (status === 412) headers.ETag = ETAG_HEADER_REF;
     specs.set(status, {
       description: generic ? `${generic.description}; ${description}` : description,
       example: generic?.example ?? { type: typeOf(status), code, message: messageOf(description) },

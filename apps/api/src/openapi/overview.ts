@@ -31,7 +31,10 @@ Every error has one shape, and every response carries \`X-Request-Id\`:
  "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"}
 \`\`\`
 
-\`type\` is \`invalid_request_error\` (400, 404, 405, 409, 413, 415, 422),
+Send your own \`X-Request-Id\` (1 to 128 of \`A-Z a-z 0-9 _ . : -\`) and it becomes the
+request's id; any other value is ignored and the request gets one of ours.
+
+\`type\` is \`invalid_request_error\` (400, 404, 405, 409, 412, 413, 415, 422),
 \`authentication_error\` (401), \`permission_error\` (403), \`rate_limit_error\` (429),
 \`service_unavailable\` (503) or \`api_error\` (500). \`code\` is stable and made for programs;
 \`message\` is for people. Retry 429 and 503 after \`Retry-After\` seconds.
@@ -53,6 +56,14 @@ hours). The same key and body give back the first response with
 \`Idempotent-Replayed: true\` and never create anything twice; the same key with another body
 is a 422 \`idempotency_key_reused\`; while the first request still runs, a 409
 \`idempotency_request_in_progress\` with \`Retry-After: 1\`.
+
+# Conditional edits
+
+A webhook subscription, receptionist, lead or campaign read or edited comes with its version
+in \`ETag\` (\`W/"3"\`). Send it back in \`If-Match\` on \`PATCH\` (and \`DELETE\` of a
+subscription, \`POST /campaigns/{id}/cancel\`) and the edit applies only if nobody changed the
+resource since; otherwise a 412 \`precondition_failed\` carrying the current \`ETag\`, and
+nothing changes. \`*\` matches any version; without \`If-Match\` an edit applies as before.
 
 # Webhooks
 

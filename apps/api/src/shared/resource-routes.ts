@@ -1,4 +1,5 @@
 import { notFound } from '../errors';
+import { etagHeaderDoc, sendVersioned } from '../http/if-match';
 import {
   idempotencyKeyHeaderDoc,
   idempotentReplayHeaderDoc,
@@ -69,7 +70,8 @@ export function defineCreateRoute<Body>(
 /**
  * `GET` of one of the tenant's resources by the `:id` of its path: `find` looks it up among
  * the tenant's own (another tenant's id is simply not found, a 404 naming `name`), `render`
- * makes the answer.
+ * makes the answer. A resource clients edit under If-Match gives its `version`: the answer
+ * carries it as its ETag.
  */
 export function defineGetRoute<T>(
   o: RouteDoc & {
@@ -79,18 +81,20 @@ export function defineGetRoute<T>(
     name: string;
     find: (tenantId: string, id: string) => Promise<T | undefined>;
     render: (found: T) => unknown;
+    version?: (found: T) => number;
   },
 ): RouteDef {
-  const { params, answer, name, find, render, ...doc } = o;
+  const { params, answer, name, find, render, version, ...doc } = o;
   return defineRoute({
     ...doc,
     method: 'get',
     params,
-    responses: { 200: answer },
+    responses: { 200: version ? { ...answer, headers: etagHeaderDoc } : answer },
     handler: async (req, res) => {
       const found = await find(req.auth.tenantId, req.valid.params.id as string);
       if (!found) throw notFound(name, 'id');
-      res.json(await render(found));
+      if (version) sendVersioned(res, version(found), await render(found));
+      else res.json(await render(found));
     },
   });
 }

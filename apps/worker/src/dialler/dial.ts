@@ -33,6 +33,7 @@ export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
     const providerCallId = provider.providerCallId(data.callId);
     const call = await deps.stores.calls.claimForDialling(data.callId, providerCallId);
     if (!call) return; // gone, or claimed already: nothing to do
+    deps.logger.debug({ provider: provider.name }, 'dialling');
     const request = requestOf(call, providerCallId);
     try {
       await provider.dial(request, report);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
+import { whereVersion, type VersionCondition } from '../versions';
 import {
   CAMPAIGN_COLUMNS,
   campaignColumnList,
@@ -321,15 +322,27 @@ export class CampaignLifecycle {
   }
 
   /**
-   * queued | running → canceled, and every pending recipient → canceled. Messages already
-   * stored (claimed before this commits) still travel the SMS path and are counted.
-   * Undefined when the tenant has no such campaign in one of those states.
+   * queued | running → canceled, and every pending recipient → canceled; counts one more
+   * version. Messages already stored (claimed before this commits) still travel the SMS path
+   * and are counted. Undefined when the tenant has no such campaign in one of those states
+   * with a version `condition` accepts.
    */
-  async cancel(db: Knex, tenantId: string, id: string): Promise<Campaign | undefined> {
-    const [row] = (await db('campaigns')
-      .where({ tenant_id: tenantId, id })
-      .whereIn('status', ['queued', 'running'])
-      .update({ status: 'canceled', canceled_at: db.fn.now(), updated_at: db.fn.now() })
+  async cancel(
+    db: Knex,
+    tenantId: string,
+    id: string,
+    condition: VersionCondition = null,
+  ): Promise<Campaign | undefined> {
+    const [row] = (await whereVersion(
+      db('campaigns').where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']),
+      condition,
+    )
+      .update({
+        status: 'canceled',
+        canceled_at: db.fn.now(),
+        updated_at: db.fn.now(),
+        version: db.raw('version + 1'),
+      })
       .returning([...CAMPAIGN_COLUMNS])) as CampaignRow[];
     if (!row) return undefined;
     await db('campaign_recipients')

@@ -29,6 +29,8 @@ export interface Campaign {
   canceledAt: Date | null;
   /** The body fingerprint stored with the campaign's Idempotency-Key; null without a key. */
   idempotencyFingerprint: string | null;
+  /** Counts the changes clients made to it (its cancel): its ETag, `W/"<version>"`. */
+  version: number;
 }
 
 export interface CampaignRow {
@@ -51,6 +53,7 @@ export interface CampaignRow {
   completed_at: Date | null;
   canceled_at: Date | null;
   idempotency_fingerprint: string | null;
+  version: number;
 }
 
 /** Named explicitly (no `*`): a later column does not change what a statement returns. */
@@ -74,6 +77,7 @@ export const CAMPAIGN_COLUMNS = [
   'completed_at',
   'canceled_at',
   'idempotency_fingerprint',
+  'version',
 ] as const;
 
 /** The column list for raw SQL, qualified by `alias` when given. */
@@ -100,4 +104,5 @@ export const toCampaign = (r: CampaignRow): Campaign => ({
   completedAt: r.completed_at,
   canceledAt: r.canceled_at,
   idempotencyFingerprint: r.idempotency_fingerprint,
+  version: r.version,
 });

@@ -26,6 +26,8 @@ export interface Lead extends LeadContent {
   idempotencyFingerprint: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Counts the changes made by its PATCHes and imports: its ETag, `W/"<version>"`. */
+  version: number;
 }
 
 /** The writable fields of a lead (docs/API.md, Leads), as the domain names them. */
@@ -49,6 +51,7 @@ export interface LeadRow extends LeadContent {
   idempotency_fingerprint: string | null;
   created_at: Date;
   updated_at: Date;
+  version: number;
 }
 
 export const toLead = (r: LeadRow): Lead => ({
@@ -67,6 +70,7 @@ export const toLead = (r: LeadRow): Lead => ({
   idempotencyFingerprint: r.idempotency_fingerprint,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  version: r.version,
 });
 
 /** Column values of the given fields (undefined = not given, so not written). */

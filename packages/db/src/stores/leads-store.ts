@@ -98,7 +98,9 @@ export class LeadsStore {
     const inserted = new Set(result.rows.map((r) => r.id));
     return rows
       .filter((r) => inserted.has(r.id))
-      .map((r) => toLead({ ...r, idempotency_key: null, idempotency_fingerprint: null }));
+      .map((r) =>
+        toLead({ ...r, idempotency_key: null, idempotency_fingerprint: null, version: 1 }),
+      );
   }
 
   /** Writes the final values of many leads in one statement; returns them as stored. */
@@ -114,7 +116,8 @@ export class LeadsStore {
       `UPDATE leads l
           SET name = x.name, phone = x.phone, email = x.email, status = x.status,
               notes = x.notes, tags = x.tags, metadata = x.metadata, last_import_id = ?,
-              updated_at = CASE WHEN x.changed THEN ?::timestamptz ELSE l.updated_at END
+              updated_at = CASE WHEN x.changed THEN ?::timestamptz ELSE l.updated_at END,
+              version = CASE WHEN x.changed THEN l.version + 1 ELSE l.version END
          FROM json_to_recordset(?::json) AS x(id text, name text, phone text, email text,
               status text, notes text, tags text[], metadata jsonb, changed boolean)
         WHERE l.id = x.id
@@ -124,10 +127,11 @@ export class LeadsStore {
     return result.rows.map(toLead);
   }
 
+  /** Writes a change (the caller holds the row's lock) and counts one more version. */
   async update(db: Knex, id: string, fields: LeadFields, at: Date): Promise<Lead> {
     const [row] = (await db(TABLE)
       .where({ id })
-      .update({ ...leadColumns(fields), updated_at: at })
+      .update({ ...leadColumns(fields), updated_at: at, version: db.raw('version + 1') })
       .returning('*')) as LeadRow[];
     if (!row) throw new Error(`lead ${id} vanished inside its transaction`);
     return toLead(row);

@@ -26,6 +26,8 @@ export interface Receptionist {
   createdAt: Date;
   updatedAt: Date;
   provisionedAt: Date | null;
+  /** Counts the changes made by its PATCHes: its ETag, `W/"<version>"`. */
+  version: number;
 }
 
 export interface ReceptionistRow {
@@ -45,6 +47,7 @@ export interface ReceptionistRow {
   created_at: Date;
   updated_at: Date;
   provisioned_at: Date | null;
+  version: number;
 }
 
 /** The columns a Receptionist is read from (never the webhook secret). */
@@ -65,6 +68,7 @@ export const RECEPTIONIST_COLUMNS = [
   'created_at',
   'updated_at',
   'provisioned_at',
+  'version',
 ] as const;
 
 export const toReceptionist = (r: ReceptionistRow): Receptionist => ({
@@ -89,4 +93,5 @@ export const toReceptionist = (r: ReceptionistRow): Receptionist => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   provisionedAt: r.provisioned_at,
+  version: r.version,
 });

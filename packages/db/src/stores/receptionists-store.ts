@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
+import { explainMiss, whereVersion, type VersionCondition } from '../versions';
 import {
   RECEPTIONIST_COLUMNS,
   toReceptionist,
@@ -91,20 +92,25 @@ export class ReceptionistsStore {
     return rows.map(toReceptionist);
   }
 
-  /** Updates ordinary fields and/or webhook_url; undefined when not the tenant's. */
+  /**
+   * Updates ordinary fields and/or webhook_url and counts one more version; undefined when
+   * not the tenant's, VersionMismatch when its version is not one `condition` accepts.
+   */
   async update(
     tenantId: string,
     id: string,
     fields: { name?: string; greeting?: string | null; webhookUrl?: string | null },
+    condition: VersionCondition = null,
   ): Promise<Receptionist | undefined> {
     const changes: Record<string, unknown> = {};
     if (fields.name !== undefined) changes.name = fields.name;
     if (fields.greeting !== undefined) changes.greeting = fields.greeting;
     if (fields.webhookUrl !== undefined) changes.webhook_url = fields.webhookUrl;
-    const [row] = await this.db<ReceptionistRow>(TABLE)
-      .where({ tenant_id: tenantId, id })
-      .update({ ...changes, updated_at: this.db.fn.now() })
+    const where = { tenant_id: tenantId, id };
+    const [row] = await whereVersion(this.db(TABLE).where(where), condition)
+      .update({ ...changes, updated_at: this.db.fn.now(), version: this.db.raw('version + 1') })
       .returning(RECEPTIONIST_COLUMNS);
+    if (!row) await explainMiss(this.db, TABLE, where, condition);
     return row && toReceptionist(row as ReceptionistRow);
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
+import { explainMiss, whereVersion, type VersionCondition } from '../versions';
 
 const TABLE = 'webhook_subscriptions';
 
@@ -33,6 +34,8 @@ export interface WebhookSubscription {
   rateLimitPerSecond: number | null;
   /** While set and in the future, deliveries are signed with the previous secret too. */
   secretOverlapEndsAt: Date | null;
+  /** Counts the changes made by its PATCHes (and enables): its ETag, `W/"<version>"`. */
+  version: number;
 }
 
 /** The encrypted signing secret of one subscription, as stored. */
@@ -59,6 +62,7 @@ interface WebhookSubscriptionRow {
   last_failure_at: Date | null;
   rate_limit_per_second: number | null;
   secret_overlap_ends_at: Date | null;
+  version: number;
 }
 
 /** Every column except the secret ones: no ordinary read ever loads the ciphertext. */
@@ -80,6 +84,7 @@ const COLUMNS = [
   'last_failure_at',
   'rate_limit_per_second',
   'secret_overlap_ends_at',
+  'version',
 ] as const;
 
 const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
@@ -101,6 +106,7 @@ const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
   lastFailureAt: r.last_failure_at,
   rateLimitPerSecond: r.rate_limit_per_second,
   secretOverlapEndsAt: r.secret_overlap_ends_at,
+  version: r.version,
 });
 
 /** Subscription ids are plain UUIDs (docs/API.md, Basics), chosen before the insert. */
@@ -228,14 +234,19 @@ export class WebhookSubscriptionsStore {
 
   /**
    * Hard delete: the row, its secret and its deliveries are gone. False when there was no
-   * such row. The deliveries go in the same transaction, after the row: no foreign key does
-   * it (migration 090). A fan-out that read the subscription before this commits may still
-   * add a delivery after it: that one is canceled at its claim, never sent.
+   * such row; VersionMismatch when its version is not one `condition` accepts. The
+   * deliveries go in the same transaction, after the row: no foreign key does it (migration
+   * 090). A fan-out that read the subscription before this commits may still add a delivery
+   * after it: that one is canceled at its claim, never sent.
    */
-  async delete(tenantId: string, id: string): Promise<boolean> {
+  async delete(tenantId: string, id: string, condition: VersionCondition = null): Promise<boolean> {
     return this.db.transaction(async (trx) => {
-      const count = await trx(TABLE).where({ tenant_id: tenantId, id }).delete();
-      if (count === 0) return false;
+      const where = { tenant_id: tenantId, id };
+      const count = await whereVersion(trx(TABLE).where(where), condition).delete();
+      if (count === 0) {
+        await explainMiss(trx, TABLE, where, condition);
+        return false;
+      }
       await trx('webhook_deliveries').where({ subscription_id: id }).delete();
       return true;
     });
@@ -250,16 +261,18 @@ export class WebhookSubscriptionsStore {
    * Applies a PATCH. `isActive: false` pauses (reason `manual`; a subscription disabled
    * already keeps its reason and time); `isActive: true` enables and zeroes the failure
    * counter. The failing level stays: the next success then sends webhook.recovered, as for
-   * any subscription that sent webhook.failing. Undefined if not found.
+   * any subscription that sent webhook.failing. Counts one more version. Undefined if not
+   * found; VersionMismatch when its version is not one `condition` accepts.
    */
   async update(
     db: Knex,
     tenantId: string,
     id: string,
     patch: WebhookSubscriptionPatch,
+    condition: VersionCondition = null,
   ): Promise<WebhookSubscription | undefined> {
     const raw = db.raw.bind(db);
-    const set: Record<string, unknown> = { updated_at: db.fn.now() };
+    const set: Record<string, unknown> = { updated_at: db.fn.now(), version: raw('version + 1') };
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.events !== undefined) set.events = patch.events;
     if (patch.description !== undefined) set.description = patch.description;
@@ -280,7 +293,11 @@ export class WebhookSubscriptionsStore {
         disabled_reason: raw("CASE WHEN is_active THEN 'manual' ELSE disabled_reason END"),
       });
     }
-    const [row] = await db(TABLE).where({ tenant_id: tenantId, id }).update(set).returning(COLUMNS);
+    const where = { tenant_id: tenantId, id };
+    const [row] = await whereVersion(db(TABLE).where(where), condition)
+      .update(set)
+      .returning(COLUMNS);
+    if (!row) await explainMiss(db, TABLE, where, condition);
     return row ? toSubscription(row as WebhookSubscriptionRow) : undefined;
   }
 

@@ -49,7 +49,7 @@ export interface paths {
         head?: never;
         /**
          * Update name and greeting (write); setting or clearing webhook_url needs admin
-         * @description Send at least one field. `webhook_url` (the legacy per-receptionist webhook) needs the `admin` scope and must be an https URL resolving to public addresses, or null.
+         * @description Send at least one field. `webhook_url` (the legacy per-receptionist webhook) needs the `admin` scope and must be an https URL resolving to public addresses, or null. With If-Match, the change applies only to the version it names (docs/API.md, Conditional edits).
          *
          *     Requires an API key with the `write` scope (or a wider one).
          */
@@ -295,7 +295,7 @@ export interface paths {
         head?: never;
         /**
          * Change a subscription: url, events, description, pause/resume, rate limit
-         * @description `url` gets every check of creation. `is_active: false` pauses (disabled_reason `manual`): events keep creating deliveries, which wait and go out on resume. `is_active: true` resumes (or enables an auto-disabled subscription) and zeroes the failure counter. A new url applies to every attempt made after the change.
+         * @description `url` gets every check of creation. `is_active: false` pauses (disabled_reason `manual`): events keep creating deliveries, which wait and go out on resume. `is_active: true` resumes (or enables an auto-disabled subscription) and zeroes the failure counter. A new url applies to every attempt made after the change. With If-Match, the change applies only to the version it names (docs/API.md, Conditional edits).
          *
          *     Requires an API key with the `admin` scope (or a wider one). A portal token with the `manage_endpoints` capability may call it too.
          */
@@ -723,7 +723,9 @@ export interface paths {
         head?: never;
         /**
          * Update a lead (emits lead.updated naming the fields that changed, if any did)
-         * @description Requires an API key with the `write` scope (or a wider one).
+         * @description With If-Match, the change applies only to the version it names (docs/API.md, Conditional edits).
+         *
+         *     Requires an API key with the `write` scope (or a wider one).
          */
         patch: operations["updateLead"];
         trace?: never;
@@ -805,7 +807,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel a queued or running campaign: nothing more is sent, nothing is emitted
-         * @description Requires an API key with the `write` scope (or a wider one).
+         * @description With If-Match, only the version it names is canceled (docs/API.md, Conditional edits): a campaign's version changes when it is canceled, not as it is sent.
+         *
+         *     Requires an API key with the `write` scope (or a wider one).
          */
         post: operations["cancelCampaign"];
         delete?: never;
@@ -1584,7 +1588,7 @@ export interface components {
                  * @description Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status
                  * @enum {string}
                  */
-                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
+                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "precondition_failed" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
                 /** @description For people; may change */
                 message: string;
                 /** @description The offending field, when there is one */
@@ -2441,8 +2445,10 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Identifies this request in our logs; quote it when reporting a problem */
+        /** @description Identifies this request in our logs; quote it when reporting a problem. The client's own X-Request-Id when it sent a well-formed one, else one of ours (req_…) */
         "X-Request-Id": string;
+        /** @description The resource's current version (`W/"<n>"`): send it back in If-Match */
+        ETag: string;
         /** @description The API key's rate limit (IETF draft-ietf-httpapi-ratelimit-headers-11): `"api-key";q=<burst>;w=<seconds>`, a token bucket of `q` requests that an empty bucket takes `w` seconds to refill (q/w requests a second sustained) */
         "RateLimit-Policy": string;
         /** @description Where the API key stands: `"api-key";r=<remaining>;t=<seconds>`, the requests that may be made now and the seconds until the bucket is full again (on a 429: `r=0` for the `Retry-After` seconds) */
@@ -2983,6 +2989,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3188,7 +3196,10 @@ export interface operations {
     updateReceptionist: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the resource is still at this version: an ETag from a read or an earlier edit (weak tags match, as `W/"3"`), a list of them, or `*` (any version). Absent: the edit applies whatever the version. A mismatch is a 412 `precondition_failed` carrying the current ETag. */
+                "If-Match"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3212,6 +3223,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3315,6 +3328,29 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
                      *         "message": "No such receptionist in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description precondition_failed: If-Match names no current version; the ETag header carries the current one */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "precondition_failed",
+                     *         "message": "If-Match names no current version; the ETag header carries the current one"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6618,6 +6654,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6831,7 +6869,10 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the resource is still at this version: an ETag from a read or an earlier edit (weak tags match, as `W/"3"`), a list of them, or `*` (any version). Absent: the edit applies whatever the version. A mismatch is a 412 `precondition_failed` carrying the current ETag. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Subscription id (UUID) */
                 id: string;
@@ -6939,6 +6980,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description precondition_failed: If-Match names no current version; the ETag header carries the current one */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "precondition_failed",
+                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
             429: {
                 headers: {
@@ -7034,7 +7098,10 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the resource is still at this version: an ETag from a read or an earlier edit (weak tags match, as `W/"3"`), a list of them, or `*` (any version). Absent: the edit applies whatever the version. A mismatch is a 412 `precondition_failed` carrying the current ETag. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Subscription id (UUID) */
                 id: string;
@@ -7060,6 +7127,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7171,6 +7240,29 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
                      *         "message": "No such webhook subscription in this tenant"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description precondition_failed: If-Match names no current version; the ETag header carries the current one */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "precondition_failed",
+                     *         "message": "If-Match names no current version; the ETag header carries the current one"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7602,6 +7694,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12569,6 +12663,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12779,7 +12875,10 @@ export interface operations {
     updateLead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the resource is still at this version: an ETag from a read or an earlier edit (weak tags match, as `W/"3"`), a list of them, or `*` (any version). Absent: the edit applies whatever the version. A mismatch is a 412 `precondition_failed` carrying the current ETag. */
+                "If-Match"?: string;
+            };
             path: {
                 id: string;
             };
@@ -12822,6 +12921,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12952,6 +13053,29 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "lead_exists",
                      *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description precondition_failed: If-Match names no current version; the ETag header carries the current one */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "precondition_failed",
+                     *         "message": "If-Match names no current version; the ETag header carries the current one"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13667,6 +13791,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14110,7 +14236,10 @@ export interface operations {
     cancelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the resource is still at this version: an ETag from a read or an earlier edit (weak tags match, as `W/"3"`), a list of them, or `*` (any version). Absent: the edit applies whatever the version. A mismatch is a 412 `precondition_failed` carrying the current ETag. */
+                "If-Match"?: string;
+            };
             path: {
                 id: string;
             };
@@ -14124,6 +14253,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description The version of the resource (`W/"<n>"`), for If-Match. It changes with every change clients make, not with what the service records by itself (counters, times) */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14255,6 +14386,29 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_state",
                      *         "message": "The campaign is completed or canceled already"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description precondition_failed: If-Match names no current version; the ETag header carries the current one */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "precondition_failed",
+                     *         "message": "If-Match names no current version; the ETag header carries the current one"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14420,7 +14574,7 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": Record<string, never> | unknown[];
+                "application/json": Record<string, never> | Record<string, never>[];
             };
         };
         responses: {

@@ -1,6 +1,6 @@
 import type { PageIterator } from '../pagination';
 import type { components, ListParams } from '../types';
-import { Resource, segment } from './resource';
+import { Resource, segment, type EditOptions } from './resource';
 
 /** A campaign with its counters (docs/API.md, Campaigns). */
 export type Campaign = components['schemas']['Campaign'];
@@ -53,9 +53,14 @@ export class CampaignsResource extends Resource {
   /**
    * Stops a queued or running campaign: nothing more is sent and nothing is emitted. A
    * campaign already completed or canceled is a 409 `invalid_state`. Repeating it after a
-   * lost answer can only meet that 409, so it is retried like any idempotent request.
+   * lost answer can only meet that 409 (or, with `ifMatch`, a 412), so it is retried like
+   * any idempotent request. With `ifMatch`, only the version it names is canceled (see
+   * {@link EditOptions}).
    */
-  cancel(id: string): Promise<Campaign> {
-    return this.invoke('POST', `/campaigns/${segment(id)}/cancel`, { idempotent: true });
+  cancel(id: string, options: EditOptions = {}): Promise<Campaign> {
+    return this.invoke('POST', `/campaigns/${segment(id)}/cancel`, {
+      idempotent: true,
+      ifMatch: options.ifMatch,
+    });
   }
 }

@@ -1,6 +1,12 @@
 import type { PageIterator } from '../pagination';
 import type { Lead, LeadCreate, LeadImport, LeadUpdate, ListParams } from '../types';
-import { idempotencyKeyOf, Resource, segment, type IdempotentRequestOptions } from './resource';
+import {
+  idempotencyKeyOf,
+  Resource,
+  segment,
+  type EditOptions,
+  type IdempotentRequestOptions,
+} from './resource';
 
 /**
  * A CSV file for `leads.import`: its text, its bytes (a `Buffer` is a `Uint8Array`), or a
@@ -58,10 +64,15 @@ export class LeadsResource extends Resource {
 
   /**
    * Changes the fields given (`tags` and `metadata` are replaced whole). `lead.updated` names
-   * the fields whose value changed; an update that changes nothing emits nothing.
+   * the fields whose value changed; an update that changes nothing emits nothing. With
+   * `ifMatch`, only if the lead is still at that version (see {@link EditOptions}).
    */
-  update(id: string, body: LeadUpdate): Promise<Lead> {
-    return this.invoke('PATCH', `/leads/${segment(id)}`, { body, idempotent: true });
+  update(id: string, body: LeadUpdate, options: EditOptions = {}): Promise<Lead> {
+    return this.invoke('PATCH', `/leads/${segment(id)}`, {
+      body,
+      idempotent: true,
+      ifMatch: options.ifMatch,
+    });
   }
 
   /**

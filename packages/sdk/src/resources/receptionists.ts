@@ -6,7 +6,7 @@ import type {
   ReceptionistCreate,
   ReceptionistUpdate,
 } from '../types';
-import { Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type EditOptions, type IdempotentRequestOptions } from './resource';
 
 /**
  * The account's receptionists: create and provision them, read and update them, and each
@@ -40,9 +40,16 @@ export class ReceptionistsResource extends Resource {
     return this.fetchOne(`/receptionists/${segment(id)}`);
   }
 
-  /** `name` and `greeting` need write; `webhook_url` needs admin. */
-  update(id: string, body: ReceptionistUpdate): Promise<Receptionist> {
-    return this.invoke('PATCH', `/receptionists/${segment(id)}`, { body, idempotent: true });
+  /**
+   * `name` and `greeting` need write; `webhook_url` needs admin. With `ifMatch`, only if the
+   * receptionist is still at that version (see {@link EditOptions}).
+   */
+  update(id: string, body: ReceptionistUpdate, options: EditOptions = {}): Promise<Receptionist> {
+    return this.invoke('PATCH', `/receptionists/${segment(id)}`, {
+      body,
+      idempotent: true,
+      ifMatch: options.ifMatch,
+    });
   }
 
   /** One receptionist's calls, newest first, following cursors. */

@@ -16,6 +16,16 @@ export interface IdempotentRequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Options of an edit (`update`, `delete`, `cancel`): `ifMatch`, an ETag (see `etagOf`),
+ * makes it apply only while the resource is still at that version; otherwise it throws a 412
+ * `precondition_failed` and changes nothing. A retry after an answer that never came may
+ * meet that 412 because the first try applied: read the resource again to know.
+ */
+export interface EditOptions {
+  ifMatch?: string;
+}
+
 /** The key a creating request sends on every try: the caller's, or one made for it now. */
 export const idempotencyKeyOf = (options: IdempotentRequestOptions): string =>
   options.idempotencyKey ?? randomUUID();
@@ -83,7 +93,7 @@ export abstract class Resource {
   protected invoke<T>(
     method: 'POST' | 'PATCH' | 'DELETE',
     path: string,
-    request: { body?: unknown; idempotent: boolean },
+    request: { body?: unknown; idempotent: boolean; ifMatch?: string },
   ): Promise<T> {
     return this.http.request({ method, path, ...request });
   }

@@ -15,7 +15,7 @@ import type {
   WebhookStats,
   WebhookTestResult,
 } from '../types';
-import { Resource, segment, type IdempotentRequestOptions } from './resource';
+import { Resource, segment, type EditOptions, type IdempotentRequestOptions } from './resource';
 
 /** Webhook subscriptions, their delivery log and retries (admin scope). */
 export class WebhooksResource extends Resource {
@@ -30,19 +30,30 @@ export class WebhooksResource extends Resource {
     return this.createIdempotent('/webhooks', body, options);
   }
 
-  /** Changes url, events, description, `is_active` (pause/resume) or the rate limit. */
-  update(id: string, body: WebhookSubscriptionPatch): Promise<WebhookSubscription> {
-    return this.invoke('PATCH', `/webhooks/${segment(id)}`, { body, idempotent: true });
+  /**
+   * Changes url, events, description, `is_active` (pause/resume) or the rate limit; with
+   * `ifMatch`, only if the subscription is still at that version (see {@link EditOptions}).
+   */
+  update(
+    id: string,
+    body: WebhookSubscriptionPatch,
+    options: EditOptions = {},
+  ): Promise<WebhookSubscription> {
+    return this.invoke('PATCH', `/webhooks/${segment(id)}`, {
+      body,
+      idempotent: true,
+      ifMatch: options.ifMatch,
+    });
   }
 
   /** Pauses: deliveries wait (not cancelled) and go out on resume. */
-  pause(id: string): Promise<WebhookSubscription> {
-    return this.update(id, { is_active: false });
+  pause(id: string, options: EditOptions = {}): Promise<WebhookSubscription> {
+    return this.update(id, { is_active: false }, options);
   }
 
   /** Resumes (or enables) and zeroes the failure counter. */
-  resume(id: string): Promise<WebhookSubscription> {
-    return this.update(id, { is_active: true });
+  resume(id: string, options: EditOptions = {}): Promise<WebhookSubscription> {
+    return this.update(id, { is_active: true }, options);
   }
 
   /**
@@ -93,8 +104,12 @@ export class WebhooksResource extends Resource {
     return this.fetchOne(`/webhooks/${segment(id)}`);
   }
 
-  delete(id: string): Promise<void> {
-    return this.invoke('DELETE', `/webhooks/${segment(id)}`, { idempotent: true });
+  /** Deletes it; with `ifMatch`, only if it is still at that version. */
+  delete(id: string, options: EditOptions = {}): Promise<void> {
+    return this.invoke('DELETE', `/webhooks/${segment(id)}`, {
+      idempotent: true,
+      ifMatch: options.ifMatch,
+    });
   }
 
   /** Sends one signed `webhook.test` now and reports what the endpoint answered. */

@@ -1,6 +1,13 @@
 import type { Deps } from '../../deps';
 import { defineCreateRoute, defineGetRoute } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
+import {
+  etagHeaderDoc,
+  ifMatchHeaderDoc,
+  ifMatchOf,
+  PRECONDITION_FAILED_DOC,
+  sendVersioned,
+} from '../../http/if-match';
 import { idParamSchema } from '../../shared/schemas';
 import { cancelCampaign } from './cancel-campaign';
 import { createCampaign } from './create-campaign';
@@ -94,6 +101,7 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
         const [withCounts] = await withReceipts(deps, [found]);
         return renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 });
       },
+      version: (found) => found.version,
     }),
     campaignRecipientsRoute(deps),
     defineRoute({
@@ -101,22 +109,30 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       path: '/campaigns/:id/cancel',
       operationId: 'cancelCampaign',
       summary: 'Cancel a queued or running campaign: nothing more is sent, nothing is emitted',
+      description:
+        'With If-Match, only the version it names is canceled (docs/API.md, Conditional ' +
+        "edits): a campaign's version changes when it is canceled, not as it is sent.",
       tag: 'Campaigns',
       scope: 'write',
       params: idParamSchema('cmp'),
+      headers: [ifMatchHeaderDoc],
       responses: {
         200: {
           description: 'The canceled campaign with its counters',
           schema: campaignSchema,
           example: canceledCampaignExample,
+          headers: etagHeaderDoc,
         },
       },
       errors: {
         404: 'resource_not_found: no such campaign in this account',
         409: 'invalid_state: the campaign is completed or canceled already',
+        412: PRECONDITION_FAILED_DOC,
       },
       handler: async (req, res) => {
-        res.json(await cancelCampaign(deps, req.auth.tenantId, req.valid.params.id as string));
+        const id = req.valid.params.id as string;
+        const canceled = await cancelCampaign(deps, req.auth.tenantId, id, ifMatchOf(req));
+        sendVersioned(res, canceled.version, canceled.body);
       },
     }),
   ];

@@ -3,6 +3,13 @@ import type { Deps } from '../../deps';
 import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
 import { defineCreateRoute, defineGetRoute, locationHeaderDoc } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
+import {
+  etagHeaderDoc,
+  ifMatchHeaderDoc,
+  ifMatchOf,
+  PRECONDITION_FAILED_DOC,
+  sendVersioned,
+} from '../../http/if-match';
 import { idParamSchema, pageExample, paginated } from '../../shared/schemas';
 import { createLeadFor } from './create-lead';
 import { importLeads } from './import-leads';
@@ -135,6 +142,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       name: 'lead',
       find: (tenantId, id) => deps.stores.leads.get(deps.knex, tenantId, id),
       render: renderLead,
+      version: (lead) => lead.version,
     }),
     defineRoute({
       method: 'patch',
@@ -143,7 +151,11 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       summary: 'Update a lead (emits lead.updated naming the fields that changed, if any did)',
       tag: 'Leads',
       scope: 'write',
+      description:
+        'With If-Match, the change applies only to the version it names (docs/API.md, ' +
+        'Conditional edits).',
       params: idParamSchema('lead'),
+      headers: [ifMatchHeaderDoc],
       body: updateLeadBodySchema,
       bodyExample: updateLeadExample,
       responses: {
@@ -151,17 +163,19 @@ export function leadRoutes(deps: Deps): RouteDef[] {
           description: 'The lead',
           schema: leadSchema,
           example: { ...leadExample, ...updateLeadExample, updated_at: '2026-11-22T08:00:00.000Z' },
+          headers: etagHeaderDoc,
         },
       },
       errors: {
         404: 'resource_not_found: no such lead, or receptionist_id is not one of yours',
         409: LEAD_EXISTS,
+        412: PRECONDITION_FAILED_DOC,
       },
       handler: async (req, res) => {
         const id = req.valid.params.id as string;
-        res.json(
-          await updateLeadFor(deps, req.auth.tenantId, id, req.valid.body as UpdateLeadBody),
-        );
+        const body = req.valid.body as UpdateLeadBody;
+        const lead = await updateLeadFor(deps, req.auth.tenantId, id, body, ifMatchOf(req));
+        sendVersioned(res, lead.version, renderLead(lead));
       },
     }),
   ];

@@ -1,26 +1,28 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import type { Lead, VersionCondition } from '@switchboard/db';
 import { toLeadFields, updateLead, type updateLeadBodySchema } from '@switchboard/leads';
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
 import { withLeadErrors } from './errors';
-import { renderLead } from './render';
 
 export type UpdateLeadBody = FromSchema<typeof updateLeadBodySchema>;
 
 /**
  * Applies a PATCH (REST or MCP): fields given replace their values (`tags` and `metadata`
  * as a whole); `lead.updated` names the fields whose value changed, and nothing is emitted
- * when none did.
+ * when none did. With a version `condition` (REST's If-Match), a lead at another version is
+ * a 412 (VersionMismatch, checked under the lead's lock).
  */
 export async function updateLeadFor(
   deps: Deps,
   tenantId: string,
   id: string,
   body: UpdateLeadBody,
-): Promise<ReturnType<typeof renderLead>> {
+  condition: VersionCondition = null,
+): Promise<Lead> {
   return withLeadErrors(async () => {
-    const lead = await updateLead(deps, tenantId, id, toLeadFields(body));
+    const lead = await updateLead(deps, tenantId, id, toLeadFields(body), condition);
     if (!lead) throw notFound('lead', 'id');
-    return renderLead(lead);
+    return lead;
   });
 }

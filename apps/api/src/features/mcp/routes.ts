@@ -29,9 +29,12 @@ const jsonRpcErrorExample = (code: number, message: string) => ({
   id: null,
 });
 
+/** One JSON-RPC message, or a batch of them; the MCP transport checks the rest. */
 const jsonRpcSchema = {
   type: ['object', 'array'],
-  description: 'A JSON-RPC 2.0 message of the Model Context Protocol (Streamable HTTP)',
+  items: { type: 'object' },
+  description:
+    'A JSON-RPC 2.0 message of the Model Context Protocol (Streamable HTTP), or a batch of them',
 } as const;
 
 /**

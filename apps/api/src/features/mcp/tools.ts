@@ -7,6 +7,7 @@ import { createLeadFor } from '../leads/create-lead';
 import { createLeadBodySchema, leadSearchQuerySchema } from '../leads/schemas';
 import { searchLeadsFor, type LeadSearchQuery } from '../leads/search-leads';
 import { updateLeadFor, type UpdateLeadBody } from '../leads/update-lead';
+import { renderLead } from '../leads/render';
 
 /** One MCP tool: its inputs mirror the REST request it stands for, checked by the same schema. */
 export interface McpTool {
@@ -63,7 +64,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       if (Object.keys(fields).length === 0) {
         throw invalidParameter('body', 'Send at least one field to change besides id');
       }
-      return updateLeadFor(deps, tenantId, id, fields);
+      return renderLead(await updateLeadFor(deps, tenantId, id, fields));
     },
   },
   {

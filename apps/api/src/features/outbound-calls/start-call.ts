@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { AcceptedOutboundCall, Receptionist } from '@switchboard/db';
+import { currentRequestId } from '@switchboard/logger';
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { ApiError, notFound } from '../../errors';
@@ -86,11 +87,15 @@ const accepted = (
   replayed,
 });
 
-/** Adds the dial job (jobId = call id, so a second add is a no-op); never fails the request. */
+/**
+ * Adds the dial job (jobId = call id, so a second add is a no-op); never fails the request.
+ * The job carries this request's id: the worker's lines about the dial carry it too.
+ */
 async function enqueueDial(deps: Deps, callId: string): Promise<void> {
   try {
+    const requestId = currentRequestId();
     await enqueueFromRequest(deps.queues, deps.redis, 'outboundCalls', {
-      data: { v: 1, callId },
+      data: requestId ? { v: 1, callId, requestId } : { v: 1, callId },
     });
   } catch (err) {
     deps.logger.warn({ err, callId }, 'dial job not added; the dialler reconciler will enqueue it');

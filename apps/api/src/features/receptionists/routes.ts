@@ -1,6 +1,13 @@
 import type { Deps } from '../../deps';
 import { defineCreateRoute, defineGetRoute, locationHeaderDoc } from '../../shared/resource-routes';
 import { defineRoute, type RouteDef } from '../../openapi/route';
+import {
+  etagHeaderDoc,
+  ifMatchHeaderDoc,
+  ifMatchOf,
+  PRECONDITION_FAILED_DOC,
+  sendVersioned,
+} from '../../http/if-match';
 import { idParamSchema } from '../../shared/schemas';
 import { createReceptionist, type CreateReceptionistBody } from './create-receptionist';
 import { reprovisionReceptionist } from './provision-receptionist';
@@ -79,6 +86,7 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
       name: 'receptionist',
       find: (tenantId, id) => receptionists.get(deps.knex, tenantId, id),
       render: renderReceptionist,
+      version: (r) => r.version,
     }),
     defineRoute({
       method: 'post',
@@ -117,7 +125,10 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
       params: idParamSchema('rcp'),
       description:
         'Send at least one field. `webhook_url` (the legacy per-receptionist webhook) needs ' +
-        'the `admin` scope and must be an https URL resolving to public addresses, or null.',
+        'the `admin` scope and must be an https URL resolving to public addresses, or null. ' +
+        'With If-Match, the change applies only to the version it names (docs/API.md, ' +
+        'Conditional edits).',
+      headers: [ifMatchHeaderDoc],
       body: updateReceptionistBodySchema,
       bodyExample: updateReceptionistExample,
       responses: {
@@ -125,15 +136,19 @@ export function receptionistRoutes(deps: Deps): RouteDef[] {
           description: 'The updated receptionist',
           schema: receptionistSchema,
           example: { ...receptionistExample, ...updateReceptionistExample },
+          headers: etagHeaderDoc,
         },
       },
       errors: {
         403: 'insufficient_scope: setting or clearing webhook_url also needs the admin scope',
         404: 'resource_not_found: no such receptionist in this tenant',
+        412: PRECONDITION_FAILED_DOC,
       },
       handler: async (req, res) => {
         const body = req.valid.body as UpdateReceptionistBody;
-        res.json(await updateReceptionist(deps, req.auth, req.valid.params.id as string, body));
+        const id = req.valid.params.id as string;
+        const updated = await updateReceptionist(deps, req.auth, id, body, ifMatchOf(req));
+        sendVersioned(res, updated.version, renderReceptionist(updated));
       },
     }),
   ];

@@ -5,6 +5,13 @@ import { enqueue } from '@switchboard/queues';
 import { generateSigningSecret } from '@switchboard/webhooks';
 import type { Deps } from '../../deps';
 import { notFound } from '../../errors';
+import {
+  ifMatchHeaderDoc,
+  ifMatchOf,
+  preconditionFailed,
+  PRECONDITION_FAILED_DOC,
+  sendVersioned,
+} from '../../http/if-match';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { subscriptionNotFoundDoc, webhookIdParamSchema } from '../../shared/schemas';
 import { checkSubscriptionUrl } from '../../shared/webhook-url';
@@ -68,33 +75,47 @@ export function webhookEditRoutes(deps: Deps): RouteDef[] {
         '`url` gets every check of creation. `is_active: false` pauses (disabled_reason ' +
         '`manual`): events keep creating deliveries, which wait and go out on resume. ' +
         '`is_active: true` resumes (or enables an auto-disabled subscription) and zeroes the ' +
-        'failure counter. A new url applies to every attempt made after the change.',
+        'failure counter. A new url applies to every attempt made after the change. With ' +
+        'If-Match, the change applies only to the version it names (docs/API.md, ' +
+        'Conditional edits).',
       tag: TAG,
       scope: 'admin',
       portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
+      headers: [ifMatchHeaderDoc],
       body: patchWebhookBodySchema,
       bodyExample: patchWebhookBodyExample,
       responses: subscriptionAnswer('The subscription as changed'),
-      errors: subscriptionNotFoundDoc,
+      errors: { ...subscriptionNotFoundDoc, 412: PRECONDITION_FAILED_DOC },
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const id = idOf(req.valid.params);
         const body = req.valid.body as PatchBody;
-        // 404 before the URL check: another tenant's id learns nothing about URLs.
+        const condition = ifMatchOf(req);
+        // 404 before the URL check: another tenant's id learns nothing about URLs. A version
+        // already gone is a 412 before it too; the update checks the version again, itself.
         const before = await store.get(tenantId, id);
         if (!before) throw notFound('webhook subscription', 'id');
+        if (condition && !condition.includes(before.version)) {
+          throw preconditionFailed(before.version);
+        }
         const url = body.url === undefined ? undefined : await checkSubscriptionUrl(body.url, deps);
-        const updated = await updateAndReport(deps, tenantId, id, {
-          url,
-          events: body.events && [...new Set(body.events)],
-          description: body.description,
-          isActive: body.is_active,
-          rateLimitPerSecond: body.rate_limit_per_second,
-        });
+        const updated = await updateAndReport(
+          deps,
+          tenantId,
+          id,
+          {
+            url,
+            events: body.events && [...new Set(body.events)],
+            description: body.description,
+            isActive: body.is_active,
+            rateLimitPerSecond: body.rate_limit_per_second,
+          },
+          condition,
+        );
         if (!updated) throw notFound('webhook subscription', 'id');
         if (body.is_active === true && !before.isActive) await wakeSubscription(deps, updated);
-        res.json(renderWebhookSubscription(updated));
+        sendVersioned(res, updated.version, renderWebhookSubscription(updated));
       },
     }),
     defineRoute({

@@ -4,6 +4,12 @@ import type { Deps } from '../../deps';
 import { subscriptionNotFoundDoc, webhookIdParamSchema } from '../../shared/schemas';
 import { notFound } from '../../errors';
 import { idempotencyKeyHeaderDoc, idempotentReplayHeaderDoc } from '../../idempotency';
+import {
+  ifMatchHeaderDoc,
+  ifMatchOf,
+  PRECONDITION_FAILED_DOC,
+  sendVersioned,
+} from '../../http/if-match';
 import { consumeAll, RateLimiter } from '../../http/rate-limit';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import {
@@ -136,7 +142,8 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       responses: subscriptionAnswer('The subscription'),
       errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
-        res.json(renderWebhookSubscription(await found(req.auth.tenantId, idOf(req.valid.params))));
+        const subscription = await found(req.auth.tenantId, idOf(req.valid.params));
+        sendVersioned(res, subscription.version, renderWebhookSubscription(subscription));
       },
     }),
     defineRoute({
@@ -148,10 +155,12 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       scope: 'admin',
       portal: { capability: 'manage_endpoints', subscriptions: 'path' },
       params: webhookIdParamSchema,
+      headers: [ifMatchHeaderDoc],
       responses: { 204: { description: 'Deleted' } },
-      errors: subscriptionNotFoundDoc,
+      errors: { ...subscriptionNotFoundDoc, 412: PRECONDITION_FAILED_DOC },
       handler: async (req, res) => {
-        const deleted = await store.delete(req.auth.tenantId, idOf(req.valid.params));
+        const condition = ifMatchOf(req);
+        const deleted = await store.delete(req.auth.tenantId, idOf(req.valid.params), condition);
         if (!deleted) throw notFound('webhook subscription', 'id');
         res.status(204).end();
       },
@@ -205,7 +214,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
         const enabled = await store.enable(req.auth.tenantId, before.id);
         if (!enabled) throw notFound('webhook subscription', 'id');
         if (!before.isActive) await wakeSubscription(deps, enabled);
-        res.json(renderWebhookSubscription(enabled));
+        sendVersioned(res, enabled.version, renderWebhookSubscription(enabled));
       },
     }),
   ];

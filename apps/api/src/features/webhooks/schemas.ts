@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { nullableTimestamp, timestamp } from '../../shared/schemas';
+import { etagHeaderDoc } from '../../http/if-match';
 
 /** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
 export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
@@ -254,8 +255,14 @@ export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSc
 };
 
 /** The 200 of a route that answers with one subscription (never its secret). */
+/** A 200 holding one subscription, with its version in ETag (http/if-match.ts). */
 export const subscriptionAnswer = (description: string) => ({
-  200: { description, schema: webhookSubscriptionSchema, example: webhookSubscriptionExample },
+  200: {
+    description,
+    schema: webhookSubscriptionSchema,
+    example: webhookSubscriptionExample,
+    headers: etagHeaderDoc,
+  },
 });
 
 export const patchWebhookBodyExample: FromSchema<typeof patchWebhookBodySchema> = {
