@@ -78,9 +78,10 @@ sentinel_knows_set() {
     grep -A1 -x 'num-other-sentinels' <<<"$info" | tail -n 1 | grep -qx 2
 }
 
-# wait_until WHAT COMMAND...: runs COMMAND every 0.2 s until it succeeds, for at most 60 s.
+# wait_until WHAT COMMAND...: runs COMMAND every 0.2 s until it succeeds, for at most
+# HA_WAIT_SECONDS (60 unless told).
 wait_until() {
-  local what=$1 deadline=$((SECONDS + 60))
+  local what=$1 deadline=$((SECONDS + ${HA_WAIT_SECONDS:-60}))
   shift
   until "$@" >/dev/null 2>&1; do
     if ((SECONDS >= deadline)); then
@@ -89,4 +90,25 @@ wait_until() {
     fi
     sleep 0.2
   done
+}
+
+# start_redis_set SENTINEL_BIN DIR: the whole Redis part; prints the exports of its settings.
+start_redis_set() {
+  local bin=$1 dir=$2 port primary
+  local -a ports
+  read -r -a ports <<<"$(free_ports 6)"
+  primary=${ports[0]}
+  start_redis "$dir" "$primary"
+  for port in "${ports[1]}" "${ports[2]}"; do
+    start_redis "$dir" "$port" --replicaof 127.0.0.1 "$primary"
+  done
+  wait_until "both replicas in sync" replicas_in_sync "$primary" 2
+  for port in "${ports[@]:3:3}"; do start_sentinel "$bin" "$dir" "$port" "$primary"; done
+  for port in "${ports[@]:3:3}"; do
+    wait_until "Sentinel $port to know both replicas and both other Sentinels" \
+      sentinel_knows_set "$port"
+  done
+  local sentinels="127.0.0.1:${ports[3]},127.0.0.1:${ports[4]},127.0.0.1:${ports[5]}"
+  say "Redis primary 127.0.0.1:$primary, replicas 127.0.0.1:${ports[1]} and 127.0.0.1:${ports[2]}, Sentinels $sentinels"
+  printf 'export REDIS_SENTINELS=%s\nexport REDIS_SENTINEL_NAME=%s\n' "$sentinels" "$HA_NAME"
 }

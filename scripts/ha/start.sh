@@ -1,50 +1,76 @@
 #!/usr/bin/env bash
-# A Redis Sentinel set on this machine, for running Switchboard through a Redis failover by
-# hand: one primary, two replicas and three Sentinels (quorum 2) on free ports of 127.0.0.1,
-# every file under a new temporary directory, no persistence (README, "Redis failover:
-# Sentinel"). Prints the settings that put the API and the worker on it:
+# A highly available Redis and Postgres on this machine, for running Switchboard through
+# failovers by hand (README, "Redis failover: Sentinel" and "Postgres failover: Patroni"),
+# every process on free ports of 127.0.0.1 and every file under one new temporary directory:
 #
-#   eval "$(bash scripts/ha/start.sh)"    # exports REDIS_SENTINELS and REDIS_SENTINEL_NAME
-#   npm start                              # or start:api / start:worker
-#   redis-cli -p <a Sentinel's port> SENTINEL FAILOVER switchboard   # a failover, on demand
-#   bash scripts/ha/stop.sh                # stops every process, deletes the directory
+#   redis      one primary, two replicas and three Sentinels (quorum 2), no persistence;
+#   postgres   three etcd members, two Postgres members under Patroni with synchronous_mode
+#              (HA_PG_MEMBERS=3 for three), and HAProxy routing to the leader.
 #
-# Progress goes to stderr as "switchboard: ..." lines. Installs redis-server and
-# redis-sentinel with apt-get when they are missing and we are root. While a set started by
-# this script runs, another start prints its settings again. The directory is remembered in
-# .dev/ha-dir (SWITCHBOARD_HA_STATE names another file) for stop.sh.
+# Both parts unless some are named. Prints the settings that put the API and the worker on
+# them (stdout); progress goes to stderr as "switchboard: ..." lines:
+#
+#   eval "$(bash scripts/ha/start.sh)"   # exports REDIS_SENTINELS, REDIS_SENTINEL_NAME, DATABASE_URL
+#   npm start                            # or start:api / start:worker
+#   bash scripts/ha/stop.sh              # stops every process it started, deletes the directory
+#
+# Installs what it needs with apt-get when it is missing and we are root (redis-server,
+# redis-sentinel, etcd-server, patroni, haproxy; PostgreSQL itself must be installed). While a
+# set started by this script runs, another start prints its settings again. The directory is
+# remembered in .dev/ha-dir (SWITCHBOARD_HA_STATE names another file) for stop.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 source scripts/ha/redis-set.sh
+source scripts/ha/postgres-set.sh
+
+parts=("$@")
+((${#parts[@]})) || parts=(redis postgres)
+for part in "${parts[@]}"; do
+  case "$part" in redis | postgres) ;; *)
+    say "unknown part '$part': expected redis and/or postgres"
+    exit 1
+    ;;
+  esac
+done
 
 ensure_node
-bash scripts/ensure-debian-tool.sh redis-server REDIS_SERVER_PATH redis-server >/dev/null
-bash scripts/ensure-debian-tool.sh redis-tools REDIS_CLI_PATH redis-cli >/dev/null
-SENTINEL_BIN="$(bash scripts/ensure-redis-sentinel.sh)"
+tool() { bash scripts/ensure-debian-tool.sh "$@" >/dev/null; }
+for part in "${parts[@]}"; do
+  if [ "$part" = redis ]; then
+    tool redis-server REDIS_SERVER_PATH redis-server
+    tool redis-tools REDIS_CLI_PATH redis-cli
+    SENTINEL_BIN="$(bash scripts/ensure-redis-sentinel.sh)"
+  else
+    tool etcd-server ETCD_PATH etcd
+    tool patroni PATRONI_PATH patroni
+    tool haproxy HAPROXY_PATH haproxy /usr/sbin/haproxy
+    [ -x "$(pg_bin_dir)/postgres" ] || {
+      say "PostgreSQL's server binaries are missing: install PostgreSQL (or set PG_BIN)"
+      exit 1
+    }
+  fi
+done
 
 if dir="$(ha_running_dir)"; then
-  say "a Redis Sentinel set is already running (files in $dir)"
+  say "already running (files in $dir); scripts/ha/stop.sh stops it"
   cat "$dir/env"
   exit 0
 fi
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/switchboard-ha.XXXXXX")"
+# Postgres runs as the postgres OS user when we are root: it must reach its own directory.
+chmod 711 "$dir"
 mkdir -p "$(dirname "$HA_STATE")"
 printf '%s\n' "$dir" >"$HA_STATE"
-trap 'say "start failed; stopping what was started"; bash scripts/ha/stop.sh >/dev/null 2>&1 || true' ERR
+trap 'say "start failed (logs in $dir); stopping what was started"; bash scripts/ha/stop.sh --keep >/dev/null 2>&1 || true' ERR
 
-read -r -a ports <<<"$(free_ports 6)"
-primary=${ports[0]}
-start_redis "$dir" "$primary"
-for port in "${ports[1]}" "${ports[2]}"; do start_redis "$dir" "$port" --replicaof 127.0.0.1 "$primary"; done
-wait_until "both replicas in sync" replicas_in_sync "$primary" 2
-for port in "${ports[@]:3:3}"; do start_sentinel "$SENTINEL_BIN" "$dir" "$port" "$primary"; done
-for port in "${ports[@]:3:3}"; do
-  wait_until "Sentinel $port to know both replicas and both other Sentinels" sentinel_knows_set "$port"
+: >"$dir/env"
+for part in "${parts[@]}"; do
+  if [ "$part" = redis ]; then
+    start_redis_set "$SENTINEL_BIN" "$dir" >>"$dir/env"
+  else
+    start_postgres_set "$dir" >>"$dir/env"
+  fi
 done
-
-sentinels="127.0.0.1:${ports[3]},127.0.0.1:${ports[4]},127.0.0.1:${ports[5]}"
-printf 'export REDIS_SENTINELS=%s\nexport REDIS_SENTINEL_NAME=%s\n' "$sentinels" "$HA_NAME" >"$dir/env"
-say "primary 127.0.0.1:$primary, replicas 127.0.0.1:${ports[1]} and 127.0.0.1:${ports[2]}, Sentinels $sentinels (files in $dir)"
 cat "$dir/env"
