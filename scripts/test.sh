@@ -16,6 +16,8 @@ say "the lock file (npm ci accepts it: npm run lock repairs it)"
 npm ci --dry-run --ignore-scripts --no-audit --no-fund >/dev/null
 # promtool for the alert rules test (test/observability/alert-rules.test.ts).
 bash scripts/ensure-promtool.sh >/dev/null
+# redis-sentinel for the failover test (test/worker/redis-failover.test.ts).
+bash scripts/ensure-redis-sentinel.sh >/dev/null
 say "portal build (apps/portal, served at /portal; test/portal drives it in Chromium)"
 npm run --silent portal:build >/dev/null
 

@@ -27,9 +27,7 @@ export function bareEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
-    if (
-      /^(DATABASE_URL|REDIS_URL|PORT|(API_)?METRICS_|INGEST_|CURSOR_|SECRET_|WEBHOOK_)/.test(name)
-    )
+    if (/^(DATABASE_URL|REDIS_|PORT|(API_)?METRICS_|INGEST_|CURSOR_|SECRET_|WEBHOOK_)/.test(name))
       continue;
     if (/^(WORKER_|QUEUE_|SIMULATOR_|SHUTDOWN_|LOG_LEVEL|HTTP_|OTEL_)/.test(name)) continue;
     env[name] = value;

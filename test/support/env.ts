@@ -45,9 +45,22 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
   };
 }
 
-/** The variables that name `target`, for a child process on the same Redis (or cluster). */
+/** The variables that name `target`, for a child process on the same Redis. */
 export function redisEnv(target: RedisTarget): Record<string, string> {
-  return target.mode === 'cluster'
-    ? { REDIS_URL: '', REDIS_CLUSTER_NODES: target.nodes.join(',') }
-    : { REDIS_URL: target.url, REDIS_CLUSTER_NODES: '' };
+  const none = { REDIS_CLUSTER_NODES: '', REDIS_SENTINELS: '', REDIS_SENTINEL_NAME: '' };
+  switch (target.mode) {
+    case 'cluster':
+      return { ...none, REDIS_URL: '', REDIS_CLUSTER_NODES: target.nodes.join(',') };
+    case 'sentinel':
+      return {
+        ...none,
+        REDIS_URL: target.url,
+        REDIS_SENTINELS: target.sentinels
+          .map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`)
+          .join(','),
+        REDIS_SENTINEL_NAME: target.name,
+      };
+    case 'standalone':
+      return { ...none, REDIS_URL: target.url };
+  }
 }

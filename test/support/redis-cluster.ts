@@ -71,11 +71,12 @@ export async function startRedisCluster({ masters = 3 } = {}): Promise<TestRedis
   };
 }
 
-async function distinctFreePorts(count: number): Promise<number[]> {
+/** `count` different free ports of 127.0.0.1 (for servers started together). */
+export async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   for (let tries = 0; ports.size < count && tries < count * 10; tries++)
     ports.add(await freePort());
-  if (ports.size < count) throw new Error('no free ports for the Redis Cluster');
+  if (ports.size < count) throw new Error(`no ${count} distinct free ports`);
   return [...ports];
 }
 

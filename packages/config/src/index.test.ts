@@ -143,6 +143,38 @@ describe('loadConfig', () => {
       'not both',
     ],
     [{ REDIS_CLUSTER_NODES: 'redis://a:7000/2' }, 'REDIS_CLUSTER_NODES', 'database 0 only'],
+    [{ REDIS_SENTINELS: 'a:26379' }, 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_NAME is missing'],
+    [{ REDIS_SENTINEL_NAME: 'mymaster' }, 'REDIS_SENTINELS', 'REDIS_SENTINELS is missing'],
+    [
+      { REDIS_SENTINELS: 'redis://a:26379', REDIS_SENTINEL_NAME: 'mymaster' },
+      'REDIS_SENTINELS',
+      'REDIS_SENTINELS is invalid: expected a comma-separated list of host:port',
+    ],
+    [
+      { REDIS_SENTINELS: 'a:26379,b', REDIS_SENTINEL_NAME: 'mymaster' },
+      'REDIS_SENTINELS',
+      'REDIS_SENTINELS is invalid',
+    ],
+    [
+      { REDIS_SENTINELS: 'a:0', REDIS_SENTINEL_NAME: 'mymaster' },
+      'REDIS_SENTINELS',
+      'host:port addresses (a:0 is not one)',
+    ],
+    [
+      { REDIS_SENTINELS: 'a:26379', REDIS_SENTINEL_NAME: 'my master' },
+      'REDIS_SENTINEL_NAME',
+      'REDIS_SENTINEL_NAME is invalid',
+    ],
+    [
+      {
+        REDIS_SENTINELS: 'a:26379',
+        REDIS_SENTINEL_NAME: 'mymaster',
+        REDIS_CLUSTER_NODES: 'redis://b:7000',
+        REDIS_URL: '',
+      },
+      'REDIS_SENTINELS',
+      'not both',
+    ],
     [
       { REDIS_CLUSTER_NODES: 'redis://:pw@a:7000,redis://b:7000' },
       'REDIS_CLUSTER_NODES',
@@ -185,6 +217,34 @@ describe('loadConfig', () => {
       nodes: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'],
     });
     expect(Object.isFrozen(c.redis)).toBe(true);
+  });
+
+  it('reads Sentinels and the primary name; REDIS_URL gives credentials and database', () => {
+    const c = loadConfig({
+      ...valid,
+      REDIS_SENTINELS: '10.0.0.1:26379,sentinel-b:26380,[::1]:26381',
+      REDIS_SENTINEL_NAME: 'mymaster',
+      REDIS_URL: 'redis://:secret@ignored:6379/2',
+    });
+    expect(c.redis).toEqual({
+      mode: 'sentinel',
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: 'sentinel-b', port: 26380 },
+        { host: '::1', port: 26381 },
+      ],
+      name: 'mymaster',
+      url: 'redis://:secret@ignored:6379/2',
+    });
+    expect(Object.isFrozen(c.redis)).toBe(true);
+    // No hash tag needed: one primary holds every key.
+    const plain = loadConfig({
+      ...valid,
+      REDIS_SENTINELS: 'a:26379',
+      REDIS_SENTINEL_NAME: 'mymaster',
+      QUEUE_PREFIX: 'sb',
+    });
+    expect(plain.redis).toMatchObject({ mode: 'sentinel', url: 'redis://127.0.0.1:6379' });
   });
 
   it('turns the queue dashboard on only with its token', () => {

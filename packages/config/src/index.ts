@@ -24,7 +24,7 @@ export { COMMAND_SETTINGS } from './settings';
 export { readDotEnv, withDotEnv } from './dotenv';
 
 export { ConfigError } from './errors';
-export type { RedisTarget } from './redis';
+export type { RedisTarget, SentinelAddress } from './redis';
 
 const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
 const properties: Record<

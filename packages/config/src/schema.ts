@@ -27,6 +27,20 @@ export const envSchema = {
       description:
         'a comma-separated list of redis://host:port seeds of one Redis Cluster (instead of REDIS_URL)',
     },
+    REDIS_SENTINELS: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^[^,\\s/@]+:[0-9]{1,5}(,[^,\\s/@]+:[0-9]{1,5})*$',
+      description:
+        'a comma-separated list of host:port addresses of the Redis Sentinels watching REDIS_SENTINEL_NAME',
+    },
+    REDIS_SENTINEL_NAME: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^[A-Za-z0-9._-]{1,64}$',
+      description:
+        'the name the Sentinels monitor the primary under (sentinel monitor NAME ...), e.g. mymaster',
+    },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port' },
     METRICS_PORT: {
       type: 'integer',

@@ -10,7 +10,10 @@ export type EnvValues = Partial<Record<EnvName, string | number>>;
 /** The typed, frozen configuration every process builds once at boot. */
 export interface Config {
   readonly databaseUrl: string;
-  /** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+  /**
+   * One Redis server (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES) or a primary found
+   * through Redis Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME).
+   */
   readonly redis: RedisTarget;
   readonly port: number;
   /** The worker's /metrics port. */
@@ -111,6 +114,8 @@ const str = (name: EnvName): Setting<string> => ({
   variables: [name],
   build: (v) => String(v[name]),
 });
+const optional = (value: string | number | undefined): string | undefined =>
+  value === undefined ? undefined : String(value);
 const num = (name: EnvName): Setting<number> => ({
   variables: [name],
   build: (v) => Number(v[name]),
@@ -138,14 +143,22 @@ function allowPrivateTargets(v: EnvValues): boolean {
 export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: str('DATABASE_URL'),
   redis: {
-    variables: ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'QUEUE_PREFIX'],
+    variables: [
+      'REDIS_URL',
+      'REDIS_CLUSTER_NODES',
+      'REDIS_SENTINELS',
+      'REDIS_SENTINEL_NAME',
+      'QUEUE_PREFIX',
+    ],
     build: (v, wasSet) =>
-      redisTarget(
-        String(v.REDIS_URL),
-        wasSet('REDIS_URL'),
-        v.REDIS_CLUSTER_NODES === undefined ? undefined : String(v.REDIS_CLUSTER_NODES),
-        String(v.QUEUE_PREFIX),
-      ),
+      redisTarget({
+        url: String(v.REDIS_URL),
+        urlWasSet: wasSet('REDIS_URL'),
+        clusterNodes: optional(v.REDIS_CLUSTER_NODES),
+        sentinels: optional(v.REDIS_SENTINELS),
+        sentinelName: optional(v.REDIS_SENTINEL_NAME),
+        queuePrefix: String(v.QUEUE_PREFIX),
+      }),
   },
   port: num('PORT'),
   metricsPort: num('METRICS_PORT'),

@@ -7,7 +7,8 @@ import IORedis, {
 import type { RedisTarget } from '@switchboard/config';
 
 /**
- * A connection to this deployment's Redis: one server, or a Redis Cluster. Everything the
+ * A connection to this deployment's Redis: one server (possibly the primary that Redis
+ * Sentinel names, see `createRedis`), or a Redis Cluster. Everything the
  * product runs on it (BullMQ, idempotency entries) uses keys under the hash-tagged
  * QUEUE_PREFIX, so on a cluster every key and every multi-key script lands on one slot.
  * Commands that carry no key (PING, INFO, SCAN) go to an arbitrary node of a cluster: use
@@ -75,7 +76,12 @@ const roleOptions = (role: Role): RedisOptions =>
  */
 export function createRedis(target: RedisTarget | string, role: Role): Redis {
   const t: RedisTarget = typeof target === 'string' ? { mode: 'standalone', url: target } : target;
-  const redis = t.mode === 'cluster' ? createCluster(t.nodes, role) : createServer(t.url, role);
+  const redis =
+    t.mode === 'cluster'
+      ? createCluster(t.nodes, role)
+      : t.mode === 'sentinel'
+        ? createSentinelClient(t, role)
+        : createServer(t.url, role);
   // An 'error' listener is mandatory: without it ioredis would crash the process on an outage.
   redis.on('error', () => undefined);
   return redis;
@@ -89,15 +95,55 @@ function createServer(url: string, role: Role): RedisServer {
   });
 }
 
+/** The user, password and TLS of a redis:// or rediss:// URL, as ioredis options. */
+function authOf(url: URL): RedisOptions {
+  return {
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/** A READONLY reply: this connection reached a replica (a demoted primary after a failover). */
+const isReadOnlyReply = (err: Error): boolean => err.message.startsWith('READONLY');
+
+/**
+ * A connection to the primary that the Sentinels name. Invariants: every (re)connect asks a
+ * Sentinel for the primary's address first, so after a failover the next reconnect reaches
+ * the promoted replica without a restart; the ready check stays on for both roles, because
+ * it is where ioredis checks that the server it reached really is a primary (a Sentinel can
+ * still name the old one for a moment); and a READONLY reply (a primary demoted to a replica
+ * while the connection stayed open) makes the connection reconnect and resend the command,
+ * so it reaches the new primary. The producer's other rules hold: no offline queue, so
+ * while no primary is reachable a request fails at once (503).
+ */
+function createSentinelClient(
+  target: Extract<RedisTarget, { mode: 'sentinel' }>,
+  role: Role,
+): RedisServer {
+  const url = new URL(target.url);
+  const db = Number(url.pathname.slice(1) || 0);
+  return new IORedis({
+    sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+    name: target.name,
+    ...authOf(url),
+    ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
+    db,
+    ...roleOptions(role),
+    retryStrategy: retry,
+    sentinelRetryStrategy: retry,
+    // A Sentinel that holds the connection without answering must not stall the connect.
+    sentinelCommandTimeout: 1000,
+    enableReadyCheck: true,
+    reconnectOnError: (err) => (isReadOnlyReply(err) ? 2 : false),
+    ...(role === 'worker' ? {} : { enableOfflineQueue: false }),
+  });
+}
+
 function createCluster(seeds: readonly string[], role: Role): Cluster {
   // Config guarantees every seed shares scheme and credentials; discovered nodes get them
   // through redisOptions (ioredis would not carry a seed URL's password over to them).
-  const first = new URL(seeds[0] ?? 'redis://127.0.0.1:6379');
-  const auth: RedisOptions = {
-    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
-    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
-    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
+  const auth = authOf(new URL(seeds[0] ?? 'redis://127.0.0.1:6379'));
   const startupNodes = seeds.map((seed) => {
     const u = new URL(seed);
     return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 6379) };
