@@ -33,7 +33,7 @@ const TRANSACTION_IDIOM = [
  * busy machine without any defect. In `npm test` a duration is compared with a baseline
  * measured in the same run (`boundMs(budget, baseline)` of test/support/timing.ts, or another
  * measured duration), or the test asserts an order of events instead; fixed bounds belong to
- * the chaos parts (docs/DECISIONS.md, "A suite without wall-clock bounds"). Flagged: an
+ * the chaos parts (docs/decisions/0089-suite-without-wall-clock-bounds.md). Flagged: an
  * `expect` of a duration (a value computed from `Date.now()` or `performance.now()`, or named
  * like one: ms, elapsedMs, duration_ms, took, latency...) against a bare number or constant
  * (`5000`, `BOUND_MS`, `REDIS_DEADLINE_MS + 1500`). A bound that calls a function or reads a

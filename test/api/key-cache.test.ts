@@ -10,7 +10,7 @@ import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
 
 // With API_KEY_CACHE_ENABLED, the API caches active keys for ACTIVE_KEY_TTL_MS while it
-// LISTENs for revocations and limit changes (docs/DECISIONS.md, Rate limits): a revocation by
+// LISTENs for revocations and limit changes (docs/decisions/0028-api-key-cache.md): a revocation by
 // another process (the operator CLI) is refused from the next request in practice, within
 // the TTL at worst; this process's own revocation drops the cache before it returns. Off (the
 // default), a revoked key is refused from the very next request.

@@ -234,7 +234,7 @@ describe('operations', () => {
         ]);
         if (Number(status) < 400) continue;
         const media = response.content?.['application/json'];
-        // The one exception: the MCP transport's own JSON-RPC errors (docs/DECISIONS.md, MCP).
+        // The one exception: the MCP transport's own JSON-RPC errors (docs/decisions/0035-mcp.md).
         const jsonRpc = key === 'post /mcp' && ['400', '406'].includes(status);
         const error = { $ref: '#/components/schemas/Error' };
         expect([key, status, media?.schema]).toEqual([

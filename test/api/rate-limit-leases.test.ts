@@ -6,9 +6,9 @@ import { RateLimiter } from '../../apps/api/src/http/rate-limit';
 import { createTestContext, type TestContext } from '../support/context';
 import { uid } from '../support/fixtures';
 
-// The per-key limit is spent from leases (docs/DECISIONS.md, Rate limits): each API process
-// takes a key's tokens from Redis a few at a time. Two KeyRateLimits on one Redis prefix are
-// two API processes.
+// The per-key limit is spent from leases (docs/decisions/0029-rate-limit-leases.md): each API
+// process takes a key's tokens from Redis a few at a time. Two KeyRateLimits on one Redis prefix
+// are two API processes.
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext();

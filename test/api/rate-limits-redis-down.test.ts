@@ -7,10 +7,11 @@ import { waitFor } from '../support/wait';
 import { addReceptionist } from '../support/receptionist';
 import { baselineMs, boundMs, timed } from '../support/timing';
 
-// Without Redis the per-key limits fall back to each API process's memory (docs/DECISIONS.md,
-// Rate limits): a Redis outage must not take down what needs no Redis (reads, and writes
-// whose jobs the reconcilers repair), and a key is still limited meanwhile. Idempotency-Key
-// requests, which cannot be answered safely without Redis, stay a fast 503.
+// Without Redis the per-key limits fall back to each API process's memory
+// (docs/decisions/0027-rate-limits-token-buckets.md): a Redis outage must not take down what needs
+// no Redis (reads, and writes whose jobs the reconcilers repair), and a key is still limited
+// meanwhile. Idempotency-Key requests, which cannot be answered safely without Redis, stay a fast
+// 503.
 let redis: PrivateRedis;
 let ctx: TestContext;
 

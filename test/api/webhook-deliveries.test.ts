@@ -297,7 +297,8 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/retry', () => {
     const job = await ctx.queues.deliveries.getJob(
       catalog.deliveries.jobId({ v: 1, deliveryId: d.id, round: 2, attempt: 1 }),
     );
-    // It names its lanes and its tenant's turn in the queue (docs/DECISIONS.md, fairness).
+    // It names its lanes and its tenant's turn in the queue
+    // (docs/decisions/0045-tenants-take-turns.md).
     expect(job?.data).toEqual({
       v: 1,
       deliveryId: d.id,
@@ -555,8 +556,8 @@ describe('with Redis unreachable', () => {
       attempts: failedRound(1, 1000),
     });
     // A read of the same deliveries, on the same Redis-less API, is the baseline: the retry
-    // is answered within the request's Redis budget of 1 s (docs/DECISIONS.md, Exact under
-    // faults) plus slack from it (test/support/timing.ts).
+    // is answered within the request's Redis budget of 1 s (docs/decisions/0055-outage-budgets.md)
+    // plus slack from it (test/support/timing.ts).
     const baseline = await baselineMs(() =>
       request(down.app)
         .get(`/api/v1/webhooks/${sub}/deliveries`)

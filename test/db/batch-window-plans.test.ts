@@ -20,8 +20,9 @@ import {
 // The worker's batch statements (fan-out, claim, record) name their rows by id. Besides each
 // row's own bounds (joined, so pruned only while running), each bounds the partition key by
 // the whole batch's window, as plain parameters: Postgres plans only the days the batch's ids
-// carry, not every day kept (docs/DECISIONS.md, Partitioning and retention). Checked on the
-// statements the code sends, through their plans (planned with the values, as the code's are).
+// carry, not every day kept (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md).
+// Checked on the statements the code sends, through their plans (planned with the values, as the
+// code's are).
 let ctx: TestContext;
 let knex: Knex;
 const lifecycle = new DeliveryLifecycle();

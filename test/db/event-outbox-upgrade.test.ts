@@ -7,9 +7,10 @@ import {
 } from '@switchboard/db';
 import { createDatabaseMigratedTo, type ScratchDatabase } from '../support/pre-partition-db';
 
-// Upgrading to migration 098 (the outbox table) with events pending (docs/DECISIONS.md,
-// Migration 098 moves no event): the migration leaves them as the version before it keeps
-// them, for that version's processes still running; the reconciler's adoption moves them.
+// Upgrading to migration 098 (the outbox table) with events pending
+// (docs/decisions/0092-migration-098-moves-no-event.md): the migration leaves them as the version
+// before it keeps them, for that version's processes still running; the reconciler's adoption moves
+// them.
 let db: ScratchDatabase;
 let knex: Knex;
 

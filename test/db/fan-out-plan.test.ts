@@ -5,7 +5,7 @@ import { namesIn } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
 
 // The fan-out statement finds each event by its primary key alone, whatever the statistics
-// (docs/DECISIONS.md, Fairness between tenants). An import fills the outbox and a day's
+// (docs/decisions/0048-fan-out-finds-events-by-key.md). An import fills the outbox and a day's
 // partition of events with a backlog not yet fanned out; before they are analyzed, the
 // planner used to AND the key with the partial index of events not fanned out, reading the
 // whole backlog for every event of every batch. The backlog is now the outbox's rows, found

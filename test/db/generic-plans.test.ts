@@ -12,8 +12,9 @@ import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-
 // The worker runs the delivery path's batch statements on a pool of their own whose sessions
 // plan each prepared statement once (apps/worker/src/webhook-delivery/index.ts). That plan is
 // generic: it cannot prune partitions when planned, so each statement bounds the partition
-// key with plain parameters, which Postgres prunes on as each run starts (docs/DECISIONS.md,
-// Row work per delivery). Checked on the statements the code sends, with their values.
+// key with plain parameters, which Postgres prunes on as each run starts
+// (docs/decisions/0082-plans-made-once.md). Checked on the statements the code sends, with their
+// values.
 let ctx: TestContext;
 let knex: Knex;
 let generic: Knex;
@@ -162,7 +163,7 @@ it("the take's and the record's generic plans start only their batch's day, amon
   expect(prunedAtStart(take)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(take).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
   // Made while the day's partition has no statistics, as every new day's is, the plan still
-  // finds the rows by id (docs/DECISIONS.md, Plans made while today's partition is new).
+  // finds the rows by id (docs/decisions/0082-plans-made-once.md).
   const takeScans = scansThatRan(take, 'webhook_deliveries_');
   expect(takeScans.length).toBeGreaterThan(0);
   for (const cond of takeScans) expect(cond).toMatch(/\bid = /);

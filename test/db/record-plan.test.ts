@@ -10,8 +10,9 @@ import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-
 
 // The attempt record (RECORD_SQL) reads a delivery's previous latest attempt besides its
 // update only when there can be one: never for the first attempt of round 1, the common case
-// (packages/db/src/stores/delivery-lifecycle-sql.ts; docs/DECISIONS.md, Row work per
-// delivery). Checked on the statement the code sends, through its plan run with its values.
+// (packages/db/src/stores/delivery-lifecycle-sql.ts;
+// docs/decisions/0077-latest-attempt-on-the-delivery-row.md). Checked on the statement the code
+// sends, through its plan run with its values.
 let ctx: TestContext;
 let knex: Knex;
 const lifecycle = new DeliveryLifecycle();

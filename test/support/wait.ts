@@ -2,7 +2,7 @@
  * Waits until `check` returns a value (not undefined/false), re-checking every `intervalMs`
  * up to `timeoutMs`; then fails with `what`. Bounded: never an open-ended loop. The default
  * detects a hang; it is no bound on speed: a loaded machine may take many times longer than
- * a quiet one (docs/DECISIONS.md, A suite that holds on a busy machine).
+ * a quiet one (docs/decisions/0052-a-suite-that-holds-on-a-busy-machine.md).
  */
 export async function waitFor<T>(
   what: string,

@@ -14,12 +14,13 @@ import { emitCallStarted, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
 import { addJob } from '../support/jobs';
 
-// Which worker writes commit durably and which asynchronously (docs/DECISIONS.md). The dial
-// claim guards a phone call to a customer: it must survive a Postgres crash that comes right
-// after the provider was asked to dial. The delivery hot path may lose its last writes in a
-// crash (the reconciler redoes them) and must not wait for the WAL flush: that wait was most
-// of a delivery's cost. The private cluster's WAL writer sleeps 10 s, so an asynchronous
-// commit stays in Postgres' memory long enough to be seen, or lost in a crash.
+// Which worker writes commit durably and which asynchronously
+// (docs/decisions/0036-durable-and-asynchronous-commits.md). The dial claim guards a phone call to
+// a customer: it must survive a Postgres crash that comes right after the provider was asked to
+// dial. The delivery hot path may lose its last writes in a crash (the reconciler redoes them) and
+// must not wait for the WAL flush: that wait was most of a delivery's cost. The private cluster's
+// WAL writer sleeps 10 s, so an asynchronous commit stays in Postgres' memory long enough to be
+// seen, or lost in a crash.
 let pg: PrivatePostgres;
 let ctx: TestContext;
 let deps: WorkerDeps;

@@ -3,8 +3,9 @@ import type { TestContext } from '../support/context';
 import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
-// webhook_deliveries has no foreign keys (migration 090; docs/DECISIONS.md, Row work per
-// delivery): the guarantees they gave are the application's, and are checked here.
+// webhook_deliveries has no foreign keys (migration 090;
+// docs/decisions/0076-no-foreign-keys-on-deliveries.md): the guarantees they gave are the
+// application's, and are checked here.
 let world: WebhookWorld;
 let ctx: TestContext;
 

@@ -2,7 +2,7 @@ import { insertEvents, newId } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
 import { callStartedData, subscriber } from '../support/worker';
 
-// The relay's claim takes tenants in turn (docs/DECISIONS.md, Fairness between tenants):
+// The relay's claim takes tenants in turn (docs/decisions/0045-tenants-take-turns.md):
 // each batch interleaves the tenants it serves, and beyond `maxTenants` tenants the next
 // batch starts after the last one served, so every tenant is reached.
 let ctx: TestContext;

@@ -41,7 +41,8 @@ export function createWorkerDeps(
 ): WorkerDeps {
   // Commits are durable by default; the delivery hot path (claim, attempt record, fan-out)
   // and the relay opt into asynchronous commits per transaction, because the reconciler
-  // redoes them harmlessly (docs/DECISIONS.md lists every write).
+  // redoes them harmlessly (docs/decisions/0036-durable-and-asynchronous-commits.md lists every
+  // write).
   const knex = createKnex(config.databaseUrl, {
     poolMax: Math.min(config.workerConcurrency + 4, 40),
   });

@@ -220,7 +220,8 @@ export const envSchema = {
       type: 'string',
       enum: ['true', 'false'],
       default: 'false',
-      description: 'true or false (cache active API keys for up to 2 s; see docs/DECISIONS.md)',
+      description:
+        'true or false (cache active API keys for up to 2 s; see docs/decisions/0028-api-key-cache.md)',
     },
     QUEUE_DASHBOARD_ENABLED: {
       type: 'string',

@@ -3,7 +3,8 @@
  * returns once its WAL is on disk); a write may opt out only when it can be redone
  * harmlessly from other committed rows, because a Postgres crash can lose the last few
  * hundred milliseconds of asynchronous commits (never corrupt anything). The list of
- * durable and asynchronous writes, with the reasons, is in docs/DECISIONS.md. Never for a
+ * durable and asynchronous writes, with the reasons, is in
+ * docs/decisions/0036-durable-and-asynchronous-commits.md. Never for a
  * claim that guards an external side effect that must not be repeated (a dial, an SMS send,
  * a number purchase), nor for facts reported from outside (telephony reports), nor for
  * anything that backs an API answer.

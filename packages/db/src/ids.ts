@@ -24,10 +24,10 @@ export function newId(prefix: IdPrefix): string {
 /**
  * Ids of the rows of day-partitioned tables that are looked up by id alone (events,
  * deliveries) carry their creation time, so that a lookup prunes to one partition
- * (docs/DECISIONS.md, Partitioning and retention). The 32 hex characters are laid out as a
- * UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version nibble 7, then 74 random
- * bits. Ids made before (random UUIDv4, nibble 4 at the same place) never match, and their
- * lookups probe every partition as they always did.
+ * (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md). The 32 hex characters are laid
+ * out as a UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version nibble 7, then 74 random
+ * bits. Ids made before (random UUIDv4, nibble 4 at the same place) never match, and their lookups
+ * probe every partition as they always did.
  */
 export type TimeOrderedPrefix = 'evt' | 'dlv';
 

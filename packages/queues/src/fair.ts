@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from './connection';
 
 /**
- * Groups that take turns in one queue (docs/DECISIONS.md, Fairness between tenants), with
+ * Groups that take turns in one queue (docs/decisions/0045-tenants-take-turns.md), with
  * BullMQ's own priorities: each group (a tenant) counts its jobs in the queue (added or put
  * back to delayed, and not started since), and a job is added with priority = its group's
  * count including itself. The k-th queued job of every group thus shares rank k: a tenant

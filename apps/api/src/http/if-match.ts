@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import type { VersionCondition } from '@switchboard/db';
 import { ApiError, invalidParameter } from '../errors';
 
-// Conditional edits (docs/API.md, Conditional edits; docs/DECISIONS.md): a resource clients
+// Conditional edits (docs/API.md, Conditional edits;
+// docs/decisions/0097-conditional-edits.md): a resource clients
 // edit has a version, counted up by each of their changes; its ETag is `W/"<version>"`, and
 // an edit with If-Match applies only while the version is one the header names.
 

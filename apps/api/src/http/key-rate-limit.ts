@@ -15,16 +15,16 @@ export const rateLimitHeaders = (limit: RateLimit, d: RateLimitDecision): Record
 const LOCAL_WARN_EVERY_MS = 10_000;
 
 /**
- * Leases (docs/DECISIONS.md, Rate limits): an API process takes a key's tokens from Redis a
- * few at a time and spends them in memory, so a busy key costs one Redis round trip per
- * lease, not per request. A lease is at most LEASE_MAX tokens and a twentieth of the key's
- * burst (a bucket under 40 leases one token: exactly one round trip per request, as without
- * leases); it starts at one token and doubles each time one is spent within LEASE_TTL_MS,
- * halving when one expires unspent, so a quiet key leases one token per request. Tokens
- * leased and not spent within LEASE_TTL_MS are dropped, not returned: a lease can only make
- * the limit stricter. Bound: every request spends a token Redis granted, so the limit holds
- * across all API processes; a key may be refused while up to (lease − 1) of its tokens sit
- * unspent in each other process, for LEASE_TTL_MS at most.
+ * Leases (docs/decisions/0029-rate-limit-leases.md): an API process takes a key's tokens from Redis
+ * a few at a time and spends them in memory, so a busy key costs one Redis round trip per lease,
+ * not per request. A lease is at most LEASE_MAX tokens and a twentieth of the key's burst (a bucket
+ * under 40 leases one token: exactly one round trip per request, as without leases); it starts at
+ * one token and doubles each time one is spent within LEASE_TTL_MS, halving when one expires
+ * unspent, so a quiet key leases one token per request. Tokens leased and not spent within
+ * LEASE_TTL_MS are dropped, not returned: a lease can only make the limit stricter. Bound: every
+ * request spends a token Redis granted, so the limit holds across all API processes; a key may be
+ * refused while up to (lease − 1) of its tokens sit unspent in each other process, for LEASE_TTL_MS
+ * at most.
  */
 export const LEASE_MAX = 50;
 const LEASE_SHARE_OF_BURST = 20;
@@ -49,7 +49,8 @@ interface Lease {
  * The per-key rate limit of every authenticated request (docs/API.md, Rate limits): a token
  * bucket per API key in Redis, sized by the key's tenant (or the deployment's defaults),
  * spent by each process from leases of a few tokens (LEASE_MAX). While Redis does not answer, each API process limits in its own memory (see
- * docs/DECISIONS.md, Rate limits): reads and writes that need no Redis keep working.
+ * docs/decisions/0027-rate-limits-token-buckets.md): reads and writes that need no Redis keep
+ * working.
  */
 export class KeyRateLimits {
   /** One limiter per bucket size in use; tenants share them (sizes are few). */

@@ -127,7 +127,7 @@ function fieldOf(policy: string, a: string, x: number, b: string, y: number): st
  * `refuse` one answers 503): long enough for a loaded Redis, short enough that a stuck one
  * costs each request little. Chosen with the request path's Redis deadline (REQUEST_REDIS_TIMEOUT_MS, 500 ms), which bounds the
  * idempotency claim that follows: while Redis is frozen a keyed write is a 503 after at most
- * 300 + 500 ms, every answer within 1 s (docs/DECISIONS.md, Exact under faults).
+ * 300 + 500 ms, every answer within 1 s (docs/decisions/0055-outage-budgets.md).
  */
 export const REDIS_DEADLINE_MS = 300;
 

@@ -125,8 +125,9 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
       // ASYNC_COMMIT_CTE). Lost in a Postgres crash, the rows stay unpublished and this relay
       // claims them again, making new deliveries; an event job already added for the lost
       // ones claims nothing (the rows are gone), and the new deliveries, due and unclaimed,
-      // are the reconciler's (docs/DECISIONS.md, Row work per delivery). Unpublished, the
-      // events were never fanned out: only the deliveries made now are read back (publish).
+      // are the reconciler's (docs/decisions/0073-event-job-carries-its-deliveries.md).
+      // Unpublished, the events were never fanned out: only the deliveries made now are read back
+      // (publish).
       const made = await stores.deliveryLifecycle.publish(
         trx,
         claimed.events.map((e) => e.id),

@@ -14,8 +14,8 @@ import type { SendRequest, SendResult, WebhookSender } from '@switchboard/webhoo
  * event: a child of the fan-out when the attempt runs inline in the event's job, else of the
  * outbox write stored with the event. The span records the receiver's status code (or the
  * error) and is failed when the attempt is. The request carries the span's W3C
- * `traceparent` (docs/DECISIONS.md, Tracing), so a subscriber's own tracing can join; with
- * tracing off nothing is added. The sender never throws for a failed delivery.
+ * `traceparent` (docs/decisions/0061-metrics-logs-traces.md), so a subscriber's own tracing can
+ * join; with tracing off nothing is added. The sender never throws for a failed delivery.
  */
 export function sendTraced(
   sender: WebhookSender,

@@ -6,7 +6,8 @@ import {
 } from './frozen/020_partitioning';
 
 /**
- * The history tables become range-partitioned (docs/DECISIONS.md, Partitioning), online: each
+ * The history tables become range-partitioned (docs/decisions/0056-partitioning-and-uniqueness.md),
+ * online: each
  * is copied while the API and the worker keep writing, and only a short final switch blocks
  * its writes (./frozen/020_partitioning/convert.ts: this migration's own code, frozen). Not one
  * transaction: each copy batch and each switch commits on its own, and a crash part-way is

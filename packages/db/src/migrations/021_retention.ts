@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Per-tenant retention (docs/DECISIONS.md, Partitioning and retention): days of delivery
+ * Per-tenant retention (docs/decisions/0059-retention-and-maintenance.md): days of delivery
  * history kept (null: the deployment's DELIVERY_RETENTION_DAYS) and days of call and SMS
  * history kept (null: kept for ever, the default).
  */

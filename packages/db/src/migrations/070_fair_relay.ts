@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Fair relay (docs/DECISIONS.md, Fairness between tenants): the relay takes unpublished
+ * Fair relay (docs/decisions/0045-tenants-take-turns.md): the relay takes unpublished
  * events from every tenant in turn, and the reconciler looks only at events published but
  * not fanned out. Two partial indexes answer both without reading a tenant's backlog:
  * - `events_unpublished_tenant_idx` (tenant_id, created_at) WHERE published_at IS NULL:

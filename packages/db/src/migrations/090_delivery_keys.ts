@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * No foreign keys on `webhook_deliveries` (docs/DECISIONS.md, Row work per delivery): every
- * delivery the fan-out inserts paid a check of its tenant and of its subscription (or
- * receptionist), each a `FOR KEY SHARE` lock on the referenced row, for guarantees the
- * application already gives:
+ * No foreign keys on `webhook_deliveries` (docs/decisions/0076-no-foreign-keys-on-deliveries.md):
+ * every delivery the fan-out inserts paid a check of its tenant and of its subscription (or
+ * receptionist), each a `FOR KEY SHARE` lock on the referenced row, for guarantees the application
+ * already gives:
  * - tenant: copied from the delivery's event in the same statement (events keep their key
  *   to tenants), and the application never deletes a tenant;
  * - subscription: taken from a join on the tenant's live subscriptions in the same

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * A delivery's latest logged attempt lives on its row (docs/DECISIONS.md, Row work per
- * delivery): an attempt gets a row of its own in `webhook_delivery_attempts` only once a
- * later attempt of the delivery supersedes it (delivery-lifecycle-sql.ts). The delivery's
+ * A delivery's latest logged attempt lives on its row
+ * (docs/decisions/0077-latest-attempt-on-the-delivery-row.md): an attempt gets a row of its own in
+ * `webhook_delivery_attempts` only once a later attempt of the delivery supersedes it
+ * (delivery-lifecycle-sql.ts). The delivery's
  * `attempts`, `last_status_code` and `last_error` describe its last attempt, logged or not
  * (an attempt recorded without an attempt row changes them), and its round's count starts
  * over at a new round, so the latest logged attempt keeps every field of an attempt row in

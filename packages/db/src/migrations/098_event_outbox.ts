@@ -2,14 +2,14 @@ import type { Knex } from 'knex';
 
 /**
  * The outbox becomes a table of its own (packages/db/src/stores/event-outbox-sql.ts;
- * docs/DECISIONS.md, An outbox that marks nothing): a row per event still to fan out,
+ * docs/decisions/0078-an-outbox-that-marks-nothing.md): a row per event still to fan out,
  * deleted by its fan-out, so that the event row is written once and never updated.
  *
  * The table is small (the events not yet fanned out) and its rows live for milliseconds:
  * autovacuum is told to clean it after a fixed number of deleted rows, not a share of a
  * table that is mostly empty.
  *
- * It moves no event (docs/DECISIONS.md, Migration 098 moves no event): the events pending
+ * It moves no event (docs/decisions/0092-migration-098-moves-no-event.md): the events pending
  * when it runs are left as the versions before it keep them, for those versions' processes,
  * still running during an upgrade, to fan out; the reconciler of this version moves the ones
  * still pending after its grace period into the outbox (EventsStore.adoptLegacy), as it does

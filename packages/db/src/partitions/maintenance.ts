@@ -31,7 +31,7 @@ export interface MaintenanceReport {
 const DAY_MS = 86_400_000;
 
 /**
- * One maintenance run (docs/DECISIONS.md, Partitioning and retention); the caller makes sure
+ * One maintenance run (docs/decisions/0059-retention-and-maintenance.md); the caller makes sure
  * one runs at a time across workers. In order: finish what a crashed run detached, make the
  * partitions ahead, drop the delivery-history days that every tenant's retention is past,
  * delete row by row what a shorter retention of a tenant sharing a kept partition is past,

@@ -3,10 +3,10 @@ import { partitionRanges, q } from './catalog';
 import { defaultName, PARTITIONED_TABLES, type PartitionedTable } from './spec';
 
 /**
- * Pending floors (migration 081, docs/DECISIONS.md, Partitioning and retention): for each
- * daily table the relay and the reconcilers scan for work, a time such that every pending
- * row has its partition key at or after it. The scans add `key >= floor`, so they read the
- * days from the oldest pending row's on, not every day kept.
+ * Pending floors (migration 081, docs/decisions/0058-pending-floors-and-delivery-log-reads.md): for
+ * each daily table the relay and the reconcilers scan for work, a time such that every pending row
+ * has its partition key at or after it. The scans add `key >= floor`, so they read the days from
+ * the oldest pending row's on, not every day kept.
  *
  * The invariant is kept by two writers:
  * - `sweepPendingFloor` (the worker, every minute) sets the floor to the oldest pending row's

@@ -1,8 +1,8 @@
 /**
- * The time-partitioned tables (docs/DECISIONS.md, Partitioning): each is range-partitioned on
- * one timestamp that never changes once a row exists, by UTC day or UTC month. Every table
- * has, besides its ranges, an `<table>_archive` partition (MINVALUE up to the first range)
- * and an `<table>_default` partition (for rows dated beyond the ranges made so far), so no
+ * The time-partitioned tables (docs/decisions/0056-partitioning-and-uniqueness.md): each is
+ * range-partitioned on one timestamp that never changes once a row exists, by UTC day or UTC month.
+ * Every table has, besides its ranges, an `<table>_archive` partition (MINVALUE up to the first
+ * range) and an `<table>_default` partition (for rows dated beyond the ranges made so far), so no
  * row is ever refused for its date.
  */
 export type PartitionInterval = 'day' | 'month';

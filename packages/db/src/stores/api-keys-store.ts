@@ -86,15 +86,15 @@ const UNKNOWN_KEYS_MAX = 10_000;
 export const UNKNOWN_KEY_TTL_MS = 60_000;
 
 /**
- * The positive cache of active keys, with their tenant's rate limit (docs/DECISIONS.md,
- * Rate limits): kept only by a store built with `cacheActiveKeys` (the API's), and only
- * while the process is told of changes (`watchingChanges`, set by the API's LISTEN
+ * The positive cache of active keys, with their tenant's rate limit
+ * (docs/decisions/0028-api-key-cache.md): kept only by a store built with `cacheActiveKeys` (the
+ * API's), and only while the process is told of changes (`watchingChanges`, set by the API's LISTEN
  * connection on API_KEY_CHANGES_CHANNEL). `revoke` and TenantsStore.setRateLimit notify that
- * channel on commit, and every listening process drops all its cached keys when notified,
- * so a revocation or a new limit applies from the next request in practice (the
- * notification arrives within milliseconds of the commit); this process's own `revoke`
- * drops them before it returns. ACTIVE_KEY_TTL_MS bounds a key's life in the cache
- * whatever happens to the notifications: a revoked key is refused within 2 s at worst.
+ * channel on commit, and every listening process drops all its cached keys when notified, so a
+ * revocation or a new limit applies from the next request in practice (the notification arrives
+ * within milliseconds of the commit); this process's own `revoke` drops them before it returns.
+ * ACTIVE_KEY_TTL_MS bounds a key's life in the cache whatever happens to the notifications: a
+ * revoked key is refused within 2 s at worst.
  */
 const ACTIVE_KEYS_MAX = 10_000;
 export const ACTIVE_KEY_TTL_MS = 2_000;

@@ -85,14 +85,13 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
  * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
  * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/DECISIONS.md, Partitioning and retention). The event's
- * outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
- * finds it, and a second one waits for the first one's commit, then finds none and makes
- * nothing; the event row is read, never written. The relay runs PUBLISH_FAN_OUT_SQL, this
- * without its last branch, in its claim's transaction. The last branch sees the snapshot
- * before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that
- * the plan, generic for a prepared statement, looks each one up by index instead of
- * scanning every open delivery.
+ * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md). The
+ * event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
+ * finds it, and a second one waits for the first one's commit, then finds none and makes nothing;
+ * the event row is read, never written. The relay runs PUBLISH_FAN_OUT_SQL, this without its last
+ * branch, in its claim's transaction. The last branch sees the snapshot before the inserts: no row
+ * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
+ * statement, looks each one up by index instead of scanning every open delivery.
  */
 export const FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
@@ -109,7 +108,8 @@ export const FAN_OUT_SQL = `${FAN_OUT_CTES}
  * relay's events are in the outbox, and an event in the outbox has never been fanned out
  * (the fan-out deletes its row), so no delivery of it can exist before: the branch that
  * reads them back would find none, and read, on a plan made while the day's partition
- * looked empty, the day's index of open deliveries to find none (docs/DECISIONS.md, The relay's fan-out reads nothing back).
+ * looked empty, the day's index of open deliveries to find none
+ * (docs/decisions/0082-plans-made-once.md).
  */
 export const PUBLISH_FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
@@ -178,8 +178,8 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
 /**
  * How recent a new delivery must be for its first attempt to be taken instead of claimed,
  * and how long the reconciler leaves a new delivery alone (twice that): an attempt taken
- * ends, or is claimed, well within the second half (docs/DECISIONS.md, Row work per
- * delivery: the event job's first attempts).
+ * ends, or is claimed, well within the second half
+ * (docs/decisions/0075-first-attempts-taken-not-claimed.md).
  */
 export const TAKE_WINDOW_S = 5;
 
@@ -192,13 +192,13 @@ export const TAKE_WINDOW_S = 5;
  * at most that long ago: an event job's own attempts (TAKE_WINDOW_S), which the reconciler
  * does not touch before twice that (DeliveryLifecycle.overdue). A delivery job's attempt
  * takes its row at any age (NULL): the job's id, one per attempt, keeps every other job
- * off the row while the job lives (docs/DECISIONS.md, Row work per delivery).
+ * off the row while the job lives (docs/decisions/0075-first-attempts-taken-not-claimed.md).
  *
  * The rows are found by id first (`found`: the primary key, `id = ANY`), and only then
  * tested. The plan is generic, made once per connection, often while the day's partition
  * is new and has no statistics; joined and tested in one step, such a plan read the day's
  * index of due deliveries once per request, every delivery of the last five seconds each
- * time (docs/DECISIONS.md, Plans made while today's partition is new).
+ * time (docs/decisions/0082-plans-made-once.md).
  */
 export const TAKE_SQL = `WITH req AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
@@ -257,11 +257,11 @@ const supersededSql = (src: string): string =>
   `SELECT ${src}.id, ${LATEST_FIELDS.map((f) => `${src}.was_${f}`).join(', ')}`;
 
 /**
- * Where attempts are kept (docs/DECISIONS.md, Row work per delivery): a delivery's latest
- * logged attempt is on its row (`latest_*`), and an attempt gets a row of its own only once
- * a later logged attempt of the delivery takes its place: the statement that records the new
- * one inserts the one it supersedes, as it was. A delivery that succeeds at its first attempt
- * writes no attempt row. `webhook_delivery_attempts_all` lists both.
+ * Where attempts are kept (docs/decisions/0077-latest-attempt-on-the-delivery-row.md): a delivery's
+ * latest logged attempt is on its row (`latest_*`), and an attempt gets a row of its own only once
+ * a later logged attempt of the delivery takes its place: the statement that records the new one
+ * inserts the one it supersedes, as it was. A delivery that succeeds at its first attempt writes no
+ * attempt row. `webhook_delivery_attempts_all` lists both.
  *
  * The superseded attempt is read from the statement's snapshot (`cur`) and the update only
  * proceeds if the row still holds that one (`latest_round` and `latest_attempt` unchanged,

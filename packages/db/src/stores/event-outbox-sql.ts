@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { atOrAfterFloorSql } from '../partitions/pending-floors';
 
 /**
- * The outbox (migration 098, docs/DECISIONS.md, An outbox that marks nothing): one narrow
+ * The outbox (migration 098, docs/decisions/0078-an-outbox-that-marks-nothing.md): one narrow
  * row per event still to fan out, written by the statement that writes the event and deleted
  * by the fan-out that makes its deliveries. An event is fanned out if and only if it has no
  * row here. The row is the fan-out's lock as the event's update was before: a second fan-out

@@ -52,7 +52,7 @@ export interface UnpublishedEvent {
  * the row is never updated). Named (prepared): it runs for every event emitted, and its plan
  * does not depend on the events (one JSON parameter; rows are routed to their day's partition
  * as they are inserted), so Postgres settles on one plan per connection instead of planning
- * it again each time (docs/DECISIONS.md, Postgres CPU per delivery).
+ * it again each time (docs/decisions/0082-plans-made-once.md).
  */
 const INSERT_EVENTS_SQL = `WITH x AS (
   SELECT x.*, t.targeted
@@ -129,7 +129,7 @@ export class EventsStore {
 
   /**
    * Claims up to `limit` outbox events for the relay's transaction, taking from every
-   * tenant with events in the outbox in turn (docs/DECISIONS.md, Fairness between tenants):
+   * tenant with events in the outbox in turn (docs/decisions/0045-tenants-take-turns.md):
    * up to `maxTenants` tenants after `after` (wrapping round), each its oldest
    * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
    * (an import) thus gets its share of each batch and no more; another tenant's event is in

@@ -117,7 +117,7 @@ export const revokeAllQuerySchema = {
   properties: {},
 } as const;
 
-/** The answer of DELETE /portal/sessions (docs/DECISIONS.md, Ending portal sessions). */
+/** The answer of DELETE /portal/sessions (docs/decisions/0087-ending-portal-sessions.md). */
 export const portalSessionsRevokedSchema = {
   title: 'PortalSessionsRevoked',
   type: 'object',

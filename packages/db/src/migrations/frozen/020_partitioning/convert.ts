@@ -31,7 +31,7 @@ const SWITCH_ATTEMPTS = 20;
 
 /**
  * Moves `t.table` onto a range-partitioned table of the same columns while the application
- * keeps writing to it (docs/DECISIONS.md, Partitioning):
+ * keeps writing to it (docs/decisions/0056-partitioning-and-uniqueness.md):
  * 1. a trigger on the old table logs the id of every row written from now on;
  * 2. the partitioned twin is made (the old table's columns, defaults and checks, read from the
  *    catalog, so columns added by any earlier migration come along) with its foreign keys;
