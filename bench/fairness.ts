@@ -14,7 +14,7 @@
  *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries;
  *  (c) a flood of requests without a valid credential against the real API (a child
  *      process), from a flooder process: ./fairness/flood.ts.
- * Goals (docs/BENCHMARKS.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) A's p95 during the
+ * Goals (docs/benchmarks/fairness.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) A's p95 during the
  * flood within 2× its p95 alone.
  *
  * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),

@@ -1,6 +1,6 @@
 /**
  * The reads that used to touch every daily partition, before and after they were bounded
- * (docs/BENCHMARKS.md, History at scale): Postgres' partitions run and buffer counts from
+ * (docs/benchmarks/scale.md, History at scale): Postgres' partitions run and buffer counts from
  * EXPLAIN (ANALYZE, BUFFERS), deterministic unlike rates on a shared machine. Makes its own
  * database with `--days` past days (35 by default: 45 partitions per daily table, as the
  * scale benchmark's) and 2,000 deliveries a day to one subscription, then drops it:

@@ -8,7 +8,7 @@ import { step } from './progress';
  * `node`, as `npm start` and the Docker image run them), and its bare references bundled the
  * same way, so that both sides of a ratio run as compiled JavaScript. Under tsx every
  * function of the sources carries its loader's naming helper and the API spent about 15 %
- * more CPU per request (docs/BENCHMARKS.md, "What ships, measured"). BENCH_FROM_SOURCES=1
+ * more CPU per request (docs/benchmarks/api.md, "What ships, measured"). BENCH_FROM_SOURCES=1
  * runs the TypeScript sources under tsx instead (a profile then names each source file).
  */
 export const FROM_SOURCES = process.env.BENCH_FROM_SOURCES === '1';

@@ -4,7 +4,8 @@ import { ROOT } from './children';
 
 /**
  * Writes one run's figures to `bench/.results/<name>-<start, to the second>.json`
- * (git-ignored), the record docs/BENCHMARKS.md tables are copied from, and says where.
+ * (git-ignored), the record the tables of docs/BENCHMARKS.md and
+ * docs/benchmarks/ are copied from, and says where.
  */
 export function saveResult(
   name: string,

@@ -5,7 +5,7 @@ import type { DeliveryBatches } from './delivery-batches';
 /**
  * How long a job waits for the first attempts it took before it claims those still running
  * and, for an event job, lets them run on alone: a healthy receiver answers well within it
- * (attempts take a few ms, tens at p99, in docs/BENCHMARKS.md).
+ * (attempts take a few ms, tens at p99, in docs/benchmarks/delivery.md).
  */
 export const LEASE_WAIT_MS = 250;
 

@@ -116,7 +116,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
     if (room <= 0) return 'full';
     // The claim and the fan-out are prepared statements; on the statements' pool they are
     // planned once per connection instead of at every batch: 2.1 ms of Postgres CPU a batch,
-    // most batches one event at a steady rate (docs/BENCHMARKS.md, "The relay's plans").
+    // most batches one event at a steady rate (docs/benchmarks/delivery.md, "The relay's plans").
     const { events, open } = await db.transaction(async (trx) => {
       const claimed = await stores.events.claimUnpublished(trx, room, { after: cursor });
       if (claimed.events.length === 0) return { events: [], open: [] };
