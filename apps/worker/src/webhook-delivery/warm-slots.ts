@@ -28,8 +28,8 @@ interface Warm extends HeldSlot {
  * Why: with one busy subscription, the event jobs of a worker keep its lane at the cap. A
  * slot given back wakes a parked job of the lane, which takes it, so the next event's first
  * attempt finds the lane full and is parked in turn: a cycle that kept a fifth of first
- * attempts parked and claimed (docs/benchmarks/delivery.md, One busy subscription at its lane's cap),
- * each release and acquire a lane script besides. A slot handed on stays counted in Redis
+ * attempts parked and claimed (docs/benchmarks/delivery.md, One busy subscription at its
+ * lane's cap), each release and acquire a lane script besides. A slot handed on stays counted in Redis
  * (the caps hold as before: it is never given to two attempts at once, nor kept past its
  * TTL), and goes back to the lane when no first attempt of its lane takes it within
  * WARM_IDLE_MS or once it has served WARM_MAX_AGE_MS: a lane's parked jobs wait at most
