@@ -1,7 +1,7 @@
 import { startRedisCluster } from '../test/support/redis-cluster';
 
 // A local Redis Cluster of three masters on free loopback ports, for trying the scale-out
-// path (README "Scaling out: Redis Cluster"). Runs until Ctrl-C, then stops every node and
+// path (docs/SCALING.md, "Running on a Redis Cluster"). Runs until Ctrl-C, then stops every node and
 // removes its files. Needs redis-server and redis-cli (Redis 7+).
 //
 //   npm run cluster:demo

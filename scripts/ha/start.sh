@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A highly available Redis and Postgres on this machine, for running Switchboard through
-# failovers by hand (README, "Redis failover: Sentinel" and "Postgres failover: Patroni"),
-# every process on free ports of 127.0.0.1 and every file under one new temporary directory:
+# A highly available Redis and Postgres on this machine, for running Switchboard through failovers
+# by hand (docs/OPERATIONS.md, "Redis failover: Sentinel" and "Postgres failover: Patroni"), every
+# process on free ports of 127.0.0.1 and every file under one new temporary directory:
 #
 #   redis      one primary, two replicas and three Sentinels (quorum 2), no persistence;
 #   postgres   three etcd members, two Postgres members under Patroni with synchronous_mode

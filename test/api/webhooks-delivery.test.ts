@@ -52,7 +52,7 @@ afterAll(async () => {
   await Promise.all([ctx?.close(), slowCtx?.close(), receiver?.close()]);
 });
 
-/** The README's ten-line verifier (same logic, typed). */
+/** The ten-line verifier of docs/webhooks.md (same logic, typed). */
 function verifySwitchboard(rawBody: string, headers: IncomingHttpHeaders, secret: string) {
   const ts = headers['x-service-timestamp'];
   const sig = headers['x-service-signature'];

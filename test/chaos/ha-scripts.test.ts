@@ -10,12 +10,12 @@ import { ROOT } from '../support/api-process';
 import { testEnv } from '../support/env';
 import { waitFor } from '../support/wait';
 
-// scripts/ha/start.sh and stop.sh (README, "Redis failover: Sentinel" and "Postgres
+// scripts/ha/start.sh and stop.sh (docs/OPERATIONS.md, "Redis failover: Sentinel" and "Postgres
 // failover: Patroni"): the printed settings put a process on the Redis primary and on the
-// Postgres leader, a second start while a set runs prints the same ones, a commit made
-// through HAProxy survives the leader's SIGKILL (synchronous replication), and stop ends every
-// process and deletes every file. The test's own state file keeps it away from a set a
-// developer started from this checkout. No wall-clock bound: the waits detect hangs only.
+// Postgres leader, a second start while a set runs prints the same ones, a commit made through
+// HAProxy survives the leader's SIGKILL (synchronous replication), and stop ends every process
+// and deletes every file. The test's own state file keeps it away from a set a developer started
+// from this checkout. No wall-clock bound: the waits detect hangs only.
 const run = promisify(execFile);
 const stateDir = mkdtempSync(path.join(tmpdir(), 'sb-ha-state-'));
 const env = { ...process.env, SWITCHBOARD_HA_STATE: path.join(stateDir, 'ha-dir') };

@@ -17,7 +17,7 @@ import { waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { receptionistTenant } from '../support/receptionist';
 
-// The scale-out path (README "Scaling out: Redis Cluster"): a private 3-master Redis Cluster,
+// The scale-out path (docs/SCALING.md, "Running on a Redis Cluster"): a private 3-master Redis Cluster,
 // a real API process and two worker processes on it with the default hash-tagged prefix
 // {sb}. Calls are ingested and every event must reach an HTTPS receiver; an outbound call
 // with an Idempotency-Key is replayed and dialled; afterwards every key in the cluster must

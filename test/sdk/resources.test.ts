@@ -214,7 +214,7 @@ describe('leads', () => {
     expect(done.errors).toEqual([{ row: 2, field: 'phone', message: expect.any(String) }]);
 
     // The shipped sample (BOM, CRLF, quoted newlines, bad and duplicate rows), streamed from
-    // disk, into a tenant of its own so its counts are the README's.
+    // disk, into a tenant of its own so its counts are those of docs/api-guide.md.
     const other = await ctx.tenant(['write']);
     const sample = await client(other.key).leads.import(createReadStream(SAMPLE));
     const imported = await until(

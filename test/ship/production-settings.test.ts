@@ -7,7 +7,7 @@ import { API_BUNDLE, WORKER_BUNDLE } from '../support/bundles';
 import { killOnExit } from '../support/children';
 import { testEnv } from '../support/env';
 
-// WEBHOOK_ALLOW_PRIVATE_TARGETS is a development setting (README, Configuration): the
+// WEBHOOK_ALLOW_PRIVATE_TARGETS is a development setting (docs/configuration.md): the
 // compiled API and worker started with NODE_ENV=production and the flag on stop at boot with
 // one line naming it, before they connect to anything.
 const cwd = mkdtempSync(join(tmpdir(), 'sb-prod-')); // no .env here: only what the test gives

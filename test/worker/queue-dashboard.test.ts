@@ -4,8 +4,8 @@ import { createTestContext, type TestContext } from '../support/context';
 import { testEnv } from '../support/env';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
-// The operator's queue dashboard (README "Operator view of the queues"): bull-board on the
-// worker's metrics port, off by default, behind QUEUE_DASHBOARD_TOKEN, read-only, showing
+// The operator's queue dashboard (docs/OPERATIONS.md, "Operator view of the queues"): bull-board
+// on the worker's metrics port, off by default, behind QUEUE_DASHBOARD_TOKEN, read-only, showing
 // every queue of the job catalog.
 const TOKEN = 'dashboard-token-0123456789abcdef';
 const CATALOG_QUEUES = Object.values(catalog)

@@ -16,10 +16,10 @@ import { startSentinelSet, type TestSentinelSet } from '../support/redis-sentine
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
-// A Redis failover under a running API and worker (README, "Redis failover: Sentinel"): a
-// private Sentinel set (one primary, two replicas, three Sentinels), both processes on it
-// through REDIS_SENTINELS, the primary SIGKILLed. Replication is asynchronous, so a failover
-// may drop the last writes before the crash; the test drops them itself on the promoted
+// A Redis failover under a running API and worker (docs/OPERATIONS.md, "Redis failover:
+// Sentinel"): a private Sentinel set (one primary, two replicas, three Sentinels), both processes
+// on it through REDIS_SENTINELS, the primary SIGKILLed. Replication is asynchronous, so a
+// failover may drop the last writes before the crash; the test drops them itself on the promoted
 // replica (whether or not they made it there), which is the worst a failover can do:
 // - a queued delivery job (a retry, delayed ten minutes): rebuilt from Postgres by the
 //   reconciler once its row is due, and delivered;

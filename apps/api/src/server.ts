@@ -7,14 +7,15 @@ import { trackUnreadConnections } from './http/unread-connections';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
 const config = loadConfigOrExit('api');
-// Off unless an OTLP endpoint is configured (README, Tracing).
+// Off unless an OTLP endpoint is configured (docs/OPERATIONS.md, Tracing).
 const tracing = startTracing(config.tracing, 'switchboard-api');
 const deps = createDeps(config);
 const app = createApp(deps);
 const server = app.listen(config.port, () => {
   deps.logger.info({ port: config.port }, `api listening on http://127.0.0.1:${config.port}`);
 });
-// Idle keep-alive connections outlive the load balancer's idle timeout (README, Deployment).
+// Idle keep-alive connections outlive the load balancer's idle timeout (docs/OPERATIONS.md,
+// Running behind a load balancer).
 server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
 server.headersTimeout = config.http.headersTimeoutMs;
 answerClientErrors(server, deps.logger);

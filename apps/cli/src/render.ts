@@ -1,6 +1,6 @@
 import type { ApiKey, Receptionist, Tenant } from '@switchboard/db';
 
-/** JSON shapes printed by the CLI (README, Operator CLI); snake_case like the API. */
+/** JSON shapes printed by the CLI (docs/OPERATIONS.md, Operator CLI); snake_case like the API. */
 export const renderTenant = (t: Tenant) => ({
   id: t.id,
   name: t.name,

@@ -6,7 +6,7 @@ import { startRunner } from './runner';
 // The worker process: config → deps → processors; drains on SIGTERM/SIGINT with a deadline.
 async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
-  // Off unless an OTLP endpoint is configured (README, Tracing).
+  // Off unless an OTLP endpoint is configured (docs/OPERATIONS.md, Tracing).
   const tracing = startTracing(config.tracing, 'switchboard-worker');
   const deps = createWorkerDeps(config);
   const runner = await startRunner(deps);

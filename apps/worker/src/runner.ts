@@ -69,7 +69,8 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   let dashboard: QueueDashboard | null = null;
   const metricsPort = opts.metricsPort === undefined ? deps.config.metricsPort : opts.metricsPort;
   if (metricsPort !== null) {
-    // The queue dashboard shares the metrics port (README "Operator view of the queues").
+    // The queue dashboard shares the metrics port (docs/OPERATIONS.md, "Operator view of the
+    // queues").
     const token = deps.config.queueDashboard?.token;
     dashboard = token ? createQueueDashboard(deps.config, token) : null;
     const listen = { host: deps.config.metricsHost, port: metricsPort };

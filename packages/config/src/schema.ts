@@ -1,5 +1,5 @@
 /**
- * The environment contract (the README's Configuration table). Each property carries the
+ * The environment contract (the table of docs/configuration.md). Each property carries the
  * one-line `description` that is printed when the variable is missing or invalid, so the
  * schema is the only place that knows what a valid value looks like. A variable without a
  * `default` is required by every command that uses it (see settings.ts), unless it is marked
