@@ -116,8 +116,8 @@ export default tseslint.config(
     },
   },
   {
-    // One transaction idiom (ARCHITECTURE.md, "Transactions"): stores are built once, by
-    // createStores(knex) in packages/db, and take the transaction they run in first.
+    // One transaction idiom (docs/code-layout.md, "Transactions and stores"): stores are built
+    // once, by createStores(knex) in packages/db, and take the transaction they run in first.
     files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
     ignores: ['packages/db/src/stores/create-stores.ts'],
     rules: { 'no-restricted-syntax': ['error', ...TRANSACTION_IDIOM] },
@@ -170,10 +170,10 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', ...TRANSACTION_IDIOM, STORE_METHOD, ...TIME_BOUND] },
   },
   {
-    // Layering of the API (ARCHITECTURE.md, "Where code lives"): a feature reaches what it shares
-    // with others through `shared/`, `http/`, `openapi/`... (`../../x`), never another feature's
-    // folder (`../<feature>/x`). MCP is the exception: it is a second transport over the use
-    // cases of the other features.
+    // Layering of the API (docs/code-layout.md, "Where code lives"): a feature reaches what it
+    // shares with others through `shared/`, `http/`, `openapi/`... (`../../x`), never another
+    // feature's folder (`../<feature>/x`). MCP is the exception: it is a second transport over
+    // the use cases of the other features.
     files: ['apps/api/src/features/*/**/*.ts'],
     ignores: ['apps/api/src/features/mcp/**'],
     rules: {

@@ -37,8 +37,8 @@ describe('emit()', () => {
     expect(await ctx.deps.stores.events.pending([id])).toEqual(new Set([id]));
   });
 
-  // Fair fan-out (docs/ARCHITECTURE.md): an event nobody subscribed to never enters the
-  // outbox, so a flood of them waits behind no one and makes no one wait.
+  // Fair fan-out (docs/webhooks.md, "Inside", step 1): an event nobody subscribed to never enters
+  // the outbox, so a flood of them waits behind no one and makes no one wait.
   it('an event with no target is stored fanned out: never in the outbox', async () => {
     const many = Array.from({ length: 50 }, () => ({
       tenantId: unsubscribed,

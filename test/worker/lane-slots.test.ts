@@ -3,9 +3,9 @@ import { InFlightLanes } from '../../apps/worker/src/webhook-delivery/in-flight'
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/wait';
 
-// The in-flight caps are exact (docs/ARCHITECTURE.md, Webhook delivery): a slot lapses by
-// itself only when its holder died, never while its attempt still runs, however slow that
-// attempt is. Real Redis; the TTL is scaled down to 300 ms.
+// The in-flight caps are exact (docs/webhooks.md, "Inside", step 3): a slot lapses by itself only
+// when its holder died, never while its attempt still runs, however slow that attempt is. Real
+// Redis; the TTL is scaled down to 300 ms.
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext();

@@ -12,12 +12,12 @@ import {
   type TestWorker,
 } from '../support/worker';
 
-// The relay fans an event out in its claim's transaction and adds the event job only after
-// the commit, with the deliveries it made (ARCHITECTURE.md, step 2). A relay that dies in
+// The relay fans an event out in its claim's transaction and adds the event job only after the
+// commit, with the deliveries it made (docs/webhooks.md, "Inside", step 2). A relay that dies in
 // between leaves the event published and fanned out, with due deliveries and no job: the
-// reconciler must deliver them, once each. The job attempts the deliveries it carries
-// instead of reading them back; the claim still decides who attempts, so a job run again,
-// or one naming deliveries that are gone, sends nothing more.
+// reconciler must deliver them, once each. The job attempts the deliveries it carries instead of
+// reading them back; the claim still decides who attempts, so a job run again, or one naming
+// deliveries that are gone, sends nothing more.
 let ctx: TestContext;
 let https: HttpsReceiver;
 /** Started by each test once the relay's part is done; each test begins without one. */
