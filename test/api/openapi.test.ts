@@ -167,6 +167,8 @@ describe('operations', () => {
       'get /webhooks/{id}/deliveries/{delivery_id}': 'getWebhookDelivery',
       'get /webhook-deliveries': 'listTenantWebhookDeliveries',
       'get /event-types': 'listEventTypes',
+      'get /events': 'listEvents',
+      'get /events/{id}': 'getEvent',
       'post /webhooks/{id}/recover': 'recoverWebhook',
       'get /webhooks/{id}/recoveries/{recovery_id}': 'getWebhookRecovery',
       'get /webhooks/{id}/stats': 'getWebhookStats',

@@ -46,6 +46,8 @@ const SDK_METHOD: Record<string, string | null> = {
   getWebhookDelivery: 'webhooks.getDelivery',
   listTenantWebhookDeliveries: 'webhooks.listAllDeliveries',
   listEventTypes: 'webhooks.eventTypes',
+  listEvents: 'events.list',
+  getEvent: 'events.get',
   recoverWebhook: 'webhooks.recover',
   getWebhookRecovery: 'webhooks.getRecovery',
   getWebhookStats: 'webhooks.stats',

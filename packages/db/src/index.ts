@@ -26,6 +26,7 @@ export * from './stores/receptionists-store';
 export * from './stores/receptionist-provisioning';
 export * from './stores/usage-store';
 export * from './stores/events-store';
+export * from './stores/event-log-store';
 export * from './stores/call-types';
 export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';

@@ -6,7 +6,8 @@ import {
 } from './errors';
 import { backoffMs, retryAfterMs, sleep, type RetryPolicy } from './retry';
 
-export type QueryValue = string | number | boolean | null | undefined;
+/** A query parameter; an array is the parameter repeated (`?type=a&type=b`). */
+export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
 /** One API call, as the resource groups describe it. */
 export interface ApiRequest {
@@ -76,7 +77,9 @@ export class Transport {
   private url(req: ApiRequest): string {
     const url = new URL(`${this.options.baseUrl}${req.path}`);
     for (const [name, value] of Object.entries(req.query ?? {})) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+      if (value === undefined || value === null) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(name, String(v));
+      else url.searchParams.set(name, String(value));
     }
     return url.toString();
   }

@@ -27,6 +27,7 @@ import * as m096 from './096_latest_attempt_on_delivery';
 import * as m097 from './097_uniqueness_bounded_above';
 import * as m098 from './098_event_outbox';
 import * as m100 from './100_portal_session_creator';
+import * as m105 from './105_event_log';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -68,6 +69,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['097_uniqueness_bounded_above', m097],
   ['098_event_outbox', m098],
   ['100_portal_session_creator', m100],
+  ['105_event_log', m105],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

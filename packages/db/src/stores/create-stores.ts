@@ -7,6 +7,7 @@ import { CampaignsStore } from './campaigns-store';
 import { DeliveriesStore } from './deliveries-store';
 import { DeliveryAttemptsStore } from './delivery-attempts-store';
 import { DeliveryLifecycle } from './delivery-lifecycle';
+import { EventLogStore } from './event-log-store';
 import { EventsStore } from './events-store';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
@@ -58,6 +59,8 @@ export function createStores(
     smsOptOuts: new SmsOptOutsStore(knex),
     /** The event outbox. */
     events: new EventsStore(knex),
+    /** The tenant's event log (reads by tenant: list, one event, streams). */
+    eventLog: new EventLogStore(knex),
     webhookSubscriptions: new WebhookSubscriptionsStore(knex),
     webhookRecoveries: new WebhookRecoveriesStore(knex),
     /** Delivery health per subscription, aggregated in SQL. */

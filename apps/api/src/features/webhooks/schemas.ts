@@ -1,8 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from '../../shared/schemas';
-
-/** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
-export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
+import { EVENT_NAME_PATTERN, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 /** 1 to 1,000 attempts per second across every worker, or null for unlimited. */
 const rateLimitSchema = {
