@@ -27,6 +27,8 @@ export * from './stores/receptionist-provisioning';
 export * from './stores/usage-store';
 export * from './stores/events-store';
 export * from './stores/event-log-store';
+export * from './stores/event-streams-store';
+export * from './stores/event-stream-notify';
 export * from './stores/call-types';
 export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';

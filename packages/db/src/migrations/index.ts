@@ -28,6 +28,7 @@ import * as m097 from './097_uniqueness_bounded_above';
 import * as m098 from './098_event_outbox';
 import * as m100 from './100_portal_session_creator';
 import * as m105 from './105_event_log';
+import * as m106 from './106_event_streams';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -70,6 +71,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['098_event_outbox', m098],
   ['100_portal_session_creator', m100],
   ['105_event_log', m105],
+  ['106_event_streams', m106],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

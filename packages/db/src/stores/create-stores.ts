@@ -9,6 +9,7 @@ import { DeliveryAttemptsStore } from './delivery-attempts-store';
 import { DeliveryLifecycle } from './delivery-lifecycle';
 import { EventLogStore } from './event-log-store';
 import { EventsStore } from './events-store';
+import { EventStreamsStore } from './event-streams-store';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
@@ -61,6 +62,8 @@ export function createStores(
     events: new EventsStore(knex),
     /** The tenant's event log (reads by tenant: list, one event, streams). */
     eventLog: new EventLogStore(knex),
+    /** Leases of open event streams (the per-key limit, the tenants that notify). */
+    eventStreams: new EventStreamsStore(knex),
     webhookSubscriptions: new WebhookSubscriptionsStore(knex),
     webhookRecoveries: new WebhookRecoveriesStore(knex),
     /** Delivery health per subscription, aggregated in SQL. */
