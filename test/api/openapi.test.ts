@@ -169,6 +169,7 @@ describe('operations', () => {
       'get /event-types': 'listEventTypes',
       'get /events': 'listEvents',
       'get /events/{id}': 'getEvent',
+      'get /events/stream': 'streamEvents',
       'post /webhooks/{id}/recover': 'recoverWebhook',
       'get /webhooks/{id}/recoveries/{recovery_id}': 'getWebhookRecovery',
       'get /webhooks/{id}/stats': 'getWebhookStats',

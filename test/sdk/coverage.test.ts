@@ -48,6 +48,7 @@ const SDK_METHOD: Record<string, string | null> = {
   listEventTypes: 'webhooks.eventTypes',
   listEvents: 'events.list',
   getEvent: 'events.get',
+  streamEvents: 'events.stream',
   recoverWebhook: 'webhooks.recover',
   getWebhookRecovery: 'webhooks.getRecovery',
   getWebhookStats: 'webhooks.stats',

@@ -4,12 +4,15 @@ import request from 'supertest';
 import { Switchboard, SwitchboardError } from '@switchboard/sdk';
 import { emit, emitMany } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
+import { waitFor } from '../support/wait';
 import { responseChecker } from '../support/openapi-responses';
 import { addReceptionist } from '../support/receptionist';
 
 // The SDK's events group against the real API on an ephemeral port: `list` follows cursors
 // to the end and sends a `type` array as the repeated parameter, `get` reads one event; each
 // answer is checked against the served OpenAPI document (the `Event` union of envelopes).
+// `stream` yields events live and, when its connection is cut, reconnects after the last
+// event it yielded: none missed, none twice.
 let ctx: TestContext;
 let server: Server;
 let baseUrl: string;
@@ -26,16 +29,19 @@ const recordingFetch: typeof fetch = async (input, init) => {
   }
   return res;
 };
-const client = () =>
+const client = (key = tenant.key) =>
   new Switchboard({
-    apiKey: tenant.key,
+    apiKey: key,
     baseUrl,
     fetch: recordingFetch,
     retry: { maxRetries: 0 },
   });
 
 beforeAll(async () => {
-  ctx = await createTestContext();
+  ctx = await createTestContext({
+    EVENT_STREAM_HEARTBEAT_MS: '200',
+    EVENT_STREAM_SETTLE_MS: '300',
+  });
   tenant = await ctx.tenant(['read']);
   rcp = await addReceptionist(ctx, tenant.tenantId);
   server = ctx.app.listen(0, '127.0.0.1');
@@ -104,4 +110,61 @@ it('lists every event across pages, filters by types, and gets one', async () =>
   for (const s of seen) {
     check('get', s.path === '/events' ? '/events' : '/events/{id}', s.status, s.body);
   }
+});
+
+it('streams events live and resumes by itself after its connection is cut', async () => {
+  const own = await ctx.tenant(['read']);
+  const sb = client(own.key);
+  const usage = (minutes: number) =>
+    emit(ctx.deps.knex, {
+      tenantId: own.tenantId,
+      type: 'usage.threshold',
+      data: {
+        threshold: 80,
+        minutes_used: minutes,
+        minutes_included: 100,
+        billing_period_end: '2026-12-01T00:00:00.000Z',
+      },
+    });
+  const got: string[] = [];
+  const stop = new AbortController();
+  const reading = (async () => {
+    for await (const e of sb.events.stream(
+      { type: ['usage.threshold'] },
+      { signal: stop.signal },
+    )) {
+      got.push(e.id);
+      if (e.event === 'usage.threshold') expect(e.data.minutes_included).toBe(100);
+    }
+  })();
+  // The stream is open once the server holds its lease.
+  await waitFor('the stream open', async () =>
+    (await ctx.deps.knex('event_streams').where({ tenant_id: own.tenantId }).first())
+      ? true
+      : undefined,
+  );
+  const before = [await usage(1), await usage(2)];
+  await waitFor('the first two events', () => got.length >= 2);
+  // Cut every open connection of the server: the client reconnects after the last event.
+  server.closeAllConnections();
+  const after = [await usage(3), await usage(4)];
+  await waitFor('the events written while it was cut', () => got.length >= 4);
+  const last = await usage(5);
+  await waitFor('the last event', () => got.includes(last));
+  expect(got).toEqual([...before, ...after, last]);
+  stop.abort();
+  await reading;
+
+  // Started after an event kept from before: the ones after it, and it stops on `break`.
+  const resumed: string[] = [];
+  for await (const e of sb.events.stream({}, { lastEventId: before[1] })) {
+    resumed.push(e.id);
+    if (resumed.length === 3) break;
+  }
+  expect(resumed).toEqual([...after, last]);
+  await waitFor('the stream closed', async () =>
+    (await ctx.deps.knex('event_streams').where({ tenant_id: own.tenantId }).first())
+      ? undefined
+      : true,
+  );
 });

@@ -7,6 +7,7 @@ import { pageBody, pageRequest } from '../../pagination/page';
 import { pageExample, paginated } from '../../shared/schemas';
 import { eventFilter, eventRetention, expiredEvent, ownReceptionistFilter } from './filters';
 import { eventExample, eventListQuerySchema, eventParamSchema, eventSchema } from './schemas';
+import { eventStreamRoute } from './stream-route';
 
 export const EVENTS_TAG = 'Events';
 
@@ -49,6 +50,8 @@ export function eventRoutes(deps: Deps): RouteDef[] {
         res.json(pageBody(req, deps.cursors, 'events', result, buildEnvelope));
       },
     }),
+    // Before /events/:id, which would take `stream` for an id.
+    eventStreamRoute(deps, EVENTS_TAG),
     defineRoute({
       method: 'get',
       path: '/events/:id',

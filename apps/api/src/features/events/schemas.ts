@@ -33,12 +33,29 @@ export const eventListQuerySchema = {
   properties: { limit: limitSchema, cursor: cursorSchema, ...eventFilterProperties },
 } as const;
 
+/** The shape of an event id (`evt_…`); anything else is a 400. */
+export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9]{1,64}$';
+
 /** Path of GET /events/{id}. */
 export const eventParamSchema = {
   type: 'object',
   required: ['id'],
   properties: {
-    id: { type: 'string', pattern: '^evt_[A-Za-z0-9]{1,64}$', description: 'Event id (evt_…)' },
+    id: { type: 'string', pattern: EVENT_ID_PATTERN, description: 'Event id (evt_…)' },
+  },
+} as const;
+
+/** Query of GET /events/stream: the filters, and where to resume. */
+export const eventStreamQuerySchema = {
+  type: 'object',
+  properties: {
+    ...eventFilterProperties,
+    last_event_id: {
+      type: 'string',
+      pattern: EVENT_ID_PATTERN,
+      description:
+        'Resume after this event, for clients that cannot send the Last-Event-ID header (the header wins)',
+    },
   },
 } as const;
 
@@ -48,3 +65,10 @@ export const eventSchema = eventEnvelopeSchema();
 /** A call.completed envelope, as documented for its webhook. */
 export const eventExample: object =
   eventCatalog().find((e) => e.name === 'call.completed')?.example ?? {};
+
+/** The start of a stream: the reconnection delay, one event, a heartbeat. */
+export const eventStreamExample =
+  'retry: 2000\n\n' +
+  `id: ${(eventExample as { id?: string }).id ?? 'evt_…'}\nevent: call.completed\n` +
+  `data: ${JSON.stringify(eventExample)}\n\n` +
+  ': ping\n\n';
