@@ -270,5 +270,6 @@ export function toRequest(c: FuzzCase, g: Gen): Req {
     url: query ? `${path}?${query}` : path,
     headers,
     body: c.body?.text,
+    stream: c.op.streams,
   };
 }
