@@ -16,6 +16,8 @@ export interface Outcome {
   retryAfter?: string | null;
   /** What the request carried that the accounting needs (a message id, a lead email). */
   ref?: string;
+  /** For 2xx: the `id` of the JSON body, if it has one (the resource made or found). */
+  id?: string;
 }
 
 /** No request may take longer than this: past it, the outcome is a hang. */
@@ -44,6 +46,14 @@ export async function send(url: string, opts: SendOptions): Promise<Outcome> {
     });
     const text = await res.text();
     const outcome: Outcome = { ...base, ms: Date.now() - at, status: res.status };
+    if (res.ok) {
+      try {
+        const id = (JSON.parse(text) as { id?: unknown }).id;
+        if (typeof id === 'string') outcome.id = id;
+      } catch {
+        // Not JSON: no id.
+      }
+    }
     if (res.status >= 500) {
       outcome.retryAfter = res.headers.get('retry-after');
       try {

@@ -9,18 +9,26 @@ import {
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { startApiProcess, type ApiProcess } from '../../test/support/api-process';
 import { messages, uid } from '../../test/support/fixtures';
+import type { TestContext } from '../../test/support/context';
 import { startPrivateServers, type PrivateServers } from '../../test/support/private-servers';
 import { subscriber } from '../../test/support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../../test/support/worker-process';
 import { send, type Outcome } from './client';
 
+/** What a stack's processes run on: a test context on some Postgres and Redis. */
+export interface Backends {
+  ctx: TestContext;
+  destroy(): Promise<void>;
+}
+
 /**
- * One scenario's world: private Postgres and Redis (test/support/private-servers.ts), an
- * HTTPS receiver on 127.0.0.1 whose CA the worker trusts, and the API and the worker as real
- * processes on those servers. Everything is torn down by `destroy()`.
+ * One scenario's world: private Postgres and Redis (test/support/private-servers.ts) unless
+ * the scenario brings its own servers, an HTTPS receiver on 127.0.0.1 whose CA the worker
+ * trusts, and the API and the worker as real processes on those servers. Everything is torn
+ * down by `destroy()`.
  */
-export interface Stack {
-  servers: PrivateServers;
+export interface Stack<S extends Backends = PrivateServers> {
+  servers: S;
   receiver: TestReceiver;
   /** `https://127.0.0.1:PORT` + path: a webhook URL on the receiver. */
   hookUrl(routePath: string): string;
@@ -39,8 +47,10 @@ export interface Stack {
   destroy(): Promise<void>;
 }
 
-export interface StackOptions {
+export interface StackOptions<S extends Backends = PrivateServers> {
   routes: Readonly<Record<string, Handler>>;
+  /** Starts the servers (default: startPrivateServers). */
+  servers?: () => Promise<S>;
   /** Variables for the worker processes over the test environment. */
   workerEnv?: Record<string, string>;
   apiEnv?: Record<string, string>;
@@ -57,7 +67,9 @@ export function useBuiltServices(): void {
   builtServices = true;
 }
 
-export async function startStack(opts: StackOptions): Promise<Stack> {
+export async function startStack<S extends Backends = PrivateServers>(
+  opts: StackOptions<S>,
+): Promise<Stack<S>> {
   const cert = generateCertificate('IP:127.0.0.1,DNS:localhost');
   const certDir = mkdtempSync(path.join(tmpdir(), 'sb-chaos-'));
   const caFile = path.join(certDir, 'ca.pem');
@@ -71,7 +83,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     const receiver = await startReceiver(cert, opts.routes);
     cleanups.push(() => receiver.close());
-    const servers = await startPrivateServers();
+    // Without `servers`, S is its default, PrivateServers.
+    const servers = await (opts.servers?.() ??
+      (startPrivateServers() as Promise<Backends> as Promise<S>));
     cleanups.push(() => servers.destroy());
     const { config } = servers.ctx;
     const workerEnv = { NODE_EXTRA_CA_CERTS: caFile, ...opts.workerEnv };
@@ -97,7 +111,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       return a;
     };
     const [api, worker] = await Promise.all([startApi(), startWorker()]);
-    const stack: Stack = {
+    const stack: Stack<S> = {
       servers,
       receiver,
       hookUrl: (routePath) => `https://127.0.0.1:${receiver.port}${routePath}`,
@@ -124,6 +138,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 }
 
 /** A tenant with one ready receptionist and a `call.started` subscription to `url`. */
-export async function callSubscriber(stack: Stack, url: string) {
+export async function callSubscriber(stack: Stack<Backends>, url: string) {
   return subscriber(stack.servers.ctx, url, ['call.started']);
 }

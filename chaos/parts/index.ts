@@ -1,6 +1,7 @@
 import type { ChaosPart } from '../part';
 import { apiSigtermPart } from './api-sigterm';
 import { autoDisablePart } from './auto-disable';
+import { failoverPart } from './failover';
 import { fuzzPart } from './fuzz';
 import { importKillPart } from './import-kill';
 import { postgresOutagePart } from './postgres-outage';
@@ -26,4 +27,5 @@ export const PARTS: Record<string, ChaosPart> = {
   'import-kill': importKillPart,
   'usage-thresholds': usageThresholdsPart,
   'auto-disable': autoDisablePart,
+  failover: failoverPart,
 };

@@ -99,6 +99,9 @@ const queryPairs = (g: Gen, op: Operation): fc.Arbitrary<Array<[string, string]>
     .map(([known, extra]) => [...known.flat(), ...extra]);
 };
 
+/** `v` as text an HTTP client sends in a header: tab, printable ASCII and Latin-1 only. */
+const sendableHeader = (v: unknown): string => String(v).replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+
 const headerValues = (g: Gen, op: Operation): fc.Arbitrary<Record<string, string>> =>
   fc
     .tuple(
@@ -106,7 +109,8 @@ const headerValues = (g: Gen, op: Operation): fc.Arbitrary<Record<string, string
         ...op.headers.map((h) =>
           fc.option(
             fc
-              .oneof(valueFor(h.schema, g, h.name).map(String), headerText())
+              // A schema's string may hold characters no client can put in a header.
+              .oneof(valueFor(h.schema, g, h.name).map(sendableHeader), headerText())
               .map((v) => [h.name, v] as const),
             { freq: 2 },
           ),
@@ -266,5 +270,6 @@ export function toRequest(c: FuzzCase, g: Gen): Req {
     url: query ? `${path}?${query}` : path,
     headers,
     body: c.body?.text,
+    stream: c.op.streams,
   };
 }

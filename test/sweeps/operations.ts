@@ -33,6 +33,8 @@ export interface Operation {
   body: { contentType: string; schema: JsonSchema; example: unknown } | null;
   /** Documented statuses. */
   statuses: Set<number>;
+  /** Whether its answer is an event stream (`text/event-stream`), which never ends. */
+  streams: boolean;
 }
 
 export interface OpenApiDoc {
@@ -63,7 +65,7 @@ export async function servedOperations(
         'x-portal-capability'?: string;
         parameters?: RawParam[];
         requestBody?: { content: Record<string, { schema?: JsonSchema; example?: unknown }> };
-        responses: Record<string, unknown>;
+        responses: Record<string, { content?: Record<string, unknown> }>;
       };
       const params = (where: RawParam['in']): Param[] =>
         (op.parameters ?? [])
@@ -83,6 +85,9 @@ export async function servedOperations(
           ? { contentType, schema: media?.schema ?? {}, example: media?.example }
           : null,
         statuses: new Set(Object.keys(op.responses).map(Number)),
+        streams: Object.values(op.responses).some(
+          (r) => r.content?.['text/event-stream'] !== undefined,
+        ),
       });
     }
   }

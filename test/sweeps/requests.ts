@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
@@ -25,6 +26,8 @@ export interface Req {
   headers: Record<string, string>;
   /** Sent as is (a JSON text, a CSV file, or anything a fuzzer made). */
   body?: string | Buffer;
+  /** The operation answers an event stream: its first bytes are read, then it is closed. */
+  stream?: boolean;
 }
 
 /** `example` with every id field naming `tenant`'s resource of that kind. */
@@ -73,7 +76,45 @@ export function exampleRequest(
         : String(op.body.example ?? '');
   }
   const url = fillPath(op, values) + (query.length ? `?${query.join('&')}` : '');
-  return { method: op.method, url, headers, body };
+  return { method: op.method, url, headers, body, stream: op.streams };
+}
+
+/**
+ * Superagent's parser for an operation that may answer an event stream: an answer of
+ * another type (an error) is read whole (JSON parsed into the body, as superagent does); an
+ * event stream, which stays open, is read up to its first bytes (its `text`), then closed.
+ */
+function readAnswer(
+  res: IncomingMessage & { text?: string },
+  done: (err: Error | null, body: unknown) => void,
+): void {
+  const stream = /^text\/event-stream/.test(res.headers['content-type'] ?? '');
+  const json = /^application\/json/.test(res.headers['content-type'] ?? '');
+  let text = '';
+  let settled = false;
+  const finish = (err: Error | null, body: unknown) => {
+    if (settled) return;
+    settled = true;
+    res.text = text;
+    done(err, body);
+  };
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    text += chunk;
+    if (!stream) return;
+    finish(null, {});
+    res.destroy();
+  });
+  res.on('end', () => {
+    let body: unknown = {};
+    try {
+      body = json && text ? JSON.parse(text) : {};
+    } catch {
+      body = {};
+    }
+    finish(null, body);
+  });
+  res.on('error', (err) => finish(err, {}));
 }
 
 /** Sends `req` to `app` (bounded: a hang is an error). */
@@ -88,6 +129,8 @@ export async function send(
     .timeout(timeoutMs)
     .ok(() => true);
   for (const [name, value] of Object.entries(req.headers)) r = r.set(name, value);
+  // Superagent's typings name the Node response its own Response; it is an IncomingMessage.
+  if (req.stream) r = r.buffer(true).parse(readAnswer as unknown as Parameters<typeof r.parse>[0]);
   return req.body === undefined ? await r : await r.send(req.body);
 }
 
@@ -107,6 +150,8 @@ async function buildSnapshotSql(knex: Knex): Promise<string> {
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
         AND c.relname NOT LIKE 'knex_migrations%'
+        -- Leases of open event streams: a stream's is deleted after its client has gone.
+        AND c.relname <> 'event_streams'
       ORDER BY c.relname`,
   )) as { rows: Array<{ name: string; tenant: boolean }> };
   const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -16,7 +16,8 @@ export type Kind =
   | 'webhook'
   | 'delivery'
   | 'recovery'
-  | 'portalSession';
+  | 'portalSession'
+  | 'event';
 
 /**
  * For every operation with a path parameter: which kind of resource each parameter names, so
@@ -52,6 +53,7 @@ export const PATH_ID_KINDS: Readonly<Record<string, Readonly<Record<string, Kind
   retryWebhookDelivery: { id: 'webhook', delivery_id: 'delivery' },
   getWebhookStats: { id: 'webhook' },
   revokePortalSession: { id: 'portalSession' },
+  getEvent: { id: 'event' },
 };
 
 /** One tenant of a sweep: its keys (one per scope) and one resource of every kind. */
@@ -141,6 +143,11 @@ export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<stri
       }
       return ok(await api(m).get('/calls?limit=1'), 200, 'a call').body.calls[0].id as string;
     },
+  ],
+  [
+    'event',
+    // The calls above emitted events: the newest, as the event log lists it.
+    async (m) => ok(await api(m).get('/events?limit=1'), 200, 'an event').body.data[0].id as string,
   ],
   [
     'delivery',
@@ -261,7 +268,12 @@ async function tenantWorld(ctx: TestContext, port: number): Promise<TenantWorld>
     view: await portalToken(['view']),
   };
   const cursors: string[] = [];
-  for (const path of ['/calls?limit=1', '/webhooks?limit=1', '/leads/search?limit=1']) {
+  for (const path of [
+    '/calls?limit=1',
+    '/webhooks?limit=1',
+    '/leads/search?limit=1',
+    '/events?limit=1',
+  ]) {
     const body = ok(await api(m).get(path), 200, 'a cursor').body;
     const cursor = body.next_cursor ?? body.cursor;
     if (typeof cursor === 'string') cursors.push(cursor);

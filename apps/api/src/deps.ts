@@ -27,6 +27,7 @@ import { Lifecycle } from './http/lifecycle';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
 import { createApiMetrics, type ApiMetrics } from './metrics/registry';
 import { CursorCodec } from './pagination/cursor';
+import { EventStreamHub } from './features/events/hub';
 
 /** Everything the API's routes use, built in one place (the composition root). */
 export interface Deps {
@@ -55,6 +56,8 @@ export interface Deps {
   lifecycle: Lifecycle;
   /** Every store, built once over `knex` (packages/db, `createStores`). */
   stores: Stores;
+  /** The open event streams of this process and their one LISTEN connection. */
+  eventStreams: EventStreamHub;
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
 }
@@ -92,6 +95,18 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     lookup: webhookLookup,
     ca: overrides.webhookCa,
   });
+  const lifecycle = new Lifecycle();
+  const eventStreams = new EventStreamHub(
+    stores.eventStreams,
+    {
+      databaseUrl: config.databaseUrl,
+      renewMs: config.eventStreams.heartbeatMs,
+      maxPerKey: config.eventStreams.maxPerKey,
+    },
+    logger,
+  );
+  // Streams never end by themselves: a stop ends them, so the server can close.
+  lifecycle.onStop(() => eventStreams.stop());
   return {
     config,
     logger,
@@ -116,10 +131,12 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       config.anonymousRateLimit,
       logger,
     ),
-    lifecycle: new Lifecycle(),
+    lifecycle,
     stores,
+    eventStreams,
     async close() {
       webhookSender.close();
+      await eventStreams.close();
       await keyChanges.close();
       await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
     },

@@ -263,6 +263,42 @@ export const envSchema = {
       default: 30,
       description: 'an integer from 1 to 90 (days of webhook delivery history kept)',
     },
+    EVENT_STREAM_HEARTBEAT_MS: {
+      type: 'integer',
+      minimum: 50,
+      maximum: 600000,
+      default: 15000,
+      description: 'milliseconds between heartbeats of an event stream, 50 to 600000',
+    },
+    EVENT_STREAM_MAX_PER_KEY: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 5,
+      description: 'event streams open at once per API key, across every API process, 1 to 1000',
+    },
+    EVENT_STREAM_SETTLE_MS: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 60000,
+      default: 1000,
+      description:
+        'milliseconds an event waits before it is streamed (its transaction may commit that late), 0 to 60000',
+    },
+    EVENT_STREAM_POLL_MS: {
+      type: 'integer',
+      minimum: 50,
+      maximum: 600000,
+      default: 5000,
+      description: 'milliseconds between reads of an idle event stream without a notification',
+    },
+    EVENT_STREAM_MAX_BUFFER_BYTES: {
+      type: 'integer',
+      minimum: 1024,
+      maximum: 67108864,
+      default: 1048576,
+      description: 'bytes an event stream may have waiting for a slow client before it is ended',
+    },
     // OpenTelemetry's standard variables: the ones that decide whether tracing is on and
     // the service name. The exporter itself reads the rest (OTEL_EXPORTER_OTLP_HEADERS...).
     OTEL_EXPORTER_OTLP_ENDPOINT: {

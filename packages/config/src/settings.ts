@@ -96,6 +96,19 @@ export interface Config {
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
   /**
+   * API: `GET /events/stream` (docs/API.md, Events). Heartbeats every `heartbeatMs` (leases
+   * of open streams are renewed as often); at most `maxPerKey` streams per API key; an event
+   * is streamed once it is `settleMs` old by Postgres' clock (docs/decisions/0101-event-streams.md); an idle stream reads every `pollMs` without a notification; a client that has
+   * more than `maxBufferBytes` waiting to be sent is dropped.
+   */
+  readonly eventStreams: {
+    readonly heartbeatMs: number;
+    readonly maxPerKey: number;
+    readonly settleMs: number;
+    readonly pollMs: number;
+    readonly maxBufferBytes: number;
+  };
+  /**
    * OpenTelemetry tracing: on when an OTLP endpoint is set (and neither OTEL_SDK_DISABLED nor
    * OTEL_TRACES_EXPORTER=none says otherwise); `serviceName` is OTEL_SERVICE_NAME, null for
    * the process's own default (switchboard-api, switchboard-worker).
@@ -291,6 +304,22 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
   logLevel: str('LOG_LEVEL'),
+  eventStreams: {
+    variables: [
+      'EVENT_STREAM_HEARTBEAT_MS',
+      'EVENT_STREAM_MAX_PER_KEY',
+      'EVENT_STREAM_SETTLE_MS',
+      'EVENT_STREAM_POLL_MS',
+      'EVENT_STREAM_MAX_BUFFER_BYTES',
+    ],
+    build: (v) => ({
+      heartbeatMs: Number(v.EVENT_STREAM_HEARTBEAT_MS),
+      maxPerKey: Number(v.EVENT_STREAM_MAX_PER_KEY),
+      settleMs: Number(v.EVENT_STREAM_SETTLE_MS),
+      pollMs: Number(v.EVENT_STREAM_POLL_MS),
+      maxBufferBytes: Number(v.EVENT_STREAM_MAX_BUFFER_BYTES),
+    }),
+  },
   tracing: {
     variables: [
       'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -338,6 +367,7 @@ export const COMMAND_SETTINGS = {
     'shutdownGraceMs',
     'logLevel',
     'tracing',
+    'eventStreams',
   ],
   /** `npm run start:worker`. */
   worker: [

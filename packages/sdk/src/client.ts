@@ -1,6 +1,7 @@
 import { Transport } from './http';
 import { CallsResource } from './resources/calls';
 import { CampaignsResource } from './resources/campaigns';
+import { EventsResource } from './resources/events';
 import { LeadsResource } from './resources/leads';
 import { ReceptionistsResource } from './resources/receptionists';
 import { SmsResource } from './resources/sms';
@@ -48,6 +49,7 @@ export class Switchboard {
   readonly webhooks: WebhooksResource;
   readonly campaigns: CampaignsResource;
   readonly portal: PortalResource;
+  readonly events: EventsResource;
 
   constructor(options: SwitchboardOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -67,5 +69,6 @@ export class Switchboard {
     this.webhooks = new WebhooksResource(http);
     this.campaigns = new CampaignsResource(http);
     this.portal = new PortalResource(http);
+    this.events = new EventsResource(http);
   }
 }

@@ -7,7 +7,8 @@ import {
 import { rememberEtag } from './etags';
 import { backoffMs, retryAfterMs, sleep, type RetryPolicy } from './retry';
 
-export type QueryValue = string | number | boolean | null | undefined;
+/** A query parameter; an array is the parameter repeated (`?type=a&type=b`). */
+export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
 /** One API call, as the resource groups describe it. */
 export interface ApiRequest {
@@ -76,10 +77,55 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a long-lived GET (an event stream), authenticated as every request and never
+   * retried here (its caller reconnects): `timeoutMs` bounds the wait for the answer's
+   * headers only, not the body. Resolves with a 2xx response whose body is still to be
+   * read; throws the API's error (a SwitchboardError) or a SwitchboardConnectionError.
+   */
+  async openStream(req: {
+    path: string;
+    query?: Readonly<Record<string, QueryValue>>;
+    headers?: Readonly<Record<string, string>>;
+    signal?: AbortSignal;
+  }): Promise<Response> {
+    const headers = {
+      Authorization: `Bearer ${this.options.apiKey}`,
+      Accept: 'text/event-stream',
+      ...req.headers,
+    };
+    const opening = new AbortController();
+    const timer = setTimeout(() => opening.abort(), this.options.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, opening.signal]) : opening.signal;
+    let res: Response;
+    try {
+      res = await this.options.fetch(this.url({ ...req, method: 'GET', idempotent: true }), {
+        method: 'GET',
+        headers,
+        signal,
+      });
+    } catch (error) {
+      if (req.signal?.aborted) throw error;
+      throw new SwitchboardConnectionError(
+        opening.signal.aborted ? 'timeout' : 'network_error',
+        opening.signal.aborted
+          ? `No answer within ${this.options.timeoutMs} ms`
+          : `Could not reach the API: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok) throw await errorOf(res);
+    return res;
+  }
+
   private url(req: ApiRequest): string {
     const url = new URL(`${this.options.baseUrl}${req.path}`);
     for (const [name, value] of Object.entries(req.query ?? {})) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+      if (value === undefined || value === null) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(name, String(v));
+      else url.searchParams.set(name, String(value));
     }
     return url.toString();
   }

@@ -19,6 +19,8 @@ export {
 } from './errors';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './verify-webhook';
 export { PageIterator, type Page } from './pagination';
+export { parseEventStream, type EventStreamOptions, type SseMessage } from './event-stream';
+export type { EventStreamParams } from './resources/events';
 export type { RetryOptions } from './retry';
 export type { StartOutboundOptions } from './resources/calls';
 export type { EditOptions, IdempotentRequestOptions } from './resources/resource';

@@ -26,6 +26,8 @@ export type WebhookRotatedSecret = Schemas['WebhookRotatedSecret'];
 export type WebhookDeliveryDetail = Schemas['WebhookDeliveryDetail'];
 export type EventTypeList = Schemas['EventTypeList'];
 export type EventTypeInfo = Schemas['EventType'];
+/** A stored event, as its webhook carries it (GET /events): discriminated by `event`. */
+export type Event = Schemas['Event'];
 export type WebhookRecovery = Schemas['WebhookRecovery'];
 export type WebhookRecoveryRequest = Schemas['WebhookRecoveryRequest'];
 export type WebhookStats = Schemas['WebhookStats'];

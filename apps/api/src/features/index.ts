@@ -13,6 +13,7 @@ import { webhookRoutes } from './webhooks/routes';
 import { webhookEditRoutes } from './webhooks/edit-routes';
 import { webhookDeliveryLogRoutes } from './webhooks/delivery-log-routes';
 import { eventTypeRoutes } from './webhooks/event-types-route';
+import { eventRoutes } from './events/routes';
 import { webhookRecoverRoutes } from './webhooks/recover-routes';
 import { portalRoutes } from './portal/routes';
 import { webhookStatsRoutes } from './portal/stats-routes';
@@ -30,6 +31,7 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...webhookDeliveryRoutes(deps),
     ...webhookRecoverRoutes(deps),
     ...eventTypeRoutes(),
+    ...eventRoutes(deps),
     ...webhookStatsRoutes(deps),
     ...portalRoutes(deps),
     ...usageRoutes(deps),

@@ -14,15 +14,28 @@ export class Lifecycle {
   private handlers = 0;
   private readonly open = new Set<Response>();
   private waiters: Array<() => void> = [];
+  private stopListeners: Array<() => void> = [];
 
   get isStopping(): boolean {
     return this.stopping;
   }
 
-  /** From now on /readyz fails and every response closes its connection. */
+  /**
+   * From now on /readyz fails and every response closes its connection; answers that would
+   * not end by themselves (event streams) are told to end (onStop).
+   */
   beginStop(): void {
     this.stopping = true;
     for (const res of this.open) closeAfter(res);
+    const listeners = this.stopListeners;
+    this.stopListeners = [];
+    for (const listener of listeners) listener();
+  }
+
+  /** Calls `listener` when the stop begins (at once if it has begun). */
+  onStop(listener: () => void): void {
+    if (this.stopping) listener();
+    else this.stopListeners.push(listener);
   }
 
   /** Counts a request from its arrival until its response is finished or aborted. */

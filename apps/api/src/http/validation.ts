@@ -10,7 +10,7 @@ import { findBadText, type BadText } from './text';
  * a real instant: ajv-formats accepts a leap second (23:59:60), which JavaScript dates and
  * Postgres cannot store. `e164` is the contract's phone number (docs/API.md, Basics).
  */
-function createAjv(coerceTypes: boolean): Ajv {
+function createAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = addFormats(new Ajv({ coerceTypes, useDefaults: true, strict: false, verbose: true }));
   const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean };
   ajv.addFormat('date-time', {
@@ -21,10 +21,11 @@ function createAjv(coerceTypes: boolean): Ajv {
   return ajv;
 }
 
-// Query strings and path params arrive as strings: that instance coerces ("20" → 20). Bodies
-// are JSON already and are never coerced, so "20" for an integer field is a 400.
+// Query strings and path params arrive as strings: that instance coerces ("20" → 20), and a
+// parameter declared as an array (repeatable, `?type=a&type=b`) given once becomes an array
+// of one. Bodies are JSON already and are never coerced, so "20" for an integer field is a 400.
 // `verbose` exposes the failing schema, so a field can carry its own `x-error-message`.
-const coercing = createAjv(true);
+const coercing = createAjv('array');
 const exact = createAjv(false);
 
 /** The offending field: the missing or unknown property, or the path of the bad value. */

@@ -32,6 +32,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     'Subscriptions that receive signed events over HTTPS, their delivery log and manual ' +
     'retries. Every operation here needs the `admin` scope; a portal token may call those ' +
     'that name an `x-portal-capability` it has.',
+  Events:
+    'Every event of your account, operational ones included, as the envelopes webhooks ' +
+    'carry: a list newest first with filters, one event by id, and a live stream ' +
+    '(Server-Sent Events) that resumes where it left off.',
   Portal:
     'Links to the tenant portal, a web page where a tenant’s team manages its webhooks ' +
     'without an API key: create and revoke sessions, and trade a link’s one-use code.',

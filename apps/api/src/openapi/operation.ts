@@ -52,7 +52,7 @@ function successResponses(route: RouteDef, components: SchemaComponents): Record
       ...(spec.schema
         ? {
             content: {
-              'application/json': {
+              [spec.contentType ?? 'application/json']: {
                 schema: components.inline(spec.schema),
                 ...(spec.example === undefined ? {} : { example: spec.example }),
               },

@@ -9,6 +9,8 @@ export interface ResponseSpec {
   schema?: object;
   /** An example body; the OpenAPI tests validate it against `schema`. */
   example?: unknown;
+  /** The body's media type when it is not JSON (an event stream: `text/event-stream`). */
+  contentType?: string;
   /** Response headers worth documenting, e.g. `Location` or `Idempotent-Replayed`. */
   headers?: Readonly<Record<string, { description: string; schema?: object }>>;
 }

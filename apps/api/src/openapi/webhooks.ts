@@ -4,6 +4,7 @@ import {
   EVENT_DATA_SCHEMAS,
   EVENT_DESCRIPTIONS,
   EVENT_TYPES,
+  RECEPTIONIST_OPTIONAL_EVENTS,
   type EventType,
 } from '@switchboard/events';
 import {
@@ -81,7 +82,7 @@ function envelopeSchema(event: EventType): object {
       'id',
       ...(isTest ? ['type'] : []),
       'event',
-      ...(accountLevel ? [] : ['receptionist_id']),
+      ...(accountLevel || RECEPTIONIST_OPTIONAL_EVENTS.has(event) ? [] : ['receptionist_id']),
       'data',
       'timestamp',
     ],
@@ -96,6 +97,20 @@ function envelopeSchema(event: EventType): object {
       data: EVENT_DATA_SCHEMAS[event],
       timestamp: { type: 'string', format: 'date-time', description: 'When it happened' },
     },
+  };
+}
+
+/**
+ * Any stored event's envelope (GET /events, event streams): one of the catalog's envelopes,
+ * told apart by `event`. `webhook.test` is never stored, so it is not one of them.
+ */
+export function eventEnvelopeSchema(): object {
+  return {
+    title: 'Event',
+    description:
+      'An event exactly as a webhook delivers it (the envelope); `event` names its type and ' +
+      'the shape of its `data`',
+    oneOf: EVENT_TYPES.filter((t) => t !== 'webhook.test').map(envelopeSchema),
   };
 }
 

@@ -17,7 +17,8 @@ export type CursorFamily =
   | 'leads'
   | 'campaigns'
   | 'campaign-recipients'
-  | 'portal-sessions';
+  | 'portal-sessions'
+  | 'events';
 
 const MAC_BYTES = 16;
 

@@ -28,17 +28,19 @@ function bound(param: string, value: string, end: 'from' | 'to'): Date {
 /**
  * The `date_from` / `date_to` filters of every history list (docs/API.md, Pagination), from a
  * query validated against `historyFilterProperties`; `date_from` after `date_to` is a 400.
+ * `names` reads the same pair under other names (`created_from` / `created_to` of events).
  */
-export function dateRange(query: Record<string, unknown>): DateRange {
+export function dateRange(
+  query: Record<string, unknown>,
+  names: { from: string; to: string } = { from: 'date_from', to: 'date_to' },
+): DateRange {
   const range: DateRange = {};
-  if (typeof query.date_from === 'string') {
-    range.from = bound('date_from', query.date_from, 'from');
-  }
-  if (typeof query.date_to === 'string') {
-    range.toExclusive = bound('date_to', query.date_to, 'to');
-  }
+  const from = query[names.from];
+  const to = query[names.to];
+  if (typeof from === 'string') range.from = bound(names.from, from, 'from');
+  if (typeof to === 'string') range.toExclusive = bound(names.to, to, 'to');
   if (range.from && range.toExclusive && range.from >= range.toExclusive) {
-    throw invalidParameter('date_from', 'date_from must not be after date_to');
+    throw invalidParameter(names.from, `${names.from} must not be after ${names.to}`);
   }
   return range;
 }

@@ -38,6 +38,9 @@ export const errorBodySchema = {
   },
 } as const;
 
+/** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
+export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
+
 export const limitSchema = {
   type: 'integer',
   minimum: 1,
@@ -60,7 +63,8 @@ export const pageQuerySchema = {
   properties: { limit: limitSchema, cursor: cursorSchema },
 } as const;
 
-const dateBound = {
+/** A date bound of a history filter: a bare date or a date-time (pagination/date-range.ts). */
+export const dateBound = {
   type: 'string',
   pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
   'x-error-message': 'must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T10:15:00Z)',

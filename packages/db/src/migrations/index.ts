@@ -28,6 +28,8 @@ import * as m097 from './097_uniqueness_bounded_above';
 import * as m098 from './098_event_outbox';
 import * as m100 from './100_portal_session_creator';
 import * as m101 from './101_resource_versions';
+import * as m105 from './105_event_log';
+import * as m106 from './106_event_streams';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -70,6 +72,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['098_event_outbox', m098],
   ['100_portal_session_creator', m100],
   ['101_resource_versions', m101],
+  ['105_event_log', m105],
+  ['106_event_streams', m106],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -7,7 +7,9 @@ import { CampaignsStore } from './campaigns-store';
 import { DeliveriesStore } from './deliveries-store';
 import { DeliveryAttemptsStore } from './delivery-attempts-store';
 import { DeliveryLifecycle } from './delivery-lifecycle';
+import { EventLogStore } from './event-log-store';
 import { EventsStore } from './events-store';
+import { EventStreamsStore } from './event-streams-store';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
@@ -58,6 +60,10 @@ export function createStores(
     smsOptOuts: new SmsOptOutsStore(knex),
     /** The event outbox. */
     events: new EventsStore(knex),
+    /** The tenant's event log (reads by tenant: list, one event, streams). */
+    eventLog: new EventLogStore(knex),
+    /** Leases of open event streams (the per-key limit, the tenants that notify). */
+    eventStreams: new EventStreamsStore(knex),
     webhookSubscriptions: new WebhookSubscriptionsStore(knex),
     webhookRecoveries: new WebhookRecoveriesStore(knex),
     /** Delivery health per subscription, aggregated in SQL. */

@@ -7,6 +7,7 @@ import {
   RECOVERED_INSERT_SQL,
 } from './operational-events-sql';
 import { QUEUED_COLUMNS, queuedSql } from './event-outbox-sql';
+import { streamedSql } from './event-stream-notify';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
@@ -413,9 +414,10 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
      ), recovered AS (
 ${RECOVERED_INSERT_SQL}
     RETURNING ${QUEUED_COLUMNS}
-     ), ${queuedSql('recovered')}
+     ), ${queuedSql('recovered')}, ${streamedSql('recovered')}
      SELECT (SELECT array_agg(id) FROM moved) AS moved,
-            (SELECT count(*)::int FROM notified) AS notified
+            (SELECT count(*)::int FROM notified) AS notified,
+            (SELECT count(*)::int FROM streamed) AS streamed
        FROM async_commit`;
 
 /**
@@ -507,10 +509,11 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
      ), operational AS (
 ${FAILING_DISABLED_INSERT_SQL}
     RETURNING ${QUEUED_COLUMNS}
-     ), ${queuedSql('operational')}
+     ), ${queuedSql('operational')}, ${streamedSql('operational')}
      SELECT (SELECT count(*)::int FROM moved) AS moved,
             (SELECT failures FROM counted) AS failures,
             (SELECT disabled_now FROM counted) AS disabled_now,
             (SELECT count(*)::int FROM canceled) AS canceled,
-            (SELECT count(*)::int FROM notified) AS notified
+            (SELECT count(*)::int FROM notified) AS notified,
+            (SELECT count(*)::int FROM streamed) AS streamed
        FROM async_commit`;

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { idTimeWindow } from '../ids';
 import { runPrepared } from '../prepared';
 import { adoptLegacyEvents, queuedSql } from './event-outbox-sql';
+import { streamedSql } from './event-stream-notify';
 
 const TABLE = 'events';
 
@@ -46,8 +47,9 @@ export interface UnpublishedEvent {
 }
 
 /**
- * `insertEvents`' statement: the rows, the outbox rows of those with a target, and the
- * relay's wake-up when there is one (queuedSql), in one round trip.
+ * `insertEvents`' statement: the rows, the outbox rows of those with a target, the relay's
+ * wake-up when there is one (queuedSql) and the event streams' when their tenant is streamed
+ * (streamedSql), in one round trip.
  * Both outbox marks of the event row are set here (packages/db/src/stores/event-outbox-sql.ts:
  * the row is never updated). Named (prepared): it runs for every event emitted, and its plan
  * does not depend on the events (one JSON parameter; rows are routed to their day's partition
@@ -73,8 +75,9 @@ const INSERT_EVENTS_SQL = `WITH x AS (
                       published_at, fanned_out_at)
   SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent, now(), now()
     FROM x
-), ${queuedSql('x', 'targeted')}
-SELECT count(*)::int AS notified FROM notified`;
+), ${queuedSql('x', 'targeted')}, ${streamedSql('x')}
+SELECT (SELECT count(*)::int FROM notified) AS notified,
+       (SELECT count(*)::int FROM streamed) AS streamed`;
 
 /**
  * Writes events into the outbox inside the caller's transaction (`emit` in packages/events),

@@ -45,6 +45,14 @@ export class TenantRetentionStore {
     return row && toRetention(row as Row);
   }
 
+  /** A tenant's retention; undefined when there is no such tenant. */
+  async get(tenantId: string): Promise<TenantRetention | undefined> {
+    const row = (await this.db(TABLE)
+      .where({ id: tenantId })
+      .first('id', 'delivery_retention_days', 'calls_retention_days')) as Row | undefined;
+    return row && toRetention(row);
+  }
+
   /** Every tenant with a retention of its own. */
   async listSet(): Promise<TenantRetention[]> {
     const rows = (await this.db(TABLE)

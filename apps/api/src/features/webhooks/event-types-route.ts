@@ -1,6 +1,6 @@
 import { defineRoute, type RouteDef } from '../../openapi/route';
 import { eventCatalog } from '../../openapi/webhooks';
-import { EVENT_NAME_PATTERN } from './schemas';
+import { EVENT_NAME_PATTERN } from '../../shared/schemas';
 
 const eventTypesQuerySchema = {
   type: 'object',

@@ -1,9 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { nullableTimestamp, timestamp } from '../../shared/schemas';
+import { EVENT_NAME_PATTERN, nullableTimestamp, timestamp } from '../../shared/schemas';
 import { etagHeaderDoc } from '../../http/if-match';
-
-/** Event names: lowercase dotted words (`call.completed`); unknown names are accepted. */
-export const EVENT_NAME_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$';
 
 /** 1 to 1,000 attempts per second across every worker, or null for unlimited. */
 const rateLimitSchema = {

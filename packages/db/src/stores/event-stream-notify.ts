@@ -1,0 +1,82 @@
+import { Client } from 'pg';
+
+/**
+ * The Postgres channel of event streams (docs/decisions/0101-event-streams.md): the statements
+ * that write events notify it, with the tenant's id as payload, when that tenant has an open
+ * stream (a live row of `event_streams`, migration 106). The notification goes out when, and
+ * only if, the transaction commits; Postgres folds repeats within one, so a transaction
+ * notifies once per tenant. API processes LISTEN on it, one connection each.
+ */
+export const EVENT_STREAM_CHANNEL = 'switchboard_events';
+
+/**
+ * A CTE `streamed` of a statement that writes events: notifies EVENT_STREAM_CHANNEL once per
+ * tenant of the rows of CTE `cte` (with a `tenant_id` column) that somebody streams. Like
+ * every CTE that modifies nothing, it runs only if the statement reads it: the statement's
+ * final SELECT must (`(SELECT count(*) FROM streamed)`). The probe is one index lookup per
+ * tenant of the statement; a tenant nobody streams costs no NOTIFY (a NOTIFY makes the
+ * committing transactions that send one take turns at commit).
+ */
+export const streamedSql = (cte: string): string => `streamed AS (
+       SELECT pg_notify('${EVENT_STREAM_CHANNEL}', t.tenant_id)
+         FROM (SELECT DISTINCT tenant_id FROM ${cte}) t
+        WHERE EXISTS (SELECT 1 FROM event_streams s
+                       WHERE s.tenant_id = t.tenant_id AND s.expires_at > now())
+     )`;
+
+const RETRY_MS = 1_000;
+
+/**
+ * Keeps one LISTEN connection on EVENT_STREAM_CHANNEL, reconnecting every second after any
+ * loss. `onTenant` hears the tenant of every notification; `onUp` is called each time the
+ * connection is (again) listening, after which notifications missed while it was down
+ * should be made up for by reading; `onLoss` hears the first loss or failure after each
+ * time it was up.
+ */
+export function watchEventStreamNotifications(
+  databaseUrl: string,
+  handlers: { onTenant(tenantId: string): void; onUp(): void; onLoss(err: unknown): void },
+): { close(): Promise<void> } {
+  let stopped = false;
+  let current: Client | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let told = false;
+  const connect = (): void => {
+    if (stopped) return;
+    const client = new Client({ connectionString: databaseUrl, keepAlive: true });
+    current = client;
+    let lost = false;
+    const retry = (err: unknown) => {
+      if (lost) return;
+      lost = true;
+      client.end().catch(() => undefined);
+      if (stopped) return;
+      if (!told) handlers.onLoss(err);
+      told = true;
+      timer = setTimeout(connect, RETRY_MS);
+      timer.unref();
+    };
+    client.on('notification', (n) => {
+      if (n.channel === EVENT_STREAM_CHANNEL && n.payload) handlers.onTenant(n.payload);
+    });
+    client.on('error', retry);
+    client.on('end', () => retry(new Error('LISTEN connection ended')));
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${EVENT_STREAM_CHANNEL}`))
+      .then(() => {
+        if (lost || stopped) return;
+        told = false;
+        handlers.onUp();
+      })
+      .catch(retry);
+  };
+  connect();
+  return {
+    async close() {
+      stopped = true;
+      clearTimeout(timer);
+      await current?.end().catch(() => undefined);
+    },
+  };
+}
