@@ -26,6 +26,14 @@ npm run --silent portal:build >/dev/null
 say "seeding the demo tenant..."
 seed_json=$(node apps/cli/dist/main.js seed-demo)
 api_key=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).api_key.key)' "$seed_json")
+tenant_id=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).tenant.id)' "$seed_json")
+port=${PORT:-3000}
+base="http://127.0.0.1:${port}"
+# A portal link for the demo tenant (one use, one hour; the page needs no API key), with every
+# capability: secret rotation (manage_secrets) included, which the API's default link lacks.
+portal_json=$(node apps/cli/dist/main.js portal link --tenant "$tenant_id" --base-url "$base" \
+  --capabilities view,manage_endpoints,manage_secrets,recover)
+portal_url=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).url)' "$portal_json")
 
 # Development only (never in .env; refused with NODE_ENV=production): lets the demo deliver
 # webhooks to a receiver on this machine. Set only for the API and worker started below.
@@ -48,14 +56,10 @@ trap stop INT TERM EXIT
 node --enable-source-maps apps/api/dist/server.js & pids+=($!)
 node --enable-source-maps apps/worker/dist/main.js & pids+=($!)
 
-port=${PORT:-3000}
-base="http://127.0.0.1:${port}"
 for _ in $(seq 1 100); do
   if node -e "fetch('${base}/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"; then break; fi
   sleep 0.2
 done
-# A portal link for the demo tenant (one use, one hour): the page needs no API key.
-portal_url=$(node -e "fetch('${base}/api/v1/portal/sessions',{method:'POST',headers:{authorization:'Bearer ${api_key}','content-type':'application/json'},body:'{}'}).then(r=>r.json()).then(b=>process.stdout.write(b.url||''),()=>{})")
 
 cat <<MSG
 
@@ -63,10 +67,15 @@ cat <<MSG
     API      ${base}/api/v1   (OpenAPI: ${base}/api/v1/openapi.json)
     API key  ${api_key}   (demo tenant, scope admin)
     Portal   ${portal_url}   (opens once, for an hour)
+             another: npm run --silent cli -- portal link --tenant ${tenant_id} --base-url ${base}
+
+  Paste into a second terminal (the README's examples use \$B and \$KEY):
+B=${base}/api/v1
+KEY=${api_key}
 
   Try:
-    curl -s ${base}/api/v1/receptionists -H "Authorization: Bearer ${api_key}"
-    curl -s "${base}/api/v1/calls?limit=5" -H "Authorization: Bearer ${api_key}"
+    curl -s "\$B/receptionists" -H "Authorization: Bearer \$KEY"
+    curl -s "\$B/calls?limit=5" -H "Authorization: Bearer \$KEY"
 
   Ctrl-C stops the API and the worker.
 

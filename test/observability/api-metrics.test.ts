@@ -45,11 +45,11 @@ const randomRequests = (n: number) =>
     }
   });
 
-test('requests are counted by method, route template and status class', async () => {
+test('requests are counted by method, route template, status class and status', async () => {
   await request(ctx.app).get(`/v1/calls/call_${hex()}`).set('Authorization', auth).expect(404);
   const text = await scrape();
   expect(text).toContain(
-    'switchboard_http_requests_total{method="GET",route="/api/v1/calls/:id",status_class="4xx"}',
+    'switchboard_http_requests_total{method="GET",route="/api/v1/calls/:id",status_class="4xx",status="404"}',
   );
   expect(text).toMatch(
     /switchboard_http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/api\/v1\/calls\/:id",status_class="4xx"\}/,

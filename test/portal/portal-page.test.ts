@@ -382,6 +382,12 @@ it('a view-only link shows no write control, and its token gets 403 on writes', 
   await page.goto(`${base}/portal#/endpoints/${endpoint.body.id}`);
   await page.getByRole('heading', { name: 'Health' }).waitFor();
   await page.getByText('You can view endpoints.').waitFor();
+  // Rotation is not silently missing: its section says which capability the link lacks.
+  await page.getByTestId('rotate-unavailable').getByText('manage_secrets').waitFor();
+  // An inline icon: a browser asks the API for no /favicon.ico (a 404 on every load).
+  expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(
+    /^data:image\/svg\+xml,/,
+  );
   expect(
     await page
       .getByRole('button', { name: /test|delete|retry|enable|pause|resume|edit|rotate|recover/i })

@@ -49,6 +49,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
     about: 'Sets which sites may embed the tenant portal in a frame (default: none).',
     load: async () => (await import('./commands/portal')).tenantPortalOrigins,
   },
+  'portal link': {
+    usage:
+      'portal link --tenant TENANT_ID [--capabilities view,manage_endpoints,manage_secrets,recover] ' +
+      '[--ttl SECONDS] [--base-url http://127.0.0.1:3000]',
+    about:
+      'Prints a one-use portal link (default capabilities view,manage_endpoints,recover; ' +
+      'manage_secrets allows secret rotation); it expires after --ttl (3600 s).',
+    load: async () => (await import('./commands/portal')).portalLink,
+  },
   'key create': {
     usage: 'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
     about: 'Creates an API key; the key itself is printed once and never again.',

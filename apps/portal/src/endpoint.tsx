@@ -12,7 +12,7 @@ import { HealthCharts } from './chart';
 import { DeliveryLog } from './deliveries';
 import { EditEndpoint } from './edit';
 import { RecoverPanel } from './recover';
-import { RotateSecret } from './rotate';
+import { RotateSecret, RotateUnavailable } from './rotate';
 import { StatusBadge } from './endpoints';
 import { plain, when } from './format';
 import { ErrorNote, NotFound } from './states';
@@ -169,12 +169,14 @@ export function EndpointPage(props: PageProps & { id: string }) {
           </div>
         </dialog>
       </section>
-      {can.secrets && (
+      {can.secrets ? (
         <RotateSecret
           {...props}
           endpointId={id}
           onRotated={() => client.getEndpoint(id).then(setEndpoint, fail)}
         />
+      ) : (
+        <RotateUnavailable />
       )}
       <section aria-labelledby="health-title">
         <h2 id="health-title">Health</h2>

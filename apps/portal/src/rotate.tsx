@@ -74,3 +74,19 @@ export function RotateSecret(props: PageProps & { endpointId: string; onRotated:
     </section>
   );
 }
+
+/**
+ * In place of RotateSecret on a link without `manage_secrets`: says why rotation is not here
+ * and how to get it, rather than leaving it out without a word. No control: nothing to press.
+ */
+export function RotateUnavailable() {
+  return (
+    <section aria-labelledby="rotate-title" class="unavailable" data-testid="rotate-unavailable">
+      <h2 id="rotate-title">Secret rotation</h2>
+      <p class="muted">
+        Not available with this link: it does not include the <code>manage_secrets</code>{' '}
+        capability. Ask whoever sent you the link for one that allows rotating signing secrets.
+      </p>
+    </section>
+  );
+}

@@ -2,6 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** Labels of the request series: each has a small, fixed set of values (see middleware.ts). */
 type HttpLabels = 'method' | 'route' | 'status_class';
+/** The count also carries the exact status (one of ANSWERED_STATUSES or `other`). */
+type RequestLabels = HttpLabels | 'status';
 
 /**
  * The API's Prometheus metrics, on a registry of its own (no global state). No label ever
@@ -10,7 +12,7 @@ type HttpLabels = 'method' | 'route' | 'status_class';
  */
 export interface ApiMetrics {
   registry: Registry;
-  requests: Counter<HttpLabels>;
+  requests: Counter<RequestLabels>;
   requestDuration: Histogram<HttpLabels>;
   inFlight: Gauge;
   rateLimited: Counter<'route'>;
@@ -34,6 +36,7 @@ export function createApiMetrics(): ApiMetrics {
       'method',
       'route',
       'status_class',
+      'status',
     ]),
     requestDuration: new Histogram({
       name: 'switchboard_http_request_duration_seconds',

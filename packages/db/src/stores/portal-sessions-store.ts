@@ -14,11 +14,32 @@ export const PORTAL_CAPABILITIES: readonly PortalCapability[] = [
   'manage_secrets',
   'recover',
 ];
+/** What a link grants when its creator names no capabilities. */
+export const DEFAULT_PORTAL_CAPABILITIES: readonly PortalCapability[] = [
+  'view',
+  'manage_endpoints',
+  'recover',
+];
+
+/**
+ * The capabilities a new session gets for those asked (the default when none): `view` always
+ * (a page that cannot read cannot show anything), in canonical order. The API and the
+ * operator CLI both grant through this.
+ */
+export function grantPortalCapabilities(
+  asked: readonly PortalCapability[] | undefined,
+): PortalCapability[] {
+  const wanted = new Set<PortalCapability>([...(asked ?? DEFAULT_PORTAL_CAPABILITIES), 'view']);
+  return PORTAL_CAPABILITIES.filter((c) => wanted.has(c));
+}
 
 export interface PortalSession {
   id: string;
   tenantId: string;
-  /** The API key that created it; null only for sessions made before keys were recorded. */
+  /**
+   * The API key that created it; null for a session the operator CLI made (`portal link`, no
+   * key: it ends when it expires or is revoked) or one made before keys were recorded.
+   */
   createdByKeyId: string | null;
   capabilities: PortalCapability[];
   /** null: every subscription of the tenant. */
@@ -115,7 +136,8 @@ export class PortalSessionsStore {
   /** A new session and its one-use code (returned here only). */
   async create(input: {
     tenantId: string;
-    createdByKeyId: string;
+    /** null: made by the operator, with no key (see PortalSession.createdByKeyId). */
+    createdByKeyId: string | null;
     capabilities: PortalCapability[];
     subscriptionIds: string[] | null;
     ttlSeconds: number;

@@ -1806,7 +1806,7 @@ export interface components {
         /** LivePortalSession */
         LivePortalSession: {
             id: string;
-            /** @description The API key that created it (revoking that key ends the session); null for a session created before creators were recorded */
+            /** @description The API key that created it (revoking that key ends the session); null for a session the operator CLI created (`portal link`) or one created before creators were recorded */
             created_by_key_id: string | null;
             capabilities: ("view" | "manage_endpoints" | "manage_secrets" | "recover")[];
             /** @description null: every subscription of the tenant */

@@ -1,5 +1,9 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { PORTAL_CAPABILITIES, type PortalCapability, type PortalSession } from '@switchboard/db';
+import {
+  grantPortalCapabilities,
+  type PortalCapability,
+  type PortalSession,
+} from '@switchboard/db';
 import type { Deps } from '../../deps';
 import { notFound, unauthenticated } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
@@ -24,7 +28,6 @@ type CreateBody = FromSchema<typeof createPortalSessionBodySchema>;
 type ExchangeBody = FromSchema<typeof exchangeBodySchema>;
 
 const TAG = 'Portal';
-const DEFAULT_CAPABILITIES: readonly PortalCapability[] = ['view', 'manage_endpoints', 'recover'];
 
 /** The refusal's message says why (the page words its error page from it). */
 const REFUSALS = {
@@ -32,12 +35,6 @@ const REFUSALS = {
   expired: 'This portal link expired or was revoked; ask for a new one',
   unknown: 'This portal link is not valid; ask for a new one',
 } as const;
-
-/** `view` is always granted (a page that cannot read cannot show anything); canonical order. */
-const grant = (asked: readonly PortalCapability[] | undefined): PortalCapability[] => {
-  const wanted = new Set<PortalCapability>([...(asked ?? DEFAULT_CAPABILITIES), 'view']);
-  return PORTAL_CAPABILITIES.filter((c) => wanted.has(c));
-};
 
 /** A live session as listed: never its code or token (only their hashes are stored anyway). */
 const renderLive = (s: PortalSession) => ({
@@ -88,7 +85,9 @@ export function portalRoutes(deps: Deps): RouteDef[] {
           tenantId,
           // The session ends when this key is revoked (PortalSessionsStore, LIVE).
           createdByKeyId: req.auth.keyId,
-          capabilities: grant(body.capabilities as PortalCapability[] | undefined),
+          capabilities: grantPortalCapabilities(
+            body.capabilities as PortalCapability[] | undefined,
+          ),
           subscriptionIds: ids,
           ttlSeconds: body.ttl_seconds ?? 3600,
         });

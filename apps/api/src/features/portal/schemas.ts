@@ -80,7 +80,8 @@ export const livePortalSessionSchema = {
       type: ['string', 'null'],
       description:
         'The API key that created it (revoking that key ends the session); null for a ' +
-        'session created before creators were recorded',
+        'session the operator CLI created (`portal link`) or one created before creators ' +
+        'were recorded',
     },
     capabilities,
     subscription_ids: {
