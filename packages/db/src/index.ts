@@ -36,6 +36,10 @@ export * from './stores/sms-store';
 export * from './stores/sms-lifecycle';
 export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
+export {
+  SubscriptionLifecycle,
+  type WebhookSubscriptionPatch,
+} from './stores/subscription-lifecycle';
 export * from './stores/webhook-recoveries-store';
 export { SUBSCRIPTION_EVENT_TYPES } from './stores/operational-events-sql';
 export {

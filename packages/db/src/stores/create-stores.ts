@@ -16,6 +16,7 @@ import { ReceptionistsStore } from './receptionists-store';
 import { SmsLifecycle } from './sms-lifecycle';
 import { SmsOptOutsStore } from './sms-opt-outs-store';
 import { SmsStore } from './sms-store';
+import { SubscriptionLifecycle } from './subscription-lifecycle';
 import { TenantRetentionStore } from './tenant-retention-store';
 import { TelephonyMessagesStore } from './telephony-messages-store';
 import { TenantsStore } from './tenants-store';
@@ -38,6 +39,7 @@ export function createStores(
   options: { cacheActiveKeys?: boolean } = {},
 ) {
   const smsLifecycle = new SmsLifecycle();
+  const deliveryLifecycle = new DeliveryLifecycle();
   return {
     tenants: new TenantsStore(knex),
     tenantRetention: new TenantRetentionStore(knex),
@@ -59,13 +61,15 @@ export function createStores(
     /** The event outbox. */
     events: new EventsStore(knex),
     webhookSubscriptions: new WebhookSubscriptionsStore(knex),
-    webhookRecoveries: new WebhookRecoveriesStore(knex),
+    /** The subscription lifecycle's statements (each takes the transaction first). */
+    subscriptionLifecycle: new SubscriptionLifecycle(),
+    webhookRecoveries: new WebhookRecoveriesStore(knex, deliveryLifecycle),
     /** Delivery health per subscription, aggregated in SQL. */
     webhookStats: new WebhookStatsStore(knex),
     /** The delivery log (read). */
     deliveries: new DeliveriesStore(knex),
     /** The delivery lifecycle's statements (each takes the transaction first). */
-    deliveryLifecycle: new DeliveryLifecycle(),
+    deliveryLifecycle,
     deliveryAttempts: new DeliveryAttemptsStore(knex),
     leads: new LeadsStore(knex),
     leadImports: new LeadImportsStore(knex),
