@@ -26,6 +26,10 @@ const OWNERS: Record<string, { columns: readonly string[]; owners: readonly stri
   },
   // A recovery's own running → completed (not the subscription's state).
   webhook_recoveries: { columns: ['status'], owners: [`${STORES}/webhook-recoveries-store.ts`] },
+  receptionists: {
+    columns: ['status', 'provisioning_round', 'provisioning_attempts', 'provisioning_locked_until'],
+    owners: [`${STORES}/provisioning-lifecycle.ts`],
+  },
   sms_messages: { columns: ['status'], owners: [`${STORES}/sms-lifecycle.ts`] },
   campaigns: { columns: ['status'], owners: [`${STORES}/campaign-lifecycle.ts`] },
   campaign_recipients: { columns: ['state'], owners: [`${STORES}/campaign-lifecycle.ts`] },

@@ -24,7 +24,7 @@ export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
 export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
-export * from './stores/receptionist-provisioning';
+export * from './stores/provisioning-lifecycle';
 export * from './stores/usage-store';
 export * from './stores/events-store';
 export * from './stores/call-types';

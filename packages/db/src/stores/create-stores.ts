@@ -11,7 +11,7 @@ import { EventsStore } from './events-store';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
-import { ReceptionistProvisioning } from './receptionist-provisioning';
+import { ProvisioningLifecycle } from './provisioning-lifecycle';
 import { ReceptionistsStore } from './receptionists-store';
 import { SmsLifecycle } from './sms-lifecycle';
 import { SmsOptOutsStore } from './sms-opt-outs-store';
@@ -47,7 +47,7 @@ export function createStores(
     portalSessions: new PortalSessionsStore(knex),
     receptionists: new ReceptionistsStore(knex),
     /** The provisioning lifecycle's statements (each takes the transaction first). */
-    provisioning: new ReceptionistProvisioning(),
+    provisioningLifecycle: new ProvisioningLifecycle(),
     /** Usage counters per tenant and month. */
     usage: new UsageStore(knex),
     calls: new CallsStore(knex),
