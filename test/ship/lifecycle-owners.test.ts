@@ -30,6 +30,7 @@ const OWNERS: Record<string, { columns: readonly string[]; owners: readonly stri
     columns: ['status', 'provisioning_round', 'provisioning_attempts', 'provisioning_locked_until'],
     owners: [`${STORES}/provisioning-lifecycle.ts`],
   },
+  lead_imports: { columns: ['status'], owners: [`${STORES}/lead-import-lifecycle.ts`] },
   sms_messages: { columns: ['status'], owners: [`${STORES}/sms-lifecycle.ts`] },
   campaigns: { columns: ['status'], owners: [`${STORES}/campaign-lifecycle.ts`] },
   campaign_recipients: { columns: ['state'], owners: [`${STORES}/campaign-lifecycle.ts`] },

@@ -8,6 +8,7 @@ import { DeliveriesStore } from './deliveries-store';
 import { DeliveryAttemptsStore } from './delivery-attempts-store';
 import { DeliveryLifecycle } from './delivery-lifecycle';
 import { EventsStore } from './events-store';
+import { LeadImportLifecycle } from './lead-import-lifecycle';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
@@ -73,6 +74,8 @@ export function createStores(
     deliveryAttempts: new DeliveryAttemptsStore(knex),
     leads: new LeadsStore(knex),
     leadImports: new LeadImportsStore(knex),
+    /** The lead import lifecycle's statements (each takes the connection or transaction first). */
+    leadImportLifecycle: new LeadImportLifecycle(),
     campaigns: new CampaignsStore(knex),
     campaignRecipients: new CampaignRecipientsStore(knex),
     /** The campaign lifecycle's statements (each takes the transaction first). */
