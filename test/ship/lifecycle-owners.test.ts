@@ -6,7 +6,9 @@ import { sourceFiles, stateUpdates, type StateUpdate } from '../support/state-up
  * Each lifecycle is one module (docs/DECISIONS.md, "One module per lifecycle"): the state of
  * its rows is changed by that module's statements and nowhere else. This reads the sources
  * (apps and packages, not tests, not migrations) and fails on an UPDATE that sets a state
- * column of one of these tables outside its owner, by raw SQL or a knex builder.
+ * column of one of these tables outside its owner, by raw SQL or a knex builder. A writer
+ * that maps domain fields to columns (callColumns) hides its keys from the scan: the only one
+ * that can write a status is inside its lifecycle (CallLifecycle's), and no store exposes it.
  */
 const STORES = 'packages/db/src/stores';
 const OWNERS: Record<string, { columns: readonly string[]; owners: readonly string[] }> = {
@@ -30,6 +32,7 @@ const OWNERS: Record<string, { columns: readonly string[]; owners: readonly stri
     columns: ['status', 'provisioning_round', 'provisioning_attempts', 'provisioning_locked_until'],
     owners: [`${STORES}/provisioning-lifecycle.ts`],
   },
+  calls: { columns: ['status'], owners: [`${STORES}/call-lifecycle.ts`] },
   lead_imports: { columns: ['status'], owners: [`${STORES}/lead-import-lifecycle.ts`] },
   sms_messages: { columns: ['status'], owners: [`${STORES}/sms-lifecycle.ts`] },
   campaigns: { columns: ['status'], owners: [`${STORES}/campaign-lifecycle.ts`] },
@@ -40,14 +43,7 @@ const OWNERS: Record<string, { columns: readonly string[]; owners: readonly stri
  * Updates allowed outside their owner, each with its reason. An entry names the file, the
  * table and the form; `unseen` is an UPDATE of a guarded table whose SET the scan cannot read.
  */
-const ALLOWED: ReadonlyArray<Pick<StateUpdate, 'file' | 'table' | 'form'> & { why: string }> = [
-  {
-    file: 'packages/telephony/src/ingestion/apply.ts',
-    table: '?',
-    form: 'knex',
-    why: "a call's status (CallsStore.update), not yet one module's",
-  },
-];
+const ALLOWED: ReadonlyArray<Pick<StateUpdate, 'file' | 'table' | 'form'> & { why: string }> = [];
 
 const root = join(__dirname, '..', '..');
 const files = sourceFiles(

@@ -30,6 +30,7 @@ export * from './stores/events-store';
 export * from './stores/call-types';
 export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';
+export * from './stores/call-lifecycle';
 export * from './stores/telephony-messages-store';
 export * from './stores/sms-types';
 export * from './stores/sms-store';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ApiKeysStore } from './api-keys-store';
+import { CallLifecycle } from './call-lifecycle';
 import { CallsStore } from './calls-store';
 import { CampaignLifecycle } from './campaign-lifecycle';
 import { CampaignRecipientsStore } from './campaign-recipients-store';
@@ -41,6 +42,7 @@ export function createStores(
 ) {
   const smsLifecycle = new SmsLifecycle();
   const deliveryLifecycle = new DeliveryLifecycle();
+  const callLifecycle = new CallLifecycle();
   return {
     tenants: new TenantsStore(knex),
     tenantRetention: new TenantRetentionStore(knex),
@@ -51,7 +53,9 @@ export function createStores(
     provisioningLifecycle: new ProvisioningLifecycle(),
     /** Usage counters per tenant and month. */
     usage: new UsageStore(knex),
-    calls: new CallsStore(knex),
+    calls: new CallsStore(knex, callLifecycle),
+    /** The call lifecycle's statements (each takes the transaction first). */
+    callLifecycle,
     /** Ids of the telephony messages ingestion applied (replays are no-ops). */
     telephonyMessages: new TelephonyMessagesStore(),
     sms: new SmsStore(knex, smsLifecycle),
