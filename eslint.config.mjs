@@ -13,7 +13,7 @@ const NO_KNEX_DEFAULT =
 const TRANSACTION_IDIOM = [
   {
     selector:
-      'NewExpression[callee.name=/^(?!Idempotency)[A-Za-z]+Store$|^(Sms|Campaign|Delivery)Lifecycle$|^ReceptionistProvisioning$/]',
+      'NewExpression[callee.name=/^(?!Idempotency)[A-Za-z]+Store$|^(Sms|Campaign|Delivery|Subscription|Provisioning|LeadImport|Call)Lifecycle$/]',
     message:
       'Stores are built once, by createStores(knex) (packages/db): use deps.stores and pass the transaction first.',
   },

@@ -10,7 +10,7 @@
  * Env: DATABASE_URL, PORT, BENCH_TENANT_ID.
  */
 import express from 'express';
-import { CallsStore, createKnex } from '@switchboard/db';
+import { CallLifecycle, CallsStore, createKnex } from '@switchboard/db';
 import { renderCallListItem } from '../apps/api/src/shared/call-render';
 import { runBareServer, serveUntilSignal } from './lib/bare-server';
 
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     throw new Error('bare-server needs DATABASE_URL, PORT and BENCH_TENANT_ID');
   }
   const knex = createKnex(databaseUrl);
-  const calls = new CallsStore(knex);
+  const calls = new CallsStore(knex, new CallLifecycle());
   // A random sample of ids spread over the whole table, loaded once.
   const rows = (await knex.raw('SELECT id FROM calls TABLESAMPLE SYSTEM (1) LIMIT ?', [
     SAMPLE_IDS,

@@ -20,6 +20,7 @@ import { loadavg } from 'node:os';
 import { Client } from 'pg';
 import {
   ApiKeysStore,
+  CallLifecycle,
   CallsStore,
   createKnex,
   TenantsStore,
@@ -284,7 +285,7 @@ async function main(): Promise<number> {
     }));
 
     // 3c. The same work in-process, to see where an HTTP request's time goes.
-    const calls = new CallsStore(knex);
+    const calls = new CallsStore(knex, new CallLifecycle());
     const keys = new ApiKeysStore(knex);
     const positions = new Map<number, KeysetPosition | null>();
     for (const depth of DEPTHS) {

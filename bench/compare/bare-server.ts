@@ -14,7 +14,7 @@
  * Env: DATABASE_URL, REDIS_URL, PORT, BENCH_REDIS_PREFIX.
  */
 import express, { type Request, type Response } from 'express';
-import { ApiKeysStore, CallsStore, createKnex, hashApiKey } from '@switchboard/db';
+import { ApiKeysStore, CallLifecycle, CallsStore, createKnex, hashApiKey } from '@switchboard/db';
 import { closeQueues, createQueues, createRedis, enqueueFromRequest } from '@switchboard/queues';
 import { renderCallListItem } from '../../apps/api/src/shared/call-render';
 import { runBareServer, serveUntilSignal } from '../lib/bare-server';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     throw new Error('compare bare-server needs DATABASE_URL, PORT and BENCH_REDIS_PREFIX');
   }
   const knex = createKnex(databaseUrl);
-  const calls = new CallsStore(knex);
+  const calls = new CallsStore(knex, new CallLifecycle());
   const keys = new ApiKeysStore(knex);
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
   if (redis.status !== 'ready') await new Promise((ready) => redis.once('ready', ready));

@@ -33,13 +33,12 @@ export async function timeImport(url: string, csv: Buffer, count: number): Promi
   try {
     const stores = createStores(knex);
     const tenant = await stores.tenants.create({ name: 'Import bench' });
-    const imports = stores.leadImports;
     const t0 = performance.now();
     const chunks = Array.from({ length: Math.ceil(csv.length / 65536) }, (_, i) =>
       csv.subarray(i * 65536, (i + 1) * 65536),
     );
-    const staged = await stageFile(imports, tenant.id, Readable.from(chunks), 'cli');
-    await imports.finalize(staged.importId, staged, null);
+    const staged = await stageFile({ knex, stores }, tenant.id, Readable.from(chunks), 'cli');
+    await stores.leadImportLifecycle.finalize(knex, staged.importId, staged, null);
     const stageSeconds = (performance.now() - t0) / 1000;
     const bar = progressBar('import (runImport)'.padEnd(28), count, 'rows');
     const t1 = performance.now();
@@ -48,7 +47,7 @@ export async function timeImport(url: string, csv: Buffer, count: number): Promi
     });
     const seconds = (performance.now() - t1) / 1000;
     bar.stop();
-    const done = await imports.findById(knex, staged.importId);
+    const done = await stores.leadImports.findById(knex, staged.importId);
     if (outcome !== 'completed' || done?.created !== count) {
       throw new Error(`import ${outcome}: ${JSON.stringify(done)}`);
     }

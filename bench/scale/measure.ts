@@ -1,4 +1,5 @@
 import {
+  CallLifecycle,
   CallsStore,
   DeliveriesStore,
   dropBefore,
@@ -24,7 +25,7 @@ export async function callsPage(
   const at = rows[0];
   const after: KeysetPosition | null =
     depth === 0 || !at ? null : { t: at.started_at.getTime(), id: at.id };
-  const store = new CallsStore(knex);
+  const store = new CallsStore(knex, new CallLifecycle());
   return summarize(
     await timeSequential(samples, 10, async () => {
       await store.list('ten_s0', {}, { limit: 20, after });

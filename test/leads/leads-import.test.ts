@@ -156,11 +156,11 @@ describe('CSV import', () => {
   it('the outcome does not depend on the batch size (in-process run, one batch)', async () => {
     const { tenantId } = await ctx.tenant(['write']);
     // Staged and finalised without a job (as the CLI does), then run here in one batch.
-    const imports = ctx.deps.stores.leadImports;
-    const staged = await stageFile(imports, tenantId, Readable.from([SAMPLE]), 'cli');
-    await imports.finalize(staged.importId, staged, null);
+    const { leadImports, leadImportLifecycle } = ctx.deps.stores;
+    const staged = await stageFile(ctx.deps, tenantId, Readable.from([SAMPLE]), 'cli');
+    await leadImportLifecycle.finalize(ctx.deps.knex, staged.importId, staged, null);
     expect(await runImport(ctx.deps, staged.importId, { batchSize: 1000 })).toBe('completed');
-    const done = await imports.findById(ctx.deps.knex, staged.importId);
+    const done = await leadImports.findById(ctx.deps.knex, staged.importId);
     expect(done).toMatchObject({ created: 5, updated: 0, skipped: 5, duplicates: 2 });
     expect(await leadsOf(tenantId)).toEqual([...SAMPLE_LEADS].sort(byName));
     // Within one batch the duplicates fold into one write: five lead.created, nothing else.
@@ -171,19 +171,19 @@ describe('CSV import', () => {
   it('an import whose job was lost is picked up by the reconciler', async () => {
     const { auth, tenantId } = await ctx.tenant(['write']);
     // Finalised but never queued, like an API that died between its commit and the enqueue.
-    const imports = ctx.deps.stores.leadImports;
-    const staged = await stageFile(imports, tenantId, Readable.from([SAMPLE]), 'api');
-    await imports.finalize(staged.importId, staged, null);
+    const imports = ctx.deps.stores.leadImportLifecycle;
+    const staged = await stageFile(ctx.deps, tenantId, Readable.from([SAMPLE]), 'api');
+    await imports.finalize(ctx.deps.knex, staged.importId, staged, null);
     expect(await completed(auth, staged.importId)).toMatchObject({ created: 5, skipped: 5 });
   });
 
   it('an import that keeps failing is given up as failed, with its reason', async () => {
     const { auth, tenantId } = await ctx.tenant(['write']);
-    const imports = ctx.deps.stores.leadImports;
-    const staged = await stageFile(imports, tenantId, Readable.from([SAMPLE]), 'cli');
-    await imports.finalize(staged.importId, staged, null);
+    const imports = ctx.deps.stores.leadImportLifecycle;
+    const staged = await stageFile(ctx.deps, tenantId, Readable.from([SAMPLE]), 'cli');
+    await imports.finalize(ctx.deps.knex, staged.importId, staged, null);
     // Five runs that died before committing a batch.
-    for (let i = 0; i < 5; i++) await imports.startRun(staged.importId);
+    for (let i = 0; i < 5; i++) await imports.startRun(ctx.deps.knex, staged.importId);
     expect(await runImport(ctx.deps, staged.importId)).toBe('failed');
     const res = await getImport(auth, staged.importId);
     expect(res.body).toMatchObject({ status: 'failed', processed_rows: 0, completed_at: null });

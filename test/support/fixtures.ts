@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { CallsStore, type CallFields } from '@switchboard/db';
+import { CallLifecycle, CallsStore, type CallFields } from '@switchboard/db';
 
 let seq = 0;
 const phone = () => `+1415555${String(1000 + (seq++ % 9000)).padStart(4, '0')}`;
@@ -14,7 +14,7 @@ export async function insertCalls(
   count: number,
   make: (i: number) => CallFields & { startedAt: Date },
 ): Promise<string[]> {
-  const store = new CallsStore(knex);
+  const store = new CallsStore(knex, new CallLifecycle());
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const fields = make(i);

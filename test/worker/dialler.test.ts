@@ -192,7 +192,9 @@ describe('the dialler', () => {
     });
     const call = created?.call as { id: string };
     const claims = await Promise.all(
-      Array.from({ length: 10 }, () => ctx.deps.stores.calls.claimForDialling(call.id, 'sim_x')),
+      Array.from({ length: 10 }, () =>
+        ctx.deps.stores.callLifecycle.claim(ctx.deps.knex, call.id, 'sim_x'),
+      ),
     );
     // The running worker's reconciler may not claim it yet (grace period), so one of ours won.
     expect(claims.filter(Boolean)).toHaveLength(1);
@@ -212,7 +214,7 @@ describe('the dialler', () => {
     });
     const id = (created?.call as { id: string }).id;
     // Claimed by a worker that then vanished, ten minutes ago.
-    await ctx.deps.stores.calls.claimForDialling(id, `sim_${id}`);
+    await ctx.deps.stores.callLifecycle.claim(ctx.deps.knex, id, `sim_${id}`);
     await ctx.deps
       .knex('calls')
       .where({ id })

@@ -59,7 +59,7 @@ const deliveredTo = (id: string, n: number) =>
 /** A receptionist row committed without its job (as if the API died before adding it). */
 const rowOnly = async (areaCode: string | null = null) =>
   (
-    await ctx.deps.stores.provisioning.create(ctx.deps.knex, {
+    await ctx.deps.stores.provisioningLifecycle.create(ctx.deps.knex, {
       tenantId,
       name: 'Back Office',
       greeting: null,

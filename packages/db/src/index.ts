@@ -24,7 +24,7 @@ export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
 export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
-export * from './stores/receptionist-provisioning';
+export * from './stores/provisioning-lifecycle';
 export * from './stores/usage-store';
 export * from './stores/events-store';
 export * from './stores/event-log-store';
@@ -33,12 +33,17 @@ export * from './stores/event-stream-notify';
 export * from './stores/call-types';
 export { bookingSchema } from './stores/booking';
 export * from './stores/calls-store';
+export * from './stores/call-lifecycle';
 export * from './stores/telephony-messages-store';
 export * from './stores/sms-types';
 export * from './stores/sms-store';
 export * from './stores/sms-lifecycle';
 export * from './stores/sms-opt-outs-store';
 export * from './stores/webhook-subscriptions-store';
+export {
+  SubscriptionLifecycle,
+  type WebhookSubscriptionPatch,
+} from './stores/subscription-lifecycle';
 export * from './stores/webhook-recoveries-store';
 export { SUBSCRIPTION_EVENT_TYPES } from './stores/operational-events-sql';
 export {
@@ -54,6 +59,7 @@ export * from './stores/delivery-lifecycle';
 export * from './stores/leads-store';
 export { LEAD_SOURCES, LEAD_STATUSES } from './stores/lead-rows';
 export * from './stores/lead-imports-store';
+export * from './stores/lead-import-lifecycle';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-recipients-store';
 export * from './stores/campaign-lifecycle';

@@ -39,15 +39,19 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
   await access(file).catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
-  const imports = ctx.stores.leadImports;
   let staged;
   try {
-    staged = await stageFile(imports, tenantId, createReadStream(file), 'cli');
+    staged = await stageFile(ctx, tenantId, createReadStream(file), 'cli');
   } catch (err) {
     if (err instanceof ImportFileError) throw new Error(`${file}: ${err.message}`);
     throw err;
   }
-  const finalized = await imports.finalize(staged.importId, staged, null);
+  const finalized = await ctx.stores.leadImportLifecycle.finalize(
+    ctx.knex,
+    staged.importId,
+    staged,
+    null,
+  );
   if ('conflict' in finalized) throw new Error('the staged import could not be finalised');
   const bar = progressBar(staged.totalRows);
   const show = (imp: LeadImport) =>
@@ -61,6 +65,6 @@ export async function leadImport(ctx: CliContext, argv: string[]): Promise<objec
   } finally {
     bar.stop();
   }
-  const imp = (await imports.findById(ctx.knex, staged.importId)) as LeadImport;
+  const imp = (await ctx.stores.leadImports.findById(ctx.knex, staged.importId)) as LeadImport;
   return { ...renderLeadImport(imp), tenant_id: tenantId };
 }

@@ -31,7 +31,7 @@ export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
   const report: TelephonyReport = (message) => reportUntilCommitted(deps, message);
   return async (data: OutboundCallJob): Promise<void> => {
     const providerCallId = provider.providerCallId(data.callId);
-    const call = await deps.stores.calls.claimForDialling(data.callId, providerCallId);
+    const call = await deps.stores.callLifecycle.claim(deps.knex, data.callId, providerCallId);
     if (!call) return; // gone, or claimed already: nothing to do
     deps.logger.debug({ provider: provider.name }, 'dialling');
     const request = requestOf(call, providerCallId);

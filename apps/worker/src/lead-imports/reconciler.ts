@@ -24,7 +24,10 @@ export function startImportReconciler(deps: WorkerDeps, opts: ImportReconcilerOp
   const { logger } = deps;
   const imports = deps.stores.leadImports;
   async function tick(): Promise<void> {
-    await imports.deleteAbandonedUploads(opts.abandonedUploadMs ?? 3_600_000);
+    await deps.stores.leadImportLifecycle.deleteAbandonedUploads(
+      deps.knex,
+      opts.abandonedUploadMs ?? 3_600_000,
+    );
     const ids = await imports.stalled(opts.graceMs, BATCH);
     const jobs = ids.map((importId) => ({ v: 1 as const, importId }));
     const added = await readdMissingJobs(deps, 'leadImports', jobs, { freeStuck: true });

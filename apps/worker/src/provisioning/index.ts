@@ -2,7 +2,7 @@ import { composite, type Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { reconcileTimings, type ReconcileOptions } from '../reconcile';
 import { startQueueWorker, type QueueTimings } from '../queue-worker';
-import { ProvisioningLifecycle } from './lifecycle';
+import { ProvisioningTransitions } from './transitions';
 import { provisionProcessor, type ProvisioningPolicy } from './provision';
 import type { ProvisioningProvider } from './provider';
 import { startProvisioningReconciler } from './reconciler';
@@ -33,7 +33,7 @@ export function startProvisioning(
   opts: ProvisioningOptions = {},
 ): Component {
   const provider = opts.provider ?? new SimulatorProvisioningProvider(deps.config.simulatorSpeed);
-  const lifecycle = new ProvisioningLifecycle(deps.knex, deps.stores.provisioning);
+  const transitions = new ProvisioningTransitions(deps.knex, deps.stores.provisioningLifecycle);
   const policy: ProvisioningPolicy = {
     leaseMs: opts.leaseMs ?? DEFAULT_POLICY.leaseMs,
     retryBackoffMs: opts.retryBackoffMs ?? DEFAULT_POLICY.retryBackoffMs,
@@ -41,9 +41,9 @@ export function startProvisioning(
   const worker = startQueueWorker(
     deps,
     'provisioning',
-    provisionProcessor(deps, provider, lifecycle, policy),
+    provisionProcessor(deps, provider, transitions, policy),
     { ...timings, concurrency: Math.max(2, Math.ceil(deps.config.workerConcurrency / 4)) },
   );
-  const reconciler = startProvisioningReconciler(deps, lifecycle, reconcileTimings(opts));
+  const reconciler = startProvisioningReconciler(deps, transitions, reconcileTimings(opts));
   return composite('provisioning', [worker, reconciler], [provider]);
 }

@@ -1,7 +1,7 @@
 import { PROVISIONING_MAX_ATTEMPTS, type ProvisioningClaim } from '@switchboard/db';
 import { enqueue, type ProvisioningJob } from '@switchboard/queues';
 import type { WorkerDeps } from '../deps';
-import type { ProvisioningLifecycle } from './lifecycle';
+import type { ProvisioningTransitions } from './transitions';
 import { ProvisioningError, type ProvisioningProvider } from './provider';
 
 export interface ProvisioningPolicy {
@@ -36,7 +36,7 @@ async function fromProvider<T>(call: () => Promise<T>): Promise<T> {
 export function provisionProcessor(
   deps: WorkerDeps,
   provider: ProvisioningProvider,
-  lifecycle: ProvisioningLifecycle,
+  transitions: ProvisioningTransitions,
   policy: ProvisioningPolicy,
 ) {
   const { logger } = deps;
@@ -48,7 +48,7 @@ export function provisionProcessor(
       const bought = await fromProvider(() =>
         provider.buyNumber({ key: r.id, areaCode: r.areaCode }),
       );
-      await lifecycle.recordNumber(claim, bought);
+      await transitions.recordNumber(claim, bought);
       phoneNumber = bought;
     }
     const number = phoneNumber;
@@ -62,7 +62,7 @@ export function provisionProcessor(
         phoneNumber: number,
       }),
     );
-    if (await lifecycle.ready(claim, number, assistantId)) {
+    if (await transitions.ready(claim, number, assistantId)) {
       logger.info({ receptionistId: r.id, attempt: claim.attempt }, 'receptionist ready');
     }
   }
@@ -71,13 +71,13 @@ export function provisionProcessor(
     const ref = { id: claim.receptionist.id, round: claim.round, attempt: claim.attempt };
     const log = { receptionistId: ref.id, attempt: ref.attempt, code: err.code };
     if (err.permanent || claim.attempt >= PROVISIONING_MAX_ATTEMPTS) {
-      await lifecycle.fail(ref, { code: err.code, message: err.message });
+      await transitions.fail(ref, { code: err.code, message: err.message });
       logger.warn(log, 'provisioning failed');
       return;
     }
     const backoff = policy.retryBackoffMs;
     const delay = backoff[Math.min(claim.attempt, backoff.length) - 1] ?? 0;
-    if (!(await lifecycle.release(claim, new Date(Date.now() + delay)))) return;
+    if (!(await transitions.release(claim, new Date(Date.now() + delay)))) return;
     logger.warn({ ...log, retryInMs: delay }, 'provisioning attempt failed; will retry');
     // If this add is lost, the reconciler adds the same job once the retry is overdue.
     await enqueue(deps.queues, 'provisioning', [
@@ -89,7 +89,7 @@ export function provisionProcessor(
   }
 
   return async (data: ProvisioningJob): Promise<void> => {
-    const claim = await lifecycle.claim({
+    const claim = await transitions.claim({
       id: data.receptionistId,
       round: data.round,
       attempt: data.attempt,

@@ -4,7 +4,7 @@ import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import { readdMissingJobs } from '../reconcile';
 import { startTicker } from '../ticker';
-import type { ProvisioningLifecycle } from './lifecycle';
+import type { ProvisioningTransitions } from './transitions';
 
 export interface ProvisioningReconcilerOptions {
   intervalMs: number;
@@ -24,20 +24,20 @@ const BATCH = 200;
  */
 export function startProvisioningReconciler(
   deps: WorkerDeps,
-  lifecycle: ProvisioningLifecycle,
+  transitions: ProvisioningTransitions,
   opts: ProvisioningReconcilerOptions,
 ): Component {
   const { knex, stores, logger } = deps;
 
   async function tick(): Promise<void> {
-    const overdue = await stores.provisioning.overdue(knex, opts.graceMs, BATCH);
+    const overdue = await stores.provisioningLifecycle.overdue(knex, opts.graceMs, BATCH);
     const jobs: ProvisioningJob[] = [];
     for (const r of overdue) {
       if (r.attempts < PROVISIONING_MAX_ATTEMPTS) {
         jobs.push({ v: 1, receptionistId: r.id, round: r.round, attempt: r.attempts + 1 });
         continue;
       }
-      const failed = await lifecycle.fail(
+      const failed = await transitions.fail(
         { id: r.id, round: r.round, attempt: r.attempts, onlyIfLapsed: true },
         {
           code: 'provisioning_failed',

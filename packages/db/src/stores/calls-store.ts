@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
 import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
+import type { CallLifecycle } from './call-lifecycle';
 import type {
   AcceptedOutboundCall,
   Call,
@@ -9,7 +10,6 @@ import type {
   CallSummary,
   NewOutboundCall,
 } from './call-types';
-
 import {
   ACCEPTED_COLUMNS,
   callColumns,
@@ -24,8 +24,15 @@ import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'calls';
 
+/**
+ * Call reads, and the accepting insert of POST /calls/outbound. Every transition of a call
+ * is a statement of the call lifecycle (call-lifecycle.ts).
+ */
 export class CallsStore {
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly lifecycle: CallLifecycle,
+  ) {}
 
   /** Calls with the receptionist's name joined in (a primary-key lookup per row). */
   private select(db: Knex): Knex.QueryBuilder {
@@ -34,6 +41,10 @@ export class CallsStore {
       .select('c.*', 'r.name as receptionist_name');
   }
 
+  /**
+   * Inserts a call as given (fixtures), in the caller's transaction: a row made in a state,
+   * not a transition. The calls of the product are made by the call lifecycle.
+   */
   async insert(
     trx: Knex,
     input: { tenantId: string; receptionistId: string; id?: string } & CallFields &
@@ -48,40 +59,6 @@ export class CallsStore {
       ...callColumns(fields),
     });
     return callId;
-  }
-
-  /**
-   * Inserts a call first reported by the telephony side, unless the receptionist has one with
-   * that provider call id already: the uniqueness trigger on (receptionist_id,
-   * provider_call_id) makes two first messages racing each other converge on one row (the
-   * second insert is skipped). Read it back with `findByProviderForUpdate`.
-   */
-  async insertReported(
-    trx: Knex,
-    input: Pick<Call, 'tenantId' | 'receptionistId' | 'direction' | 'from' | 'to' | 'startedAt'> & {
-      providerCallId: string;
-    },
-  ): Promise<void> {
-    await trx(TABLE)
-      .insert({
-        id: newId('call'),
-        tenant_id: input.tenantId,
-        receptionist_id: input.receptionistId,
-        provider_call_id: input.providerCallId,
-        direction: input.direction,
-        status: 'ringing',
-        from_number: input.from,
-        to_number: input.to,
-        started_at: input.startedAt,
-      })
-      .onConflict()
-      .ignore();
-  }
-
-  async update(trx: Knex, id: string, fields: CallFields): Promise<void> {
-    await trx(TABLE)
-      .where({ id })
-      .update({ ...callColumns(fields), updated_at: trx.fn.now() });
   }
 
   /** The call a provider reports on, locked for the rest of the transaction. */
@@ -139,32 +116,8 @@ export class CallsStore {
   async createOutbound(
     input: NewOutboundCall,
   ): Promise<{ call: AcceptedOutboundCall; created: boolean } | undefined> {
-    const result = (await this.db.raw(
-      `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status, from_number,
-         to_number, customer_name, purpose, metadata, started_at, created_at, idempotency_key,
-         idempotency_fingerprint)
-       SELECT ?, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, ?, ?, ?, ?::jsonb, ?, ?,
-              ?, ?
-         FROM receptionists r
-        WHERE r.id = ? AND r.tenant_id = ? AND r.status = 'ready' AND r.phone_number IS NOT NULL
-       ON CONFLICT DO NOTHING
-       RETURNING ${ACCEPTED_COLUMNS.join(', ')}`,
-      [
-        newId('call'),
-        input.to,
-        input.customerName,
-        input.purpose,
-        JSON.stringify(input.metadata),
-        input.at,
-        input.at,
-        input.idempotency?.key ?? null,
-        input.idempotency?.fingerprint ?? null,
-        input.receptionistId,
-        input.tenantId,
-      ],
-    )) as { rows: AcceptedRow[] };
-    const row = result.rows[0];
-    if (row) return { call: toAccepted(row), created: true };
+    const call = await this.lifecycle.insertOutbound(this.db, newId('call'), input);
+    if (call) return { call, created: true };
     // A conflict waited for the key's holder to commit, so that call is visible now.
     const existing =
       input.idempotency && (await this.findByIdempotencyKey(input.tenantId, input.idempotency.key));
@@ -187,27 +140,6 @@ export class CallsStore {
   async findById(db: Knex, id: string): Promise<Call | undefined> {
     const row = (await this.select(db).where('c.id', id).first()) as CallRow | undefined;
     return row && toCall(row);
-  }
-
-  /**
-   * The dialler's claim: queued → ringing with the provider's call id, in one conditional
-   * UPDATE that also returns the call. At most one claimer ever wins for a call, so a
-   * duplicated or re-run job can never dial the customer twice. Undefined when the call is
-   * gone or no longer queued. One statement: a second read after the commit could fail (a
-   * Postgres outage) and leave a claimed call that nobody dials. It must commit durably
-   * (the pool's default): it guards a phone call.
-   */
-  async claimForDialling(id: string, providerCallId: string): Promise<Call | undefined> {
-    const { rows } = (await this.db.raw(
-      `UPDATE calls c
-          SET status = 'ringing', provider_call_id = ?, updated_at = now()
-         FROM receptionists r
-        WHERE c.id = ? AND c.status = 'queued' AND c.direction = 'outbound'
-          AND r.id = c.receptionist_id
-    RETURNING c.*, r.name AS receptionist_name`,
-      [providerCallId, id],
-    )) as { rows: CallRow[] };
-    return rows[0] && toCall(rows[0]);
   }
 
   /**

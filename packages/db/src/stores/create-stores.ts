@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ApiKeysStore } from './api-keys-store';
+import { CallLifecycle } from './call-lifecycle';
 import { CallsStore } from './calls-store';
 import { CampaignLifecycle } from './campaign-lifecycle';
 import { CampaignRecipientsStore } from './campaign-recipients-store';
@@ -10,14 +11,16 @@ import { DeliveryLifecycle } from './delivery-lifecycle';
 import { EventLogStore } from './event-log-store';
 import { EventsStore } from './events-store';
 import { EventStreamsStore } from './event-streams-store';
+import { LeadImportLifecycle } from './lead-import-lifecycle';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
-import { ReceptionistProvisioning } from './receptionist-provisioning';
+import { ProvisioningLifecycle } from './provisioning-lifecycle';
 import { ReceptionistsStore } from './receptionists-store';
 import { SmsLifecycle } from './sms-lifecycle';
 import { SmsOptOutsStore } from './sms-opt-outs-store';
 import { SmsStore } from './sms-store';
+import { SubscriptionLifecycle } from './subscription-lifecycle';
 import { TenantRetentionStore } from './tenant-retention-store';
 import { TelephonyMessagesStore } from './telephony-messages-store';
 import { TenantsStore } from './tenants-store';
@@ -40,6 +43,8 @@ export function createStores(
   options: { cacheActiveKeys?: boolean } = {},
 ) {
   const smsLifecycle = new SmsLifecycle();
+  const deliveryLifecycle = new DeliveryLifecycle();
+  const callLifecycle = new CallLifecycle();
   return {
     tenants: new TenantsStore(knex),
     tenantRetention: new TenantRetentionStore(knex),
@@ -47,10 +52,12 @@ export function createStores(
     portalSessions: new PortalSessionsStore(knex),
     receptionists: new ReceptionistsStore(knex),
     /** The provisioning lifecycle's statements (each takes the transaction first). */
-    provisioning: new ReceptionistProvisioning(),
+    provisioningLifecycle: new ProvisioningLifecycle(),
     /** Usage counters per tenant and month. */
     usage: new UsageStore(knex),
-    calls: new CallsStore(knex),
+    calls: new CallsStore(knex, callLifecycle),
+    /** The call lifecycle's statements (each takes the transaction first). */
+    callLifecycle,
     /** Ids of the telephony messages ingestion applied (replays are no-ops). */
     telephonyMessages: new TelephonyMessagesStore(),
     sms: new SmsStore(knex, smsLifecycle),
@@ -65,16 +72,20 @@ export function createStores(
     /** Leases of open event streams (the per-key limit, the tenants that notify). */
     eventStreams: new EventStreamsStore(knex),
     webhookSubscriptions: new WebhookSubscriptionsStore(knex),
-    webhookRecoveries: new WebhookRecoveriesStore(knex),
+    /** The subscription lifecycle's statements (each takes the transaction first). */
+    subscriptionLifecycle: new SubscriptionLifecycle(),
+    webhookRecoveries: new WebhookRecoveriesStore(knex, deliveryLifecycle),
     /** Delivery health per subscription, aggregated in SQL. */
     webhookStats: new WebhookStatsStore(knex),
     /** The delivery log (read). */
     deliveries: new DeliveriesStore(knex),
     /** The delivery lifecycle's statements (each takes the transaction first). */
-    deliveryLifecycle: new DeliveryLifecycle(),
+    deliveryLifecycle,
     deliveryAttempts: new DeliveryAttemptsStore(knex),
     leads: new LeadsStore(knex),
     leadImports: new LeadImportsStore(knex),
+    /** The lead import lifecycle's statements (each takes the connection or transaction first). */
+    leadImportLifecycle: new LeadImportLifecycle(),
     campaigns: new CampaignsStore(knex),
     campaignRecipients: new CampaignRecipientsStore(knex),
     /** The campaign lifecycle's statements (each takes the transaction first). */

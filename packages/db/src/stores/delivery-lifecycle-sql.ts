@@ -8,11 +8,14 @@ import {
 } from './operational-events-sql';
 import { QUEUED_COLUMNS, queuedSql } from './event-outbox-sql';
 import { streamedSql } from './event-stream-notify';
+import { SUBSCRIPTION_EXHAUST_CTE, SUBSCRIPTION_RECORD_CTES } from './subscription-lifecycle';
 
 /**
  * The statements of the delivery lifecycle's hot transitions (see delivery-lifecycle.ts).
  * Each takes arrays, one element per delivery of the batch, and reads or writes several
  * tables at once on purpose (data-modifying CTEs): one round trip and one commit per batch.
+ * What RECORD_SQL and EXHAUST_SQL do to a subscription is the subscription lifecycle's SQL
+ * (SUBSCRIPTION_RECORD_CTES, SUBSCRIPTION_EXHAUST_CTE in subscription-lifecycle.ts).
  */
 
 export const OPEN_COLUMNS =
@@ -392,26 +395,7 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT subscription_id AS id, bool_or(success) AS any_success,
               bool_or(NOT success) AS any_failure
          FROM moved WHERE subscription_id IS NOT NULL GROUP BY subscription_id
-     ), locked AS (
-       SELECT s.id, s.tenant_id, s.url, s.consecutive_failures, s.failing_level
-         FROM webhook_subscriptions s JOIN touched t ON t.id = s.id
-        WHERE (t.any_success AND (s.consecutive_failures <> 0 OR s.failing_level <> 0
-                                  OR s.last_success_at IS NULL
-                                  OR s.last_success_at < now() - interval '1 second'))
-           OR (t.any_failure AND (s.last_failure_at IS NULL
-                                  OR s.last_failure_at < now() - interval '1 second'))
-        ORDER BY s.id FOR NO KEY UPDATE OF s
-     ), counters AS (
-       UPDATE webhook_subscriptions s
-          SET consecutive_failures = CASE WHEN t.any_success THEN 0 ELSE s.consecutive_failures END,
-              failing_level = CASE WHEN t.any_success THEN 0 ELSE s.failing_level END,
-              last_delivery_at = now(),
-              last_success_at = CASE WHEN t.any_success THEN now() ELSE s.last_success_at END,
-              last_failure_at = CASE WHEN t.any_failure THEN now() ELSE s.last_failure_at END
-         FROM touched t
-        WHERE s.id = t.id AND s.id IN (SELECT id FROM locked)
-    RETURNING s.id, s.last_success_at
-     ), recovered AS (
+     ), ${SUBSCRIPTION_RECORD_CTES}, recovered AS (
 ${RECOVERED_INSERT_SQL}
     RETURNING ${QUEUED_COLUMNS}
      ), ${queuedSql('recovered')}, ${streamedSql('recovered')}
@@ -479,28 +463,7 @@ export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
               i.log_attempt, ${LATEST_FIELDS.map((f) => `i.was_${f}`).join(', ')}
      ), ${keptSql('$13', '$14', 'ARRAY[$1::text]')}, moved AS (
        SELECT id FROM updated WHERE moved
-     ), counted AS (
-       UPDATE webhook_subscriptions s
-          SET consecutive_failures = s.consecutive_failures + 1,
-              last_delivery_at = now(),
-              last_failure_at = now(),
-              -- 1 from half the threshold on, 2 from three quarters; it only grows in a streak.
-              failing_level = CASE WHEN NOT s.is_active THEN s.failing_level
-                                   ELSE greatest(s.failing_level, CASE
-                                     WHEN s.consecutive_failures + 1 >= ceil($10::int * 0.75) THEN 2
-                                     WHEN s.consecutive_failures + 1 >= ceil($10::int * 0.5) THEN 1
-                                     ELSE 0 END) END,
-              is_active = s.is_active AND s.consecutive_failures + 1 < $10::int,
-              disabled_at = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= $10::int
-                                 THEN now() ELSE s.disabled_at END,
-              disabled_reason = CASE WHEN s.is_active AND s.consecutive_failures + 1 >= $10::int
-                                     THEN 'consecutive_failures' ELSE s.disabled_reason END,
-              updated_at = now()
-        WHERE s.id = $8::uuid AND EXISTS (SELECT 1 FROM moved)
-    RETURNING s.consecutive_failures AS failures, s.failing_level, s.disabled_at,
-              (SELECT was.is_active AND was.consecutive_failures + 1 >= $10::int
-                 FROM subscription was) AS disabled_now
-     ), canceled AS (
+     ), ${SUBSCRIPTION_EXHAUST_CTE}, canceled AS (
        UPDATE webhook_deliveries
           SET status = 'canceled', locked_until = NULL, completed_at = now(), updated_at = now()
         WHERE subscription_id = $8::uuid AND id <> $1 AND status IN ('pending', 'delivering')

@@ -28,6 +28,8 @@ export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
  *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
+ *   failed | canceled ──resend──▶ pending (a recovery; it also creates the deliveries a
+ *   disabled subscription missed, as fan-out does: webhook-recoveries-store.ts)
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
  * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
@@ -236,6 +238,32 @@ export class DeliveryLifecycle {
     )) as { rows: DeliveryRow[] };
     const row = rows[0];
     return row && toDelivery(row);
+  }
+
+  /**
+   * failed | canceled → pending in a fresh round (as `newRound`), for every final delivery of
+   * the tenant's subscription made in `[since, until)`: a recovery's resend, in the
+   * recovery's transaction (webhook-recoveries-store.ts). Returns them to enqueue.
+   */
+  async resend(
+    db: Knex,
+    range: { tenantId: string; subscriptionId: string; since: Date; until: Date },
+  ): Promise<OpenDelivery[]> {
+    // Final deliveries pending again: the pending floor comes down to the oldest
+    // (packages/db/src/partitions/pending-floors.ts).
+    const { rows } = (await db.raw(
+      `WITH d AS (
+         UPDATE webhook_deliveries
+            SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
+                locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
+          WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
+            AND created_at >= ? AND created_at < ?
+      RETURNING ${OPEN_COLUMNS}, created_at
+       ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
+       SELECT ${OPEN_COLUMNS} FROM d`,
+      [range.subscriptionId, range.tenantId, range.since, range.until],
+    )) as { rows: OpenRow[] };
+    return rows.map(toOpenDelivery);
   }
 
   /**

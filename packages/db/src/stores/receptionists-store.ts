@@ -20,7 +20,7 @@ export class ReceptionistsStore {
   /**
    * Inserts a receptionist as given (the operator CLI's ready ones, fixtures), in the
    * caller's transaction. It starts no provisioning: a receptionist to be provisioned is
-   * created by `ReceptionistProvisioning.create`, which also schedules its first attempt.
+   * created by `ProvisioningLifecycle.create`, which also schedules its first attempt.
    */
   async insert(
     trx: Knex,

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { newId, newTimeOrderedIdSql } from '../ids';
-import { lowerDeliveriesFloorSql } from '../partitions/pending-floors';
-import { toOpenDelivery, type OpenDelivery } from './delivery-lifecycle';
+import { toOpenDelivery, type DeliveryLifecycle, type OpenDelivery } from './delivery-lifecycle';
 import { OPEN_COLUMNS, type OpenRow } from './delivery-lifecycle-sql';
 import { aboutSubscriptionSql } from './operational-events-sql';
 
@@ -93,9 +92,17 @@ export type StartRecoveryResult =
  */
 const DELIVERY_AFTER_EVENT = "interval '1 hour'";
 
-/** Recoveries (POST /webhooks/{id}/recover): resend what failed, send what was missed. */
+/**
+ * Recoveries (POST /webhooks/{id}/recover): resend what failed, send what was missed. A
+ * recovery has a lifecycle of its own, kept here whole: inserted `running` (or `completed`
+ * when it found nothing), then `completed` by REFRESH_SQL once none of its deliveries is
+ * open; it emits no event. It changes no state of its subscription.
+ */
 export class WebhookRecoveriesStore {
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly deliveries: DeliveryLifecycle,
+  ) {}
 
   async get(tenantId: string, subscriptionId: string, id: string) {
     const { rows } = (await this.db.raw(
@@ -127,20 +134,7 @@ export class WebhookRecoveriesStore {
         [subscriptionId],
       )) as { rows: RecoveryRow[] };
       if (running.some((r) => r.status === 'running')) return { kind: 'in_progress' };
-      // Final deliveries pending again: the pending floor comes down to the oldest
-      // (packages/db/src/partitions/pending-floors.ts).
-      const { rows: resent } = (await trx.raw(
-        `WITH d AS (
-           UPDATE webhook_deliveries
-              SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now(),
-                  locked_until = NULL, claims = 0, completed_at = NULL, updated_at = now()
-            WHERE subscription_id = ? AND tenant_id = ? AND status IN ('failed', 'canceled')
-              AND created_at >= ? AND created_at < ?
-        RETURNING ${OPEN_COLUMNS}, created_at
-         ), floor AS (${lowerDeliveriesFloorSql('(SELECT min(created_at) FROM d)')})
-         SELECT ${OPEN_COLUMNS} FROM d`,
-        [subscriptionId, tenantId, since, until],
-      )) as { rows: OpenRow[] };
+      const resent = await this.deliveries.resend(trx, input);
       const { rows: missed } = (await trx.raw(
         `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
          SELECT ${newTimeOrderedIdSql('dlv')}, e.tenant_id, e.id, s.id, now()
@@ -158,7 +152,7 @@ export class WebhookRecoveriesStore {
       RETURNING ${OPEN_COLUMNS}`,
         [subscriptionId, since, since, until, since],
       )) as { rows: OpenRow[] };
-      const all = [...resent, ...missed];
+      const all = [...resent, ...missed.map(toOpenDelivery)];
       const id = newId('rec');
       await trx('webhook_recoveries').insert({
         id,
@@ -175,7 +169,7 @@ export class WebhookRecoveriesStore {
       return {
         kind: 'started',
         recovery: toRecovery(rows[0] as RecoveryRow),
-        deliveries: all.map(toOpenDelivery),
+        deliveries: all,
       };
     });
   }

@@ -2,112 +2,23 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import { explainMiss, whereVersion, type VersionCondition } from '../versions';
+import {
+  SUBSCRIPTION_COLUMNS,
+  toSubscription,
+  type WebhookSubscription,
+  type WebhookSubscriptionRow,
+} from './webhook-subscription-rows';
+
+export type { WebhookDisabledReason, WebhookSubscription } from './webhook-subscription-rows';
 
 const TABLE = 'webhook_subscriptions';
-
-/** Why a subscription was turned off; null while it is active or was never disabled. */
-export type WebhookDisabledReason = 'consecutive_failures' | 'manual';
-
-/** A subscription as the rest of the code sees it: the secret is deliberately absent. */
-export interface WebhookSubscription {
-  id: string;
-  tenantId: string;
-  url: string;
-  /** Empty = every event. */
-  events: string[];
-  description: string | null;
-  isActive: boolean;
-  consecutiveFailures: number;
-  /**
-   * Active, and the current streak of failures has reached half the disable threshold
-   * (webhook.failing was sent for it); false again at the next success or when re-enabled.
-   */
-  failing: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  disabledAt: Date | null;
-  disabledReason: WebhookDisabledReason | null;
-  lastDeliveryAt: Date | null;
-  lastSuccessAt: Date | null;
-  lastFailureAt: Date | null;
-  /** Attempts per second across every worker; null = unlimited. */
-  rateLimitPerSecond: number | null;
-  /** While set and in the future, deliveries are signed with the previous secret too. */
-  secretOverlapEndsAt: Date | null;
-  /** Counts the changes made by its PATCHes (and enables): its ETag, `W/"<version>"`. */
-  version: number;
-}
+const COLUMNS = SUBSCRIPTION_COLUMNS;
 
 /** The encrypted signing secret of one subscription, as stored. */
 export interface SealedSecret {
   ciphertext: string;
   keyId: string;
 }
-
-interface WebhookSubscriptionRow {
-  id: string;
-  tenant_id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  is_active: boolean;
-  consecutive_failures: number;
-  failing_level: number;
-  created_at: Date;
-  updated_at: Date;
-  disabled_at: Date | null;
-  disabled_reason: WebhookDisabledReason | null;
-  last_delivery_at: Date | null;
-  last_success_at: Date | null;
-  last_failure_at: Date | null;
-  rate_limit_per_second: number | null;
-  secret_overlap_ends_at: Date | null;
-  version: number;
-}
-
-/** Every column except the secret ones: no ordinary read ever loads the ciphertext. */
-const COLUMNS = [
-  'id',
-  'tenant_id',
-  'url',
-  'events',
-  'description',
-  'is_active',
-  'consecutive_failures',
-  'failing_level',
-  'created_at',
-  'updated_at',
-  'disabled_at',
-  'disabled_reason',
-  'last_delivery_at',
-  'last_success_at',
-  'last_failure_at',
-  'rate_limit_per_second',
-  'secret_overlap_ends_at',
-  'version',
-] as const;
-
-const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  url: r.url,
-  events: r.events,
-  description: r.description,
-  isActive: r.is_active,
-  consecutiveFailures: r.consecutive_failures,
-  // The level survives a re-enable (for webhook.recovered); the zeroed streak ends the state.
-  failing: r.is_active && r.failing_level > 0 && r.consecutive_failures > 0,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  disabledAt: r.disabled_at,
-  disabledReason: r.disabled_reason,
-  lastDeliveryAt: r.last_delivery_at,
-  lastSuccessAt: r.last_success_at,
-  lastFailureAt: r.last_failure_at,
-  rateLimitPerSecond: r.rate_limit_per_second,
-  secretOverlapEndsAt: r.secret_overlap_ends_at,
-  version: r.version,
-});
 
 /** Subscription ids are plain UUIDs (docs/API.md, Basics), chosen before the insert. */
 export const newWebhookSubscriptionId = (): string => randomUUID();
@@ -139,15 +50,6 @@ export type CreateSubscriptionResult =
   /** The key already holds a subscription: the caller replays it (or 422s on another body). */
   | { kind: 'existing'; subscription: WebhookSubscription; fingerprint: string | null };
 
-/** The fields PATCH /webhooks/{id} may change; absent = unchanged. */
-export interface WebhookSubscriptionPatch {
-  url?: string;
-  events?: string[];
-  description?: string | null;
-  isActive?: boolean;
-  rateLimitPerSecond?: number | null;
-}
-
 async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookSubscription> {
   const [row] = await db(TABLE)
     .insert({
@@ -166,6 +68,11 @@ async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookS
   return toSubscription(row as WebhookSubscriptionRow);
 }
 
+/**
+ * Subscriptions: create (active by the columns' defaults), reads, delete and secrets. Every
+ * change of state (pause, enable, failing, disabled, recovered) is SubscriptionLifecycle's
+ * (subscription-lifecycle.ts).
+ */
 export class WebhookSubscriptionsStore {
   constructor(private readonly db: Knex) {}
 
@@ -250,67 +157,6 @@ export class WebhookSubscriptionsStore {
       await trx('webhook_deliveries').where({ subscription_id: id }).delete();
       return true;
     });
-  }
-
-  /** Re-activates a subscription and zeroes its failure counter; undefined if not found. */
-  async enable(tenantId: string, id: string): Promise<WebhookSubscription | undefined> {
-    return this.update(this.db, tenantId, id, { isActive: true });
-  }
-
-  /**
-   * Applies a PATCH. `isActive: false` pauses (reason `manual`; a subscription disabled
-   * already keeps its reason and time); `isActive: true` enables and zeroes the failure
-   * counter. The failing level stays: the next success then sends webhook.recovered, as for
-   * any subscription that sent webhook.failing. Counts one more version. Undefined if not
-   * found; VersionMismatch when its version is not one `condition` accepts.
-   */
-  async update(
-    db: Knex,
-    tenantId: string,
-    id: string,
-    patch: WebhookSubscriptionPatch,
-    condition: VersionCondition = null,
-  ): Promise<WebhookSubscription | undefined> {
-    const raw = db.raw.bind(db);
-    const set: Record<string, unknown> = { updated_at: db.fn.now(), version: raw('version + 1') };
-    if (patch.url !== undefined) set.url = patch.url;
-    if (patch.events !== undefined) set.events = patch.events;
-    if (patch.description !== undefined) set.description = patch.description;
-    if (patch.rateLimitPerSecond !== undefined) {
-      set.rate_limit_per_second = patch.rateLimitPerSecond;
-    }
-    if (patch.isActive === true) {
-      Object.assign(set, {
-        is_active: true,
-        consecutive_failures: 0,
-        disabled_at: null,
-        disabled_reason: null,
-      });
-    } else if (patch.isActive === false) {
-      Object.assign(set, {
-        is_active: false,
-        disabled_at: raw('CASE WHEN is_active THEN now() ELSE disabled_at END'),
-        disabled_reason: raw("CASE WHEN is_active THEN 'manual' ELSE disabled_reason END"),
-      });
-    }
-    const where = { tenant_id: tenantId, id };
-    const [row] = await whereVersion(db(TABLE).where(where), condition)
-      .update(set)
-      .returning(COLUMNS);
-    if (!row) await explainMiss(db, TABLE, where, condition);
-    return row ? toSubscription(row as WebhookSubscriptionRow) : undefined;
-  }
-
-  /**
-   * Whether the tenant's subscription is active, its row locked (FOR NO KEY UPDATE) for the
-   * rest of the caller's transaction; undefined when not found.
-   */
-  async lockActive(trx: Knex, tenantId: string, id: string): Promise<boolean | undefined> {
-    const row = (await trx(TABLE)
-      .where({ tenant_id: tenantId, id })
-      .forNoKeyUpdate()
-      .first('is_active')) as { is_active: boolean } | undefined;
-    return row?.is_active;
   }
 
   /**

@@ -34,24 +34,28 @@ export async function runImport(
   importId: string,
   opts: RunImportOptions = {},
 ): Promise<RunImportResult> {
-  const imports = stores.leadImports;
+  const lifecycle = stores.leadImportLifecycle;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
-  const started = await imports.startRun(importId);
+  const started = await lifecycle.startRun(knex, importId);
   if (!started) return 'not_processing';
   if (started.attempts > MAX_IMPORT_RUNS) {
-    await imports.fail(importId, `Gave up after ${MAX_IMPORT_RUNS} runs that made no progress`);
+    await lifecycle.fail(
+      knex,
+      importId,
+      `Gave up after ${MAX_IMPORT_RUNS} runs that made no progress`,
+    );
     return 'failed';
   }
   let cursor = started.processedRows;
 
   const commit = async (rows: ParsedRow[], done: boolean) => {
     const imp = await knex.transaction(async (trx) => {
-      const current = await imports.lock(trx, importId);
+      const current = await lifecycle.lock(trx, importId);
       if (!current || current.status !== 'processing' || current.processedRows !== cursor) {
         throw new Superseded();
       }
       const outcome = await applyBatch(trx, stores.leads, current, rows);
-      return imports.recordBatch(trx, current, outcome, done);
+      return lifecycle.recordBatch(trx, current, outcome, done);
     });
     const committed = imp.processedRows - cursor;
     cursor = imp.processedRows;
@@ -59,7 +63,7 @@ export async function runImport(
   };
 
   const parser = csvParser();
-  const source = Readable.from(imports.readChunks(importId));
+  const source = Readable.from(stores.leadImports.readChunks(importId));
   source.on('error', (err) => parser.destroy(err));
   source.pipe(parser);
   let columns: ColumnMap | null = null;
@@ -100,7 +104,7 @@ export async function runImport(
     const fileError =
       err instanceof ImportFileError ? err : isCsvError(err) ? malformed(err) : null;
     if (!fileError) throw err;
-    await imports.fail(importId, fileError.message);
+    await lifecycle.fail(knex, importId, fileError.message);
     return 'failed';
   } finally {
     source.destroy();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { LeadImportsStore } from '@switchboard/db';
+import type { Db } from '@switchboard/db';
 import { csvParser, ImportFileError, malformed, mapHeader } from './csv';
 
 /** The contract's upload limit: 20 MiB. */
@@ -24,24 +24,25 @@ export interface StagedFile {
  * the file's size), hashed, and parsed on the way to check its header and count its data
  * rows. A file that cannot be imported (empty, too large, no usable header, no data row,
  * unreadable CSV) throws ImportFileError and leaves nothing behind. The caller turns the
- * staged upload into an import (`LeadImportsStore.finalize`) or discards it.
+ * staged upload into an import (`LeadImportLifecycle.finalize`) or discards it.
  */
 export async function stageFile(
-  imports: LeadImportsStore,
+  { knex, stores }: Db,
   tenantId: string,
   file: Readable,
   source: 'api' | 'cli',
 ): Promise<StagedFile> {
-  const importId = await imports.createStaging(tenantId, source);
+  const lifecycle = stores.leadImportLifecycle;
+  const importId = await lifecycle.createStaging(knex, tenantId, source);
   try {
-    return { importId, ...(await store(imports, importId, file)) };
+    return { importId, ...(await store(stores, importId, file)) };
   } catch (err) {
-    await imports.discardStaging(importId);
+    await lifecycle.discardStaging(knex, importId);
     throw err;
   }
 }
 
-async function store(imports: LeadImportsStore, importId: string, file: Readable) {
+async function store({ leadImports: imports }: Db['stores'], importId: string, file: Readable) {
   const hash = createHash('sha256');
   const parser = csvParser();
   let records = 0;

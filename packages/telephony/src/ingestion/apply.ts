@@ -1,10 +1,9 @@
 import { emit } from '@switchboard/events';
 import { captureCallLead } from '@switchboard/leads';
 import {
-  FINAL_CALL_STATUSES,
   minutesOf,
   type Call,
-  type CallStatus,
+  type CallEndStatus,
   type Db,
   type Knex,
   type Stores,
@@ -31,7 +30,7 @@ export type ApplyResult =
 type CallMessage = CallStartedMessage | CallEndedMessage | CallMissedMessage;
 
 /** How a call that ended is reported: the end reason tells busy / no answer / failure apart. */
-const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallStatus>> = {
+const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallEndStatus>> = {
   busy: 'busy',
   no_answer: 'no_answer',
   error: 'failed',
@@ -40,8 +39,8 @@ const STATUS_BY_END_REASON: Partial<Record<CallEndedMessage['end_reason'], CallS
 
 /**
  * Applies one telephony message in one transaction: records its id (a replay is a no-op),
- * writes the call (or the inbound SMS, see `applyInboundSms`), and emits its event through
- * the outbox. Messages may arrive in any order: the call row is created by whichever message
+ * moves the call through its lifecycle (CallLifecycle, packages/db; or stores the inbound
+ * SMS, see `applyInboundSms`), and emits its event through the outbox. Messages may arrive in any order: the call row is created by whichever message
  * comes first, `started_at` is never changed afterwards, and a late `call.started` never
  * moves a finished call back.
  */
@@ -73,11 +72,11 @@ export async function applyTelephonyMessage(
  */
 async function ensureCall(
   trx: Knex,
-  { calls }: Stores,
+  { calls, callLifecycle }: Stores,
   tenantId: string,
   m: CallMessage,
 ): Promise<Call> {
-  await calls.insertReported(trx, {
+  await callLifecycle.insertReported(trx, {
     tenantId,
     receptionistId: m.receptionist_id,
     providerCallId: m.provider_call_id,
@@ -99,9 +98,7 @@ interface Ctx {
 }
 
 async function started({ trx, stores, call, tenantId }: Ctx, m: CallStartedMessage) {
-  const isFinal = FINAL_CALL_STATUSES.includes(call.status);
-  await stores.calls.update(trx, call.id, {
-    ...(isFinal ? {} : { status: 'in_progress' as const }),
+  await stores.callLifecycle.start(trx, call, {
     customerName: call.customerName ?? m.customer_name ?? null,
   });
   await emit(trx, {
@@ -131,8 +128,7 @@ async function ended({ trx, stores, call, tenantId }: Ctx, m: CallEndedMessage) 
   // not set yet; the call row is locked (ensureCall), so no other message can race this one.
   const minutes =
     status === 'completed' && call.countedMinutes === null ? minutesOf(m.duration_seconds) : null;
-  await stores.calls.update(trx, call.id, {
-    status,
+  await stores.callLifecycle.end(trx, call.id, status, {
     ...(minutes !== null ? { countedMinutes: minutes } : {}),
     customerName,
     customerPhone,
@@ -202,8 +198,7 @@ async function missed({ trx, stores, call, tenantId }: Ctx, m: CallMissedMessage
   // One end per call, as in ended(): a call.missed for a call that already ended changes
   // nothing (a missed call is not a completed one) and emits nothing.
   if (call.endedAt !== null) return;
-  await stores.calls.update(trx, call.id, {
-    status: 'missed',
+  await stores.callLifecycle.miss(trx, call.id, {
     outcome: 'no_outcome',
     endReason: m.reason === 'abandoned' ? 'abandoned' : 'no_answer',
     endedAt,

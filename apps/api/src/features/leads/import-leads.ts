@@ -25,13 +25,13 @@ const accepted = (imp: LeadImport, replayed: boolean): IdempotentResponse => ({
  * it, a retry replays that import, and every other outcome discards the staged upload.
  */
 export async function importLeads(deps: Deps, req: Request, res: Response): Promise<void> {
-  const { leadImports } = deps.stores;
+  const { leadImports, leadImportLifecycle } = deps.stores;
   const tenantId = req.auth.tenantId;
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   if (declared > MAX_IMPORT_BYTES) throw tooLarge();
   let staged;
   try {
-    staged = await withLeadErrors(() => stageFile(leadImports, tenantId, req, 'api'));
+    staged = await withLeadErrors(() => stageFile(deps, tenantId, req, 'api'));
   } catch (err) {
     // The rest of an unread chunked body is not drained: the connection is closed instead.
     if (!req.complete && req.headers['content-length'] === undefined) {
@@ -44,7 +44,7 @@ export async function importLeads(deps: Deps, req: Request, res: Response): Prom
   req.valid = { params: {}, query: {}, body: { sha256: staged.sha256, bytes: staged.bytes } };
   try {
     await respondIdempotently(deps.idempotency, req, res, async (scope) => {
-      const result = await leadImports.finalize(staged.importId, staged, scope);
+      const result = await leadImportLifecycle.finalize(deps.knex, staged.importId, staged, scope);
       if ('conflict' in result) {
         const held = scope && (await leadImports.findByIdempotencyKey(tenantId, scope.key));
         if (!held) throw new Error('import key conflict without an import holding it');
@@ -56,7 +56,7 @@ export async function importLeads(deps: Deps, req: Request, res: Response): Prom
       return accepted(result.import, false);
     });
   } finally {
-    if (!kept) await leadImports.discardStaging(staged.importId);
+    if (!kept) await leadImportLifecycle.discardStaging(deps.knex, staged.importId);
   }
 }
 

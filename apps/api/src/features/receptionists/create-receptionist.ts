@@ -50,7 +50,7 @@ export async function createReceptionist(
   body: CreateReceptionistBody,
   idempotency: IdempotencyScope | null,
 ): Promise<IdempotentResponse> {
-  const result = await deps.stores.provisioning.create(deps.knex, {
+  const result = await deps.stores.provisioningLifecycle.create(deps.knex, {
     tenantId,
     name: body.name,
     greeting: body.greeting ?? null,

@@ -8,7 +8,7 @@ import { renderReceptionist } from './render';
  * before its first job is added. Another tenant's id is a 404; any other state is a 409.
  */
 export async function reprovisionReceptionist(deps: Deps, tenantId: string, id: string) {
-  const started = await deps.stores.provisioning.reprovision(deps.knex, tenantId, id);
+  const started = await deps.stores.provisioningLifecycle.reprovision(deps.knex, tenantId, id);
   if (!started) {
     const found = await deps.stores.receptionists.get(deps.knex, tenantId, id);
     if (!found) throw notFound('receptionist', 'id');

@@ -21,7 +21,7 @@ export async function updateAndReport(
   patch: WebhookSubscriptionPatch,
   condition: VersionCondition = null,
 ): Promise<WebhookSubscription | undefined> {
-  const subscriptions = deps.stores.webhookSubscriptions;
+  const subscriptions = deps.stores.subscriptionLifecycle;
   if (patch.isActive !== false) {
     return subscriptions.update(deps.knex, tenantId, id, patch, condition);
   }

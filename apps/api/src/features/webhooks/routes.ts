@@ -211,7 +211,11 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       errors: subscriptionNotFoundDoc,
       handler: async (req, res) => {
         const before = await found(req.auth.tenantId, idOf(req.valid.params));
-        const enabled = await store.enable(req.auth.tenantId, before.id);
+        const enabled = await deps.stores.subscriptionLifecycle.enable(
+          deps.knex,
+          req.auth.tenantId,
+          before.id,
+        );
         if (!enabled) throw notFound('webhook subscription', 'id');
         if (!before.isActive) await wakeSubscription(deps, enabled);
         sendVersioned(res, enabled.version, renderWebhookSubscription(enabled));

@@ -59,20 +59,30 @@ const CLAIM_COLUMNS = [
 ];
 
 /**
- * The provisioning lifecycle of a receptionist, one statement per transition:
+ * The provisioning lifecycle of a receptionist (`receptionists.status`), one statement per
+ * transition, the caller's transaction first:
  *
  *   (POST)  → provisioning ──claim──▶ attempt n ──ready──▶ ready      (receptionist.ready)
  *                  ▲                    │ ├──transient, n < 3──▶ provisioning (next attempt later)
  *                  │                    │ └──permanent, or n = 3──▶ error (receptionist.error)
  *                  └──── reprovision ◀──┴───────────────────────── error
  *
+ * Statements: create (POST /receptionists), reprovision (POST /receptionists/{id}/provision),
+ * claim, recordNumber, release, markReady, markError; `overdue` is the reconciler's read.
+ * Events are emitted by the caller in the transaction of the transition: receptionist.ready
+ * with markReady and receptionist.error with markError, both by the worker
+ * (apps/worker/src/provisioning/transitions.ts); the others emit nothing. A receptionist
+ * inserted already in a state (the operator CLI's `ready` ones, fixtures:
+ * ReceptionistsStore.insert) is a row made so, not a transition; the CLI emits its
+ * receptionist.ready in the insert's transaction.
+ *
  * Invariants: an attempt is claimed by at most one worker at a time (a crashed worker's claim
  * lapses at `provisioning_locked_until`); a transition after the claim applies only while the
  * row is still at that exact (round, attempt), so a worker that lost its claim changes
  * nothing; the purchased number is recorded as soon as it exists and reused by every later
- * attempt and round. Events are emitted by the caller in the transaction of the transition.
+ * attempt and round.
  */
-export class ReceptionistProvisioning {
+export class ProvisioningLifecycle {
   /**
    * Inserts a receptionist in `provisioning`, in one autocommit statement. With an
    * Idempotency-Key the unique (tenant_id, idempotency_key) index turns a second insert into
