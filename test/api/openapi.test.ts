@@ -110,7 +110,7 @@ describe('lint', () => {
       'info-contact',
       'oas3-valid-media-example',
     ]);
-  });
+  }, 240_000); // a hang bound only: the CLI's start alone took over a minute at load 12
 });
 
 describe('route coverage', () => {
