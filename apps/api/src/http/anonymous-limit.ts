@@ -96,14 +96,6 @@ export class AnonymousLimits {
   }
 
   /**
-   * The 429 of a request refused early and held (./early-refusal.ts), as of now: the
-   * address's refusal, or, when a token came back meanwhile, the shortest one (1 s).
-   */
-  heldRefusal(address: string): ErrorAnswer {
-    return this.refusal(address) ?? this.refusedFor(1);
-  }
-
-  /**
    * The 429 of a refusal that lasts `leftMs` more, as data: the same answer as the thrown
    * one, without the cost of an Error (its stack) on a path a flood takes.
    */
