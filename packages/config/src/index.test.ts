@@ -263,6 +263,20 @@ describe('loadConfigFor: a command is asked only for the settings it uses', () =
     expect(failureFor('api', short).variable).toBe('HTTP_HEADERS_TIMEOUT_MS');
   });
 
+  it('SMS_CARRIER_SIGNING_SECRET: none by default, one, or two while one replaces the other', () => {
+    const secrets = (value?: string) =>
+      loadConfigFor('api', { ...valid, ...(value ? { SMS_CARRIER_SIGNING_SECRET: value } : {}) })
+        .carrierSigningSecrets;
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(40)];
+    expect(secrets()).toEqual([]);
+    expect(secrets(a)).toEqual([a]);
+    expect(secrets(`${b},${a}`)).toEqual([b, a]);
+    for (const bad of ['short', `${a},`, `${a},${b},${a}`, `${a} x`]) {
+      const failure = failureFor('api', { ...valid, SMS_CARRIER_SIGNING_SECRET: bad });
+      expect(failure.variable).toBe('SMS_CARRIER_SIGNING_SECRET');
+    }
+  });
+
   it('caps connections per client address: API_MAX_CONNECTIONS_PER_IP, 0 for none', () => {
     const cap = (value: string) =>
       loadConfigFor('api', { ...valid, API_MAX_CONNECTIONS_PER_IP: value }).http

@@ -73,6 +73,13 @@ export const envSchema = {
         'open connections the API accepts from one client address, a non-negative integer (0: no cap)',
     },
     INGEST_TOKEN: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
+    SMS_CARRIER_SIGNING_SECRET: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^[\\x21-\\x2b\\x2d-\\x7e]{32,}(,[\\x21-\\x2b\\x2d-\\x7e]{32,})?$',
+      description:
+        "the SMS carrier's signing secret, 32+ visible characters without commas, or two separated by a comma while one replaces the other (unset: no signature needed)",
+    },
     CURSOR_SECRET: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
     SECRET_ENCRYPTION_KEY: {
       type: 'string',

@@ -33,6 +33,12 @@ export interface Config {
     readonly maxConnectionsPerAddress: number;
   };
   readonly ingestToken: string;
+  /**
+   * The SMS carrier's signing secrets (SMS_CARRIER_SIGNING_SECRET: one, or two while one
+   * replaces the other); empty when none is set. Non-empty, an `sms.inbound` or `sms.status`
+   * on telephony ingestion needs a valid signature of one of them besides INGEST_TOKEN.
+   */
+  readonly carrierSigningSecrets: readonly string[];
   readonly cursorSecret: string;
   /** 32 bytes; the AES-256-GCM key for secrets at rest. */
   readonly secretEncryptionKey: Buffer;
@@ -172,6 +178,13 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
     },
   },
   ingestToken: str('INGEST_TOKEN'),
+  carrierSigningSecrets: {
+    variables: ['SMS_CARRIER_SIGNING_SECRET'],
+    build: (v) =>
+      v.SMS_CARRIER_SIGNING_SECRET === undefined
+        ? []
+        : String(v.SMS_CARRIER_SIGNING_SECRET).split(','),
+  },
   cursorSecret: str('CURSOR_SECRET'),
   secretEncryptionKey: {
     variables: ['SECRET_ENCRYPTION_KEY'],
@@ -312,6 +325,7 @@ export const COMMAND_SETTINGS = {
     'metricsHost',
     'http',
     'ingestToken',
+    'carrierSigningSecrets',
     'cursorSecret',
     'secretEncryptionKey',
     'webhook',
