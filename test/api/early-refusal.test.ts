@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
+import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive';
 import { waitFor } from '../support/wait';
 
 // The early refusal (docs/API.md, Rate limits): once Redis has refused an address's request
@@ -186,5 +187,29 @@ it('an early 429 is written in the turn its request arrives: no timer, no Redis'
     expect(seen).toBe(3);
   } finally {
     await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+it('an address over its limit gets its 429s on connections closed after them; its 401s keep theirs', async () => {
+  const api = await listen(ctx.app);
+  const agent = keepAliveAgent();
+  try {
+    const seen = { 401: 0, 429: 0 };
+    // Paced (a token comes back each second), so that some requests get theirs: 401s.
+    for (let i = 0; i < 100 && (seen[429] < 5 || seen[401] === 0); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      const { status, connection } = await keepAliveRequest(agent, `${api.url}/api/v1/calls`, {
+        headers: { authorization: bogus(9000 + i) },
+      });
+      // Early 429s and Redis's own alike: the client opens a new connection for the next.
+      if (status === 429) expect(connection).toBe('close');
+      else expect([status, connection]).toEqual([401, 'keep-alive']);
+      seen[status as 401 | 429]++;
+    }
+    expect(seen[429]).toBeGreaterThanOrEqual(5);
+    expect(seen[401]).toBeGreaterThan(0);
+  } finally {
+    agent.destroy();
+    await api.close();
   }
 });

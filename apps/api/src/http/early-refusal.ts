@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { hashApiKey } from '@switchboard/db';
-import { clientAddress, type AnonymousLimits } from './anonymous-limit';
+import { clientAddress, closingFor, type AnonymousLimits } from './anonymous-limit';
 import { renderError } from './error-handler';
 
 /** A route whose requests without a valid credential take a token of their address's bucket. */
@@ -48,10 +48,11 @@ function templateRegExp(path: string): RegExp {
  * address lookup is one map read). Mounted after the request id and the metrics, so a
  * refused request still has its X-Request-Id and is counted.
  *
- * The 429 is written at once, in the turn the request arrives: no timer, no Redis. A held
- * refusal (a tarpit) was tried and removed (docs/DECISIONS.md, Floods cost other tenants
- * nothing): every held answer is an open connection, and a flood tool that opens another
- * connection when its answers are slow then holds thousands of them.
+ * The 429 is written at once, in the turn the request arrives: no timer, no Redis; its
+ * connection is closed after it (`Connection: close`) unless the peer is a trusted proxy.
+ * A held refusal (a tarpit) was tried and removed (docs/DECISIONS.md, Floods cost other
+ * tenants nothing): every held answer is an open connection, and a flood tool that opens
+ * another connection when its answers are slow then holds thousands of them.
  */
 export function earlyRefusal(
   anonymous: AnonymousLimits,
@@ -78,8 +79,10 @@ export function earlyRefusal(
       next();
       return;
     }
-    // The body is read and dropped, so the connection can carry the client's next request.
+    // The body is read and dropped; the connection is closed after the answer when the
+    // peer is the client itself (AnonymousLimits' closingFor).
     req.resume();
+    res.set(closingFor(req));
     renderError(res, refusal, req.requestId);
   };
 }
