@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '@switchboard/config';
 import { createKnex, explainDatabaseError } from '@switchboard/db';
+import { signCarrierMessage } from '@switchboard/telephony';
 
 // Plays one inbound SMS through the telephony ingestion endpoint, as the carrier would: a
 // customer texts the receptionist's number. `--message STOP` opts the sender out of the
@@ -10,7 +11,8 @@ import { createKnex, explainDatabaseError } from '@switchboard/db';
 //   npm run demo:sms -- --receptionist rcp_... --from +14155550123 --message STOP
 //     [--to <the receptionist's number, looked up in DATABASE_URL when omitted>]
 //     [--base http://127.0.0.1:3000]
-// Reads INGEST_TOKEN, DATABASE_URL and PORT from the environment (npm start keeps them in .env).
+// Reads INGEST_TOKEN, DATABASE_URL and PORT from the environment (npm start keeps them in .env),
+// and signs as the carrier when SMS_CARRIER_SIGNING_SECRET is set (docs/TELEPHONY.md).
 const { values } = parseArgs({
   options: {
     receptionist: { type: 'string' },
@@ -65,10 +67,16 @@ async function main(receptionistId: string, from: string, text: string): Promise
     occurred_at: new Date().toISOString(),
   };
   const base = values.base ?? `http://127.0.0.1:${config.port}`;
+  const body = JSON.stringify(message);
+  const [secret] = config.carrierSigningSecrets;
   const res = await fetch(`${base}/internal/v1/telephony/events`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${config.ingestToken}` },
-    body: JSON.stringify(message),
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${config.ingestToken}`,
+      ...(secret ? signCarrierMessage(secret, body) : {}),
+    },
+    body,
   }).catch((err: unknown) => {
     throw unreachable(base, err);
   });

@@ -1,5 +1,8 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
+import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive';
 import { waitFor } from '../support/wait';
 
 // The early refusal (docs/API.md, Rate limits): once Redis has refused an address's request
@@ -7,11 +10,9 @@ import { waitFor } from '../support/wait';
 // process alone until a token is back: no Redis call, no routing or lookup, the same answer.
 // Small buckets (5 at once, 1 a second) so a handful of requests empties one; a token comes
 // back within a second, so each check below starts from a fresh refusal.
-// Refusals are sent at once here (UNAUTHENTICATED_REFUSAL_DELAY_MS 0); the last test holds them.
 const SMALL = {
   UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1',
   UNAUTHENTICATED_RATE_LIMIT_BURST: '5',
-  UNAUTHENTICATED_REFUSAL_DELAY_MS: '0',
 };
 let ctx: TestContext;
 beforeAll(async () => {
@@ -144,44 +145,71 @@ it('a request refused early is counted in the metrics as rate limited', async ()
   expect(seen).toBe(3);
 });
 
-it('a refusal is held for UNAUTHENTICATED_REFUSAL_DELAY_MS, while other requests are served', async () => {
-  const delayMs = 1000;
-  const c = await createTestContext({
-    ...SMALL,
-    UNAUTHENTICATED_REFUSAL_DELAY_MS: String(delayMs),
+it('an early 429 is written in the turn its request arrives: no timer, no Redis', async () => {
+  // Around the app's own 'request' listener: one before it notes whether the address is
+  // refused as the request arrives, one after it (same turn) whether the answer is written.
+  // An answer written by then waited for no timer, no Redis and no I/O at all (a held
+  // answer, as the tarpit this replaced sent, is still unwritten there).
+  const server = createServer(ctx.app);
+  const arrivals = new Map<string, { refused: boolean; written?: boolean }>();
+  server.prependListener('request', (req: IncomingMessage) => {
+    const address = req.socket.remoteAddress ?? '';
+    arrivals.set(String(req.headers['x-probe']), {
+      refused: ctx.deps.anonymousLimits.refusal(address) !== undefined,
+    });
   });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const arrival = arrivals.get(String(req.headers['x-probe']));
+    if (arrival) arrival.written = res.writableEnded;
+  });
+  // Listening as supertest does (every interface, reached at 127.0.0.1), its requests come
+  // from the address that refusedEarly empties.
+  await new Promise<void>((resolve) => server.listen(0, resolve));
+  const port = (server.address() as AddressInfo).port;
   try {
-    const { auth } = await c.tenant(['read']);
-    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
-    // Empties the bucket: Redis's own refusal is sent at once.
-    for (let i = 0; ; i++) {
-      expect(i).toBeLessThan(30);
-      const res = await request(c.app)
+    let seen = 0;
+    for (let i = 0; i < 20 && seen < 3; i++) {
+      // Until a 429 (Redis's own, or an early one): the address is refused from then on for
+      // about a second, so the next request, sent at once, arrives refused.
+      for (let j = 0; (await probes[j % probes.length]!(8000 + j)).status !== 429; j++) {
+        expect(j).toBeLessThan(60);
+      }
+      const res = await request(`http://127.0.0.1:${port}`)
         .get('/api/v1/calls')
-        .set('Authorization', bogus(7000 + i));
-      if (res.status === 429) break;
-      expect(res.status).toBe(401);
+        .set('Authorization', bogus(7000 + i))
+        .set('X-Probe', String(i));
+      // Its token may have come back before it arrived: then Redis answers, not the case here.
+      if (!arrivals.get(String(i))?.refused) continue;
+      expectAddressLimited(res);
+      expect(arrivals.get(String(i))?.written).toBe(true);
+      seen++;
     }
-    const started = performance.now();
-    let answeredAt = 0;
-    const held = request(c.app)
-      .get('/api/v1/calls')
-      .set('Authorization', bogus(7100))
-      .then((res) => {
-        answeredAt = performance.now();
-        return res;
-      });
-    // The known key is served while the refusal is held.
-    expect((await request(c.app).get('/api/v1/usage').set('Authorization', auth)).status).toBe(200);
-    const servedAt = performance.now();
-    const res = await held;
-    expect(res.status).toBe(429);
-    expect(res.body.error.code).toBe('rate_limited');
-    expect(res.headers.ratelimit).toBe(`"client-address";r=0;t=${res.headers['retry-after']}`);
-    // Held at least half the delay (timers never fire early, give or take a millisecond).
-    expect(answeredAt - started).toBeGreaterThanOrEqual(delayMs / 2 - 2);
-    expect(answeredAt).toBeGreaterThan(servedAt);
+    expect(seen).toBe(3);
   } finally {
-    await c.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+it('an address over its limit gets its 429s on connections closed after them; its 401s keep theirs', async () => {
+  const api = await listen(ctx.app);
+  const agent = keepAliveAgent();
+  try {
+    const seen = { 401: 0, 429: 0 };
+    // Paced (a token comes back each second), so that some requests get theirs: 401s.
+    for (let i = 0; i < 100 && (seen[429] < 5 || seen[401] === 0); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      const { status, connection } = await keepAliveRequest(agent, `${api.url}/api/v1/calls`, {
+        headers: { authorization: bogus(9000 + i) },
+      });
+      // Early 429s and Redis's own alike: the client opens a new connection for the next.
+      if (status === 429) expect(connection).toBe('close');
+      else expect([status, connection]).toEqual([401, 'keep-alive']);
+      seen[status as 401 | 429]++;
+    }
+    expect(seen[429]).toBeGreaterThanOrEqual(5);
+    expect(seen[401]).toBeGreaterThan(0);
+  } finally {
+    agent.destroy();
+    await api.close();
   }
 });

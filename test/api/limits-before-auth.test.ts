@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
+import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive';
 
 // Limits before authentication (docs/API.md, Rate limits): a token bucket per client address
 // for requests without a valid credential, and a negative cache of unknown keys, so a flood
@@ -116,4 +117,23 @@ it('X-Forwarded-For names the client only when TRUST_PROXY trusts the proxy', as
   const a = await untilLimited((i) => get(proxied, bogus(200 + i), '203.0.113.7'), 30);
   expectAddressLimited(a.limited);
   expect((await get(proxied, bogus(300), '203.0.113.8')).status).toBe(401);
+});
+
+it("a 429 keeps a trusted proxy's connection, which carries other clients' requests", async () => {
+  const api = await listen(proxied.app);
+  const agent = keepAliveAgent();
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 30 && !statuses.includes(429); i++) {
+      const { status, connection } = await keepAliveRequest(agent, `${api.url}/api/v1/calls`, {
+        headers: { authorization: bogus(400 + i), 'x-forwarded-for': '203.0.113.9' },
+      });
+      expect(connection).toBe('keep-alive');
+      statuses.push(status);
+    }
+    expect(statuses).toContain(429);
+  } finally {
+    agent.destroy();
+    await api.close();
+  }
 });

@@ -71,11 +71,7 @@ export function createApp(deps: Deps): Express {
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
   const routes = publicRoutes(deps);
-  app.use(
-    earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes), {
-      delayMs: deps.config.anonymousRateLimit.refusalDelayMs,
-    }),
-  );
+  app.use(earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes)));
   app.use(httpTracing);
   // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
   app.use(accessLog(deps.logger));

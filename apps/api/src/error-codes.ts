@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'invalid_api_key',
   'invalid_authorization_header',
   'invalid_body',
+  'invalid_carrier_signature',
   'invalid_cursor',
   'invalid_ingest_token',
   'invalid_json',

@@ -3,6 +3,7 @@ import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApp } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
+import { capConnectionsPerAddress, trustedProxy } from './http/connection-cap';
 import { trackUnreadConnections } from './http/unread-connections';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
@@ -19,6 +20,11 @@ const server = app.listen(config.port, () => {
 server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
 server.headersTimeout = config.http.headersTimeoutMs;
 answerClientErrors(server, deps.logger);
+capConnectionsPerAddress(server, {
+  maxPerAddress: config.http.maxConnectionsPerAddress,
+  exempt: trustedProxy(app),
+  onRefused: () => deps.metrics.connectionsRefused.inc(),
+});
 const connections = trackUnreadConnections(server);
 server.on('error', (err) => {
   deps.logger.fatal({ err }, 'api could not listen');

@@ -308,7 +308,11 @@ describe('loadConfigFor: a command is asked only for the settings it uses', () =
     const c = loadConfigFor('api', valid);
     expect(c.apiMetricsPort).toBe(9465);
     expect(c.metricsHost).toBe('127.0.0.1');
-    expect(c.http).toEqual({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 66_000 });
+    expect(c.http).toEqual({
+      keepAliveTimeoutMs: 65_000,
+      headersTimeoutMs: 66_000,
+      maxConnectionsPerAddress: 256,
+    });
     const tuned = {
       ...valid,
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '120000',
@@ -317,6 +321,32 @@ describe('loadConfigFor: a command is asked only for the settings it uses', () =
     expect(loadConfigFor('api', tuned).http.keepAliveTimeoutMs).toBe(120_000);
     const short = { ...valid, HTTP_KEEP_ALIVE_TIMEOUT_MS: '70000' };
     expect(failureFor('api', short).variable).toBe('HTTP_HEADERS_TIMEOUT_MS');
+  });
+
+  it('SMS_CARRIER_SIGNING_SECRET: none by default, one, or two while one replaces the other', () => {
+    const secrets = (value?: string) =>
+      loadConfigFor('api', { ...valid, ...(value ? { SMS_CARRIER_SIGNING_SECRET: value } : {}) })
+        .carrierSigningSecrets;
+    const [a, b] = ['a'.repeat(32), 'b'.repeat(40)];
+    expect(secrets()).toEqual([]);
+    expect(secrets(a)).toEqual([a]);
+    expect(secrets(`${b},${a}`)).toEqual([b, a]);
+    for (const bad of ['short', `${a},`, `${a},${b},${a}`, `${a} x`]) {
+      const failure = failureFor('api', { ...valid, SMS_CARRIER_SIGNING_SECRET: bad });
+      expect(failure.variable).toBe('SMS_CARRIER_SIGNING_SECRET');
+    }
+  });
+
+  it('caps connections per client address: API_MAX_CONNECTIONS_PER_IP, 0 for none', () => {
+    const cap = (value: string) =>
+      loadConfigFor('api', { ...valid, API_MAX_CONNECTIONS_PER_IP: value }).http
+        .maxConnectionsPerAddress;
+    expect(cap('0')).toBe(0);
+    expect(cap('1000')).toBe(1000);
+    for (const bad of ['-1', '1.5', 'many']) {
+      const failure = failureFor('api', { ...valid, API_MAX_CONNECTIONS_PER_IP: bad });
+      expect(failure.variable).toBe('API_MAX_CONNECTIONS_PER_IP');
+    }
   });
 });
 

@@ -78,7 +78,22 @@ export const envSchema = {
       description:
         'milliseconds to receive the request headers; more than HTTP_KEEP_ALIVE_TIMEOUT_MS',
     },
+    API_MAX_CONNECTIONS_PER_IP: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1000000,
+      default: 256,
+      description:
+        'open connections the API accepts from one client address, a non-negative integer (0: no cap)',
+    },
     INGEST_TOKEN: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
+    SMS_CARRIER_SIGNING_SECRET: {
+      type: 'string',
+      'x-optional': true,
+      pattern: '^[\\x21-\\x2b\\x2d-\\x7e]{32,}(,[\\x21-\\x2b\\x2d-\\x7e]{32,})?$',
+      description:
+        "the SMS carrier's signing secret, 32+ visible characters without commas, or two separated by a comma while one replaces the other (unset: no signature needed)",
+    },
     CURSOR_SECRET: { type: 'string', minLength: 16, description: 'a string of 16+ characters' },
     SECRET_ENCRYPTION_KEY: {
       type: 'string',
@@ -170,14 +185,6 @@ export const envSchema = {
       default: 100,
       description:
         'the burst per client address without a valid key: a positive integer, at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND',
-    },
-    UNAUTHENTICATED_REFUSAL_DELAY_MS: {
-      type: 'integer',
-      minimum: 0,
-      maximum: 10000,
-      default: 1000,
-      description:
-        'how long the API holds the 429 of a client address whose bucket is known to be empty before sending it, in ms (0: at once)',
     },
     TRUST_PROXY: {
       type: 'string',

@@ -26,10 +26,22 @@ export interface Config {
    * The API's HTTP server: an idle keep-alive connection is closed after
    * `keepAliveTimeoutMs`, which must outlast the load balancer's idle timeout (else the
    * balancer reuses a connection the server is closing: a reset), and a request's headers
-   * must arrive within `headersTimeoutMs` (> keepAliveTimeoutMs, as Node requires).
+   * must arrive within `headersTimeoutMs` (> keepAliveTimeoutMs, as Node requires). One
+   * client address (the TCP peer, unless TRUST_PROXY trusts it) holds at most
+   * `maxConnectionsPerAddress` connections at once (0: no cap).
    */
-  readonly http: { readonly keepAliveTimeoutMs: number; readonly headersTimeoutMs: number };
+  readonly http: {
+    readonly keepAliveTimeoutMs: number;
+    readonly headersTimeoutMs: number;
+    readonly maxConnectionsPerAddress: number;
+  };
   readonly ingestToken: string;
+  /**
+   * The SMS carrier's signing secrets (SMS_CARRIER_SIGNING_SECRET: one, or two while one
+   * replaces the other); empty when none is set. Non-empty, an `sms.inbound` or `sms.status`
+   * on telephony ingestion needs a valid signature of one of them besides INGEST_TOKEN.
+   */
+  readonly carrierSigningSecrets: readonly string[];
   readonly cursorSecret: string;
   /** 32 bytes; the AES-256-GCM key for secrets at rest. */
   readonly secretEncryptionKey: Buffer;
@@ -58,12 +70,7 @@ export interface Config {
    * The limit of requests without a valid API key (none, malformed, unknown or revoked) or
    * with a wrong ingestion token: a token bucket per client address.
    */
-  readonly anonymousRateLimit: {
-    readonly perSecond: number;
-    readonly burst: number;
-    /** How long a 429 of an address known to be limited is held before it is sent. */
-    readonly refusalDelayMs: number;
-  };
+  readonly anonymousRateLimit: { readonly perSecond: number; readonly burst: number };
   /**
    * Express's `trust proxy`: which proxies' X-Forwarded-For names the client address.
    * `false` (the default): none, the client is the TCP peer.
@@ -178,7 +185,11 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   apiMetricsPort: num('API_METRICS_PORT'),
   metricsHost: str('METRICS_HOST'),
   http: {
-    variables: ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS'],
+    variables: [
+      'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+      'HTTP_HEADERS_TIMEOUT_MS',
+      'API_MAX_CONNECTIONS_PER_IP',
+    ],
     build: (v) => {
       const keepAliveTimeoutMs = Number(v.HTTP_KEEP_ALIVE_TIMEOUT_MS);
       const headersTimeoutMs = Number(v.HTTP_HEADERS_TIMEOUT_MS);
@@ -188,10 +199,18 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
           `HTTP_HEADERS_TIMEOUT_MS is invalid: expected more than HTTP_KEEP_ALIVE_TIMEOUT_MS (${keepAliveTimeoutMs}), got ${headersTimeoutMs}`,
         );
       }
-      return { keepAliveTimeoutMs, headersTimeoutMs };
+      const maxConnectionsPerAddress = Number(v.API_MAX_CONNECTIONS_PER_IP);
+      return { keepAliveTimeoutMs, headersTimeoutMs, maxConnectionsPerAddress };
     },
   },
   ingestToken: str('INGEST_TOKEN'),
+  carrierSigningSecrets: {
+    variables: ['SMS_CARRIER_SIGNING_SECRET'],
+    build: (v) =>
+      v.SMS_CARRIER_SIGNING_SECRET === undefined
+        ? []
+        : String(v.SMS_CARRIER_SIGNING_SECRET).split(','),
+  },
   cursorSecret: str('CURSOR_SECRET'),
   secretEncryptionKey: {
     variables: ['SECRET_ENCRYPTION_KEY'],
@@ -246,14 +265,9 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
     },
   },
   anonymousRateLimit: {
-    variables: [
-      'UNAUTHENTICATED_RATE_LIMIT_PER_SECOND',
-      'UNAUTHENTICATED_RATE_LIMIT_BURST',
-      'UNAUTHENTICATED_REFUSAL_DELAY_MS',
-    ],
+    variables: ['UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', 'UNAUTHENTICATED_RATE_LIMIT_BURST'],
     build: (v) => {
       const perSecond = Number(v.UNAUTHENTICATED_RATE_LIMIT_PER_SECOND);
-      const refusalDelayMs = Number(v.UNAUTHENTICATED_REFUSAL_DELAY_MS);
       const burst = Number(v.UNAUTHENTICATED_RATE_LIMIT_BURST);
       if (burst < perSecond) {
         throw new ConfigError(
@@ -261,7 +275,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
           `UNAUTHENTICATED_RATE_LIMIT_BURST is invalid: expected at least UNAUTHENTICATED_RATE_LIMIT_PER_SECOND (${perSecond}), got ${burst}`,
         );
       }
-      return { perSecond, burst, refusalDelayMs };
+      return { perSecond, burst };
     },
   },
   trustProxy: {
@@ -353,6 +367,7 @@ export const COMMAND_SETTINGS = {
     'metricsHost',
     'http',
     'ingestToken',
+    'carrierSigningSecrets',
     'cursorSecret',
     'secretEncryptionKey',
     'webhook',

@@ -5,4 +5,5 @@
 export * from './ingestion/schemas';
 export * from './ingestion/messages';
 export * from './ingestion/errors';
+export * from './ingestion/carrier-signature';
 export { applyTelephonyMessage, type ApplyResult } from './ingestion/apply';

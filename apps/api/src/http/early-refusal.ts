@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { hashApiKey } from '@switchboard/db';
-import { clientAddress, type AnonymousLimits } from './anonymous-limit';
+import { clientAddress, closingFor, type AnonymousLimits } from './anonymous-limit';
 import { renderError } from './error-handler';
 
 /** A route whose requests without a valid credential take a token of their address's bucket. */
@@ -14,9 +14,6 @@ export interface GuardedRoute {
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_]{8,200})$/;
-
-/** At most this many 429s are held at once by one process; more are sent at once. */
-export const MAX_HELD = 1000;
 
 /** An API key this process has seen valid lately: its requests never wait on the bucket. */
 export const knownApiKey =
@@ -51,20 +48,15 @@ function templateRegExp(path: string): RegExp {
  * address lookup is one map read). Mounted after the request id and the metrics, so a
  * refused request still has its X-Request-Id and is counted.
  *
- * The 429 is held about `delayMs` (UNAUTHENTICATED_REFUSAL_DELAY_MS; from half to one and a
- * half times it, at random) before it is sent, up to `maxHeld` at once (more are sent at
- * once): a client that waits for each answer (every HTTP flood tool does, per connection)
- * then sends one request a delay per connection, instead of as many as its CPU and ours can
- * make and refuse. Its Retry-After and RateLimit fields are those of the moment it is sent.
- * A connection closed meanwhile frees its place.
+ * The 429 is written at once, in the turn the request arrives: no timer, no Redis; its
+ * connection is closed after it (`Connection: close`) unless the peer is a trusted proxy.
+ * A held refusal (a tarpit) was tried and removed (docs/decisions/0105-floods-cost-other-tenants-nothing.md): every held answer is an open connection, and a flood tool that opens
+ * another connection when its answers are slow then holds thousands of them.
  */
 export function earlyRefusal(
   anonymous: AnonymousLimits,
   routes: readonly GuardedRoute[],
-  hold: { delayMs: number; maxHeld?: number },
 ): RequestHandler {
-  const maxHeld = hold.maxHeld ?? MAX_HELD;
-  let held = 0;
   const byMethod = new Map<string, Array<{ re: RegExp; accepts: GuardedRoute['accepts'] }>>();
   for (const route of routes) {
     const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
@@ -86,30 +78,10 @@ export function earlyRefusal(
       next();
       return;
     }
-    // The body is read and dropped, so the connection can carry the client's next request.
+    // The body is read and dropped; the connection is closed after the answer when the
+    // peer is the client itself (AnonymousLimits' closingFor).
     req.resume();
-    if (hold.delayMs <= 0 || held >= maxHeld) {
-      renderError(res, refusal, req.requestId);
-      return;
-    }
-    // Held: a client that sends its next request once answered (one per connection, as
-    // HTTP/1.1 without pipelining does) sends one a delay, whatever its speed.
-    held++;
-    const address = clientAddress(req);
-    const timer = setTimeout(
-      () => {
-        res.off('close', gone);
-        held--;
-        renderError(res, anonymous.heldRefusal(address), req.requestId);
-      },
-      // Spread (half to one and a half times the delay): answers sent together would come
-      // back together, a burst that other requests queue behind.
-      hold.delayMs * (0.5 + Math.random()),
-    );
-    const gone = () => {
-      clearTimeout(timer);
-      held--;
-    };
-    res.once('close', gone);
+    res.set(closingFor(req));
+    renderError(res, refusal, req.requestId);
   };
 }

@@ -1,8 +1,20 @@
+import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { ApiError } from '../errors';
 
 const MAX_BODY = '1mb';
 const parseJson = express.json({ limit: MAX_BODY, type: () => true, strict: true });
+
+/** The bytes of each body read by `jsonBodyKeepingBytes`, until its request is collected. */
+const bodyBytes = new WeakMap<IncomingMessage, Buffer>();
+const parseJsonKeepingBytes = express.json({
+  limit: MAX_BODY,
+  type: () => true,
+  strict: true,
+  verify: (req, _res, buf) => {
+    bodyBytes.set(req, buf);
+  },
+});
 
 const hasBody = (headers: Record<string, unknown>): boolean =>
   headers['transfer-encoding'] !== undefined ||
@@ -13,7 +25,19 @@ const hasBody = (headers: Record<string, unknown>): boolean =>
  * Errors raised by the parser (too large, malformed, bad charset) are mapped to the
  * contract's codes by the error middleware.
  */
-export const jsonBody: RequestHandler = (req, res, next) => {
+export const jsonBody: RequestHandler = (req, res, next) => parseBody(parseJson, req, res, next);
+
+/**
+ * `jsonBody`, keeping the body's bytes as they arrived (after any Content-Encoding is undone)
+ * for `rawBody`: what a signature over the body is checked against.
+ */
+export const jsonBodyKeepingBytes: RequestHandler = (req, res, next) =>
+  parseBody(parseJsonKeepingBytes, req, res, next);
+
+/** The bytes of a body read by `jsonBodyKeepingBytes`; empty when there was no body. */
+export const rawBody = (req: IncomingMessage): Buffer => bodyBytes.get(req) ?? Buffer.alloc(0);
+
+function parseBody(parse: RequestHandler, ...[req, res, next]: Parameters<RequestHandler>) {
   if (!hasBody(req.headers)) {
     req.body = undefined;
     return next();
@@ -28,8 +52,8 @@ export const jsonBody: RequestHandler = (req, res, next) => {
       ),
     );
   }
-  return parseJson(req, res, next);
-};
+  return parse(req, res, next);
+}
 
 /**
  * Routes that read a non-JSON body themselves (CSV uploads): the body must be sent as

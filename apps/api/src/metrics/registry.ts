@@ -16,6 +16,7 @@ export interface ApiMetrics {
   requestDuration: Histogram<HttpLabels>;
   inFlight: Gauge;
   rateLimited: Counter<'route'>;
+  connectionsRefused: Counter;
   idempotentReplays: Counter<'route'>;
   callsIngested: Counter<'type'>;
   smsReceived: Counter;
@@ -54,6 +55,10 @@ export function createApiMetrics(): ApiMetrics {
       'switchboard_http_rate_limited_total',
       'Requests refused with 429 by a rate limit',
       ['route'],
+    ),
+    connectionsRefused: counter(
+      'switchboard_http_connections_refused_total',
+      'Connections reset at once because their client address held API_MAX_CONNECTIONS_PER_IP already',
     ),
     idempotentReplays: counter(
       'switchboard_idempotent_replays_total',

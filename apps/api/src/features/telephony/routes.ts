@@ -10,8 +10,9 @@ import {
 import { safeSmsText } from '@switchboard/sms';
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
+import { requireCarrierSignature } from './carrier-signature';
 import { invalidParameter, unauthenticated, unprocessable } from '../../errors';
-import { jsonBody } from '../../http/json-body';
+import { jsonBodyKeepingBytes } from '../../http/json-body';
 import { compileValidator } from '../../http/validation';
 
 const validators = new Map(
@@ -36,6 +37,11 @@ export function ingestTokenCheck(token: string): (header: string | undefined) =>
  * POST /internal/v1/telephony/events: the voice platform's reports (docs/API.md, Telephony ingestion).
  * Authenticated by INGEST_TOKEN, not an API key. 202 once committed; a replayed message id
  * is 200 `{accepted: false, duplicate: true}` and changes nothing.
+ *
+ * Invariant: with SMS_CARRIER_SIGNING_SECRET set, no `sms.inbound` or `sms.status` is applied
+ * unless its exact body bytes carry the carrier's signature (403 otherwise, before the body
+ * is validated), so INGEST_TOKEN alone cannot forge a tenant's texts or receipts
+ * (docs/TELEPHONY.md, Who may report what).
  */
 export function telephonyRouter(deps: Deps): Router {
   const accepts = ingestTokenCheck(deps.config.ingestToken);
@@ -50,7 +56,7 @@ export function telephonyRouter(deps: Deps): Router {
       }
       next();
     },
-    jsonBody,
+    jsonBodyKeepingBytes,
     deps.lifecycle.tracked(async (req, res) => {
       const body = (req.body ?? {}) as { type?: unknown };
       const validate = typeof body.type === 'string' ? validators.get(body.type) : undefined;
@@ -60,6 +66,7 @@ export function telephonyRouter(deps: Deps): Router {
           `type must be one of ${Object.keys(MESSAGE_SCHEMAS).join(', ')}`,
         );
       }
+      requireCarrierSignature(deps, req, body.type as string);
       // A text message is a carrier's bytes, not our client's input: one holding NUL or an
       // unpaired surrogate is stored made safe rather than refused (refusing would lose it).
       const carrierText = body as { type: string; message?: unknown };
