@@ -3,6 +3,14 @@ import { currentLogFields } from './context';
 
 export type { Logger };
 export { addLogContext, currentLogFields, withLogContext, type LogFields } from './context';
+export {
+  bufferedStdout,
+  flushLogger,
+  STDOUT_BATCH_BYTES,
+  STDOUT_FLUSH_EVERY_MS,
+  STDOUT_MAX_HELD_BYTES,
+  type BufferedStdout,
+} from './stdout';
 
 /**
  * Paths that may carry credentials. pino replaces them before a line is written, so a
