@@ -29,7 +29,9 @@
  * list of A,P1,P3,P4), BENCH_COMPARE_PROFILE=1 (the API under --cpu-prof during P1 and
  * P3, its self time summarised by area and function; BENCH_COMPARE_PROFILE_KEEP=1 keeps the
  * .cpuprofile files and prints where), BENCH_COMPARE_P5=1 (adds about
- * 90 s), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
+ * 90 s), BENCH_COMPARE_BASELINE (the API's `server.js` as another commit builds it, e.g. in a
+ * `git worktree` of it with `npm ci && npm run build`: measured in the same rounds as a third
+ * side of P1 and P3, so a change is judged against its parent on the same load), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -71,6 +73,8 @@ const AUTH_OPS = envInt('BENCH_AUTH_OPS', 3_000);
 const SKIP = new Set((process.env.BENCH_COMPARE_SKIP ?? '').split(',').map((s) => s.trim()));
 const P5 = process.env.BENCH_COMPARE_P5 === '1';
 const PROFILE = process.env.BENCH_COMPARE_PROFILE === '1';
+/** An API bundle built from another commit, measured in the same rounds (A/B of a change). */
+const BASELINE = process.env.BENCH_COMPARE_BASELINE || null;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = '{sbbc}';
 
@@ -107,6 +111,8 @@ interface Comparison {
   goal: string;
   product: Side;
   reference: Side;
+  /** The API built from another commit (BENCH_COMPARE_BASELINE), measured alongside. */
+  baseline?: Side;
   unit: string;
 }
 
@@ -183,17 +189,17 @@ async function sameAnswer(api: string, bare: string, headers: Record<string, str
 
 /** P1 and P3: the API and the bare server, alternating, `ROUNDS` times each. */
 async function httpComparisons(setup: CompareSetup, bareServer: string): Promise<Comparison[]> {
-  const [apiPort, barePort] = [await freePort(), await freePort()];
+  const [apiPort, barePort, basePort] = [await freePort(), await freePort(), await freePort()];
   // Shared, so that the bare page's next cursor, and so its whole answer, is the API's.
   const cursorSecret = randomBytes(24).toString('hex');
   const profDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sb-compare-prof-')) : null;
-  const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
+  const apiEnv = (port: number): NodeJS.ProcessEnv => ({
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: setup.benchUrl,
     REDIS_URL,
     QUEUE_PREFIX: PREFIX,
-    PORT: String(apiPort),
+    PORT: String(port),
     API_METRICS_PORT: '0',
     // The shipped default: the access log is on, its lines consumed as a log shipper would.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
@@ -208,6 +214,10 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         }
       : {}),
   });
+  const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), apiEnv(apiPort));
+  const base = BASELINE
+    ? startTsChild('api-baseline', BASELINE, { ...apiEnv(basePort), NODE_OPTIONS: '' })
+    : null;
   const bare = startTsChild('bare-server', bareServer, {
     ...process.env,
     NODE_ENV: 'production',
@@ -219,8 +229,13 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
   });
   const apiBase = `http://127.0.0.1:${apiPort}`;
   const bareBase = `http://127.0.0.1:${barePort}`;
+  const baseBase = `http://127.0.0.1:${basePort}`;
   await step('starting the API and the bare server', () =>
-    Promise.all([waitForHttp(api, `${apiBase}/healthz`), waitForHttp(bare, `${bareBase}/healthz`)]),
+    Promise.all([
+      waitForHttp(api, `${apiBase}/healthz`),
+      waitForHttp(bare, `${bareBase}/healthz`),
+      base && waitForHttp(base, `${baseBase}/healthz`),
+    ]),
   );
   const knex = createKnex(setup.benchUrl, { poolMax: 1 });
   const ctx = { knex, dbName: setup.dbName };
@@ -263,6 +278,11 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         server: bare,
         opts: { url: `${bareBase}/page`, headers: auth },
       },
+      baseline: base && {
+        label: 'baseline API GET /api/v1/calls',
+        server: base,
+        opts: { url: `${baseBase}/api/v1/calls?limit=20`, headers: auth },
+      },
     },
     {
       id: 'P3',
@@ -278,29 +298,36 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         server: bare,
         opts: outbound(bareBase, '/outbound'),
       },
+      baseline: base && {
+        label: 'baseline API POST /calls/outbound',
+        server: base,
+        opts: outbound(baseBase, '/api/v1/calls/outbound'),
+      },
     },
   ].filter((c) => !SKIP.has(c.id));
   const out: Comparison[] = [];
   try {
     for (const c of cases) {
-      const product: Side = { label: c.product.label, runs: [] };
-      const reference: Side = { label: c.reference.label, runs: [] };
+      const specs = [c.product, c.reference, ...(c.baseline ? [c.baseline] : [])];
+      const sides: Side[] = specs.map((spec) => ({ label: spec.label, runs: [] }));
       for (let round = 1; round <= ROUNDS; round++) {
-        // Alternate which side goes first, so a burst of other work lands on both.
-        const order = round % 2 === 1 ? [c.product, c.reference] : [c.reference, c.product];
-        for (const side of order) {
-          const m = await measure(ctx, `${c.id} ${side.label} #${round}`, side.server, side.opts);
-          (side === c.product ? product : reference).runs.push(m);
+        // Rotate which side goes first, so a burst of other work lands on each in turn.
+        for (let k = 0; k < specs.length; k++) {
+          const i = (round - 1 + k) % specs.length;
+          const spec = specs[i] as (typeof specs)[number];
+          const m = await measure(ctx, `${c.id} ${spec.label} #${round}`, spec.server, spec.opts);
+          (sides[i] as Side).runs.push(m);
           if (m.non2xx > 0) {
-            throw new Error(`${c.id} ${side.label}: ${m.non2xx} non-2xx answers or errors`);
+            throw new Error(`${c.id} ${spec.label}: ${m.non2xx} non-2xx answers or errors`);
           }
         }
       }
-      out.push({ ...c, product, reference, unit: 'request' });
+      const [product, reference, baseline] = sides as [Side, Side, Side | undefined];
+      out.push({ ...c, product, reference, baseline, unit: 'request' });
     }
   } finally {
     await knex.destroy();
-    await Promise.all([api.stop(), bare.stop()]);
+    await Promise.all([api.stop(), bare.stop(), base?.stop()]);
     if (profDir) {
       // tsx's own process writes a small profile too: the API's is the largest.
       const files = readdirSync(profDir)
@@ -478,10 +505,8 @@ async function main(): Promise<number> {
     });
     const product = side(c.product);
     const reference = side(c.reference);
-    const ratio =
-      product.perSecond !== null && reference.perSecond
-        ? product.perSecond / reference.perSecond
-        : null;
+    const baseline = c.baseline ? side(c.baseline) : null;
+    const over = (a: number | null, b: number | null) => (a !== null && b ? a / b : null);
     return {
       id: c.id,
       description: c.description,
@@ -489,7 +514,14 @@ async function main(): Promise<number> {
       unit: c.unit,
       product,
       reference,
-      ratio,
+      ratio: over(product.perSecond, reference.perSecond),
+      /** The server's CPU per unit ÷ the reference's (the issue's "at most 1.25×"). */
+      cpuRatio: over(product.cpu.server, reference.cpu.server),
+      baseline: baseline && {
+        ...baseline,
+        ratio: over(baseline.perSecond, reference.perSecond),
+        cpuRatio: over(baseline.cpu.server, reference.cpu.server),
+      },
     };
   });
   const report = [
@@ -504,6 +536,7 @@ async function main(): Promise<number> {
         'goal',
         'side',
         '/s',
+        'CPU ÷ ref',
         'CPU ms per unit: server',
         'worker',
         'postgres',
@@ -512,12 +545,13 @@ async function main(): Promise<number> {
         '/s per round',
       ],
       ...summary.flatMap((s) =>
-        [s.product, s.reference].map((side, i) => [
+        [s.product, s.reference, ...(s.baseline ? [s.baseline] : [])].map((side, i) => [
           i === 0 ? s.id : '',
-          i === 0 ? fmt(s.ratio) : '',
+          i === 0 ? fmt(s.ratio) : i === 2 && s.baseline ? fmt(s.baseline.ratio) : '',
           i === 0 ? s.goal : '',
           side.label,
           fmt(side.perSecond, 0),
+          i === 0 ? fmt(s.cpuRatio) : i === 2 && s.baseline ? fmt(s.baseline.cpuRatio) : '',
           fmt(side.cpu.server, 3),
           fmt(side.cpu.worker, 3),
           fmt(side.cpu.postgres, 3),
@@ -528,7 +562,7 @@ async function main(): Promise<number> {
       ),
     ]),
     '',
-    'CPU ms per unit: per request (P1, P3) or per delivery (P4). "server": the API or the bare server; "worker": the worker, or for the raw loop the process running it; "postgres": the backends of the bench database; "redis": every redis-server process (others using this Redis count too).',
+    '"CPU ÷ ref": the server\'s CPU per unit ÷ the reference\'s. CPU ms per unit: per request (P1, P3) or per delivery (P4). "server": the API or the bare server; "worker": the worker, or for the raw loop the process running it; "postgres": the backends of the bench database; "redis": every redis-server process (others using this Redis count too).',
   ];
   if (authShare) {
     const a = authShare;
