@@ -18,10 +18,22 @@ import {
   type AcceptedRow,
   type CallRow,
 } from './calls-rows';
+import { runPrepared } from '../prepared';
 import { listCalls } from './calls-list';
 import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'calls';
+
+/** `createOutbound`'s one statement, prepared once per connection (`runPrepared`). */
+const CREATE_OUTBOUND_SQL = `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status,
+    from_number, to_number, customer_name, purpose, metadata, started_at, created_at,
+    idempotency_key, idempotency_fingerprint)
+  SELECT $1, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, $2, $3, $4, $5::jsonb, $6,
+         $6, $7, $8
+    FROM receptionists r
+   WHERE r.id = $9 AND r.tenant_id = $10 AND r.status = 'ready' AND r.phone_number IS NOT NULL
+  ON CONFLICT DO NOTHING
+  RETURNING ${ACCEPTED_COLUMNS.join(', ')}`;
 
 export class CallsStore {
   constructor(private readonly db: Knex) {}
@@ -123,16 +135,10 @@ export class CallsStore {
   async createOutbound(
     input: NewOutboundCall,
   ): Promise<{ call: AcceptedOutboundCall; created: boolean } | undefined> {
-    const result = (await this.db.raw(
-      `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status, from_number,
-         to_number, customer_name, purpose, metadata, started_at, created_at, idempotency_key,
-         idempotency_fingerprint)
-       SELECT ?, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, ?, ?, ?, ?::jsonb, ?, ?,
-              ?, ?
-         FROM receptionists r
-        WHERE r.id = ? AND r.tenant_id = ? AND r.status = 'ready' AND r.phone_number IS NOT NULL
-       ON CONFLICT DO NOTHING
-       RETURNING ${ACCEPTED_COLUMNS.join(', ')}`,
+    const [row] = await runPrepared<AcceptedRow>(
+      this.db,
+      'sb_calls_create_outbound',
+      CREATE_OUTBOUND_SQL,
       [
         newId('call'),
         input.to,
@@ -140,14 +146,12 @@ export class CallsStore {
         input.purpose,
         JSON.stringify(input.metadata),
         input.at,
-        input.at,
         input.idempotency?.key ?? null,
         input.idempotency?.fingerprint ?? null,
         input.receptionistId,
         input.tenantId,
       ],
-    )) as { rows: AcceptedRow[] };
-    const row = result.rows[0];
+    );
     if (row) return { call: toAccepted(row), created: true };
     // A conflict waited for the key's holder to commit, so that call is visible now.
     const existing =
