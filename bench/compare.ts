@@ -3,8 +3,9 @@
  *
  * Every figure of a shared machine moves with the other work on it; a ratio of two
  * measurements taken in the same run, alternating, moves far less. So this one command runs:
- *  P1  GET /api/v1/calls?limit=20 of the real API ÷ a bare Express route doing the same key
- *      lookup (a query every time), page SQL and rendering (bench/compare/bare-server.ts);
+ *  P1  GET /api/v1/calls?limit=20 of the real API ÷ a bare Express route on a plain
+ *      pg.Pool doing the same key lookup (a query every time), page SQL and rendering, its
+ *      answer checked byte for byte against the API's first (bench/compare/bare-server.ts);
  *  P3  POST /api/v1/calls/outbound with a new Idempotency-Key per request ÷ a bare route doing
  *      the same Redis and Postgres I/O (key lookup, SET NX marker, the INSERT … SELECT, the
  *      dial job, the stored response);
@@ -28,7 +29,9 @@
  * list of A,P1,P3,P4), BENCH_COMPARE_PROFILE=1 (the API under --cpu-prof during P1 and
  * P3, its self time summarised by area and function; BENCH_COMPARE_PROFILE_KEEP=1 keeps the
  * .cpuprofile files and prints where), BENCH_COMPARE_P5=1 (adds about
- * 90 s), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
+ * 90 s), BENCH_COMPARE_BASELINE (the API's `server.js` as another commit builds it, e.g. in a
+ * `git worktree` of it with `npm ci && npm run build`: measured in the same rounds as a third
+ * side of P1 and P3, so a change is judged against its parent on the same load), REDIS_URL. The database switchboard_bench_compare is recreated on every run.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -70,6 +73,8 @@ const AUTH_OPS = envInt('BENCH_AUTH_OPS', 3_000);
 const SKIP = new Set((process.env.BENCH_COMPARE_SKIP ?? '').split(',').map((s) => s.trim()));
 const P5 = process.env.BENCH_COMPARE_P5 === '1';
 const PROFILE = process.env.BENCH_COMPARE_PROFILE === '1';
+/** An API bundle built from another commit, measured in the same rounds (A/B of a change). */
+const BASELINE = process.env.BENCH_COMPARE_BASELINE || null;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = '{sbbc}';
 
@@ -106,6 +111,8 @@ interface Comparison {
   goal: string;
   product: Side;
   reference: Side;
+  /** The API built from another commit (BENCH_COMPARE_BASELINE), measured alongside. */
+  baseline?: Side;
   unit: string;
 }
 
@@ -168,22 +175,36 @@ let apiProfile: string | null = null;
 /** The bare references of P1 and P3 (compiled with the services: ./lib/compiled.ts). */
 const BARE_SERVER = 'bench/compare/bare-server.ts';
 
+/** P1 compares like with like: the bare page must answer exactly the API's bytes. */
+async function sameAnswer(api: string, bare: string, headers: Record<string, string>) {
+  const [a, b] = await Promise.all(
+    [api, bare].map(async (url) => {
+      const res = await fetch(url, { headers });
+      if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+      return res.text();
+    }),
+  );
+  if (a !== b) throw new Error(`the bare page's answer differs from the API's:\n${a}\n${b}`);
+}
+
 /** P1 and P3: the API and the bare server, alternating, `ROUNDS` times each. */
 async function httpComparisons(setup: CompareSetup, bareServer: string): Promise<Comparison[]> {
-  const [apiPort, barePort] = [await freePort(), await freePort()];
+  const [apiPort, barePort, basePort] = [await freePort(), await freePort(), await freePort()];
+  // Shared, so that the bare page's next cursor, and so its whole answer, is the API's.
+  const cursorSecret = randomBytes(24).toString('hex');
   const profDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sb-compare-prof-')) : null;
-  const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), {
+  const apiEnv = (port: number): NodeJS.ProcessEnv => ({
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: setup.benchUrl,
     REDIS_URL,
     QUEUE_PREFIX: PREFIX,
-    PORT: String(apiPort),
+    PORT: String(port),
     API_METRICS_PORT: '0',
     // The shipped default: the access log is on, its lines consumed as a log shipper would.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     INGEST_TOKEN: randomBytes(24).toString('hex'),
-    CURSOR_SECRET: randomBytes(24).toString('hex'),
+    CURSOR_SECRET: cursorSecret,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     // The tenant's own limit is lifted too (setupCompareDatabase): either would do.
     ...UNLIMITED_API_RATE,
@@ -193,22 +214,33 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         }
       : {}),
   });
+  const api = startTsChild('api', serviceEntry('apps/api/dist/server.js'), apiEnv(apiPort));
+  const base = BASELINE
+    ? startTsChild('api-baseline', BASELINE, { ...apiEnv(basePort), NODE_OPTIONS: '' })
+    : null;
   const bare = startTsChild('bare-server', bareServer, {
     ...process.env,
     NODE_ENV: 'production',
     DATABASE_URL: setup.benchUrl,
     REDIS_URL,
     BENCH_REDIS_PREFIX: PREFIX,
+    CURSOR_SECRET: cursorSecret,
     PORT: String(barePort),
   });
   const apiBase = `http://127.0.0.1:${apiPort}`;
   const bareBase = `http://127.0.0.1:${barePort}`;
+  const baseBase = `http://127.0.0.1:${basePort}`;
   await step('starting the API and the bare server', () =>
-    Promise.all([waitForHttp(api, `${apiBase}/healthz`), waitForHttp(bare, `${bareBase}/healthz`)]),
+    Promise.all([
+      waitForHttp(api, `${apiBase}/healthz`),
+      waitForHttp(bare, `${bareBase}/healthz`),
+      base && waitForHttp(base, `${baseBase}/healthz`),
+    ]),
   );
   const knex = createKnex(setup.benchUrl, { poolMax: 1 });
   const ctx = { knex, dbName: setup.dbName };
   const auth = { authorization: `Bearer ${setup.apiKey}` };
+  await sameAnswer(`${apiBase}/api/v1/calls?limit=20`, `${bareBase}/page`, auth);
   const run = randomBytes(4).toString('hex');
   let counter = 0;
   const outboundBody = JSON.stringify({
@@ -235,7 +267,7 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
     {
       id: 'P1',
       description: 'GET /calls req/s ÷ bare route (key lookup, page SQL, render)',
-      goal: '≥ 0.9',
+      goal: '≥ 0.8',
       product: {
         label: 'API GET /api/v1/calls?limit=20',
         server: api,
@@ -245,6 +277,11 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         label: 'bare GET /page',
         server: bare,
         opts: { url: `${bareBase}/page`, headers: auth },
+      },
+      baseline: base && {
+        label: 'baseline API GET /api/v1/calls',
+        server: base,
+        opts: { url: `${baseBase}/api/v1/calls?limit=20`, headers: auth },
       },
     },
     {
@@ -261,29 +298,36 @@ async function httpComparisons(setup: CompareSetup, bareServer: string): Promise
         server: bare,
         opts: outbound(bareBase, '/outbound'),
       },
+      baseline: base && {
+        label: 'baseline API POST /calls/outbound',
+        server: base,
+        opts: outbound(baseBase, '/api/v1/calls/outbound'),
+      },
     },
   ].filter((c) => !SKIP.has(c.id));
   const out: Comparison[] = [];
   try {
     for (const c of cases) {
-      const product: Side = { label: c.product.label, runs: [] };
-      const reference: Side = { label: c.reference.label, runs: [] };
+      const specs = [c.product, c.reference, ...(c.baseline ? [c.baseline] : [])];
+      const sides: Side[] = specs.map((spec) => ({ label: spec.label, runs: [] }));
       for (let round = 1; round <= ROUNDS; round++) {
-        // Alternate which side goes first, so a burst of other work lands on both.
-        const order = round % 2 === 1 ? [c.product, c.reference] : [c.reference, c.product];
-        for (const side of order) {
-          const m = await measure(ctx, `${c.id} ${side.label} #${round}`, side.server, side.opts);
-          (side === c.product ? product : reference).runs.push(m);
+        // Rotate which side goes first, so a burst of other work lands on each in turn.
+        for (let k = 0; k < specs.length; k++) {
+          const i = (round - 1 + k) % specs.length;
+          const spec = specs[i] as (typeof specs)[number];
+          const m = await measure(ctx, `${c.id} ${spec.label} #${round}`, spec.server, spec.opts);
+          (sides[i] as Side).runs.push(m);
           if (m.non2xx > 0) {
-            throw new Error(`${c.id} ${side.label}: ${m.non2xx} non-2xx answers or errors`);
+            throw new Error(`${c.id} ${spec.label}: ${m.non2xx} non-2xx answers or errors`);
           }
         }
       }
-      out.push({ ...c, product, reference, unit: 'request' });
+      const [product, reference, baseline] = sides as [Side, Side, Side | undefined];
+      out.push({ ...c, product, reference, baseline, unit: 'request' });
     }
   } finally {
     await knex.destroy();
-    await Promise.all([api.stop(), bare.stop()]);
+    await Promise.all([api.stop(), bare.stop(), base?.stop()]);
     if (profDir) {
       // tsx's own process writes a small profile too: the API's is the largest.
       const files = readdirSync(profDir)
@@ -461,10 +505,8 @@ async function main(): Promise<number> {
     });
     const product = side(c.product);
     const reference = side(c.reference);
-    const ratio =
-      product.perSecond !== null && reference.perSecond
-        ? product.perSecond / reference.perSecond
-        : null;
+    const baseline = c.baseline ? side(c.baseline) : null;
+    const over = (a: number | null, b: number | null) => (a !== null && b ? a / b : null);
     return {
       id: c.id,
       description: c.description,
@@ -472,7 +514,14 @@ async function main(): Promise<number> {
       unit: c.unit,
       product,
       reference,
-      ratio,
+      ratio: over(product.perSecond, reference.perSecond),
+      /** The server's CPU per unit ÷ the reference's (the issue's "at most 1.25×"). */
+      cpuRatio: over(product.cpu.server, reference.cpu.server),
+      baseline: baseline && {
+        ...baseline,
+        ratio: over(baseline.perSecond, reference.perSecond),
+        cpuRatio: over(baseline.cpu.server, reference.cpu.server),
+      },
     };
   });
   const report = [
@@ -487,6 +536,7 @@ async function main(): Promise<number> {
         'goal',
         'side',
         '/s',
+        'CPU ÷ ref',
         'CPU ms per unit: server',
         'worker',
         'postgres',
@@ -495,12 +545,13 @@ async function main(): Promise<number> {
         '/s per round',
       ],
       ...summary.flatMap((s) =>
-        [s.product, s.reference].map((side, i) => [
+        [s.product, s.reference, ...(s.baseline ? [s.baseline] : [])].map((side, i) => [
           i === 0 ? s.id : '',
-          i === 0 ? fmt(s.ratio) : '',
+          i === 0 ? fmt(s.ratio) : i === 2 && s.baseline ? fmt(s.baseline.ratio) : '',
           i === 0 ? s.goal : '',
           side.label,
           fmt(side.perSecond, 0),
+          i === 0 ? fmt(s.cpuRatio) : i === 2 && s.baseline ? fmt(s.baseline.cpuRatio) : '',
           fmt(side.cpu.server, 3),
           fmt(side.cpu.worker, 3),
           fmt(side.cpu.postgres, 3),
@@ -511,7 +562,7 @@ async function main(): Promise<number> {
       ),
     ]),
     '',
-    'CPU ms per unit: per request (P1, P3) or per delivery (P4). "server": the API or the bare server; "worker": the worker, or for the raw loop the process running it; "postgres": the backends of the bench database; "redis": every redis-server process (others using this Redis count too).',
+    '"CPU ÷ ref": the server\'s CPU per unit ÷ the reference\'s. CPU ms per unit: per request (P1, P3) or per delivery (P4). "server": the API or the bare server; "worker": the worker, or for the raw loop the process running it; "postgres": the backends of the bench database; "redis": every redis-server process (others using this Redis count too).',
   ];
   if (authShare) {
     const a = authShare;

@@ -153,6 +153,32 @@ describe('SIGTERM', () => {
     }
   });
 
+  // The log is written in batches (4 KiB, or every second): what is held when the signal
+  // comes must still reach stdout, the last request's line and the final line included.
+  it('writes every log line before it exits, the last ones included', async () => {
+    api = await startApiProcess(ctx.config, {
+      env: { LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '0' },
+      stdout: true,
+    });
+    const requestIds: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await fetch(`${api.baseUrl}/healthz`);
+      requestIds.push(res.headers.get('x-request-id') ?? '');
+      await res.arrayBuffer();
+    }
+    api.signal('SIGTERM');
+    expect(await api.exited).toBe(0);
+    const lines = api
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string; request_id?: string });
+    const completed = lines.filter((l) => l.msg === 'request completed').map((l) => l.request_id);
+    // The start-up's readiness probes come first.
+    expect(completed.slice(-requestIds.length)).toEqual(requestIds);
+    expect(lines.at(-1)?.msg).toBe('api stopped');
+  });
+
   it('closes pools only after the last handler has ended, even past the deadline', async () => {
     api = await startApiProcess(ctx.config, {
       env: { SHUTDOWN_GRACE_MS: '0', SHUTDOWN_TIMEOUT_MS: '200' },

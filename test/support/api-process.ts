@@ -43,6 +43,8 @@ export interface ApiProcess {
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
   stderr(): string;
+  /** Everything the process wrote to stdout (its log), when started with `stdout: true`. */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
@@ -56,6 +58,8 @@ export interface ApiProcessOptions {
    * image's test makes) instead of the bundle the global setup compiled.
    */
   built?: boolean;
+  /** Keep what the process writes to stdout (its log lines), whole; else it is ignored. */
+  stdout?: boolean;
 }
 
 /**
@@ -93,14 +97,17 @@ export async function startApiProcess(
         : // What the global setup compiled from this run's sources (test/support/bundles.ts).
           API_BUNDLE,
     ],
-    { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] },
+    { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', opts.stdout ? 'pipe' : 'ignore', 'pipe'] },
   );
   const undo = killOnExit(proc);
   let stderr = '';
   proc.stderr?.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-4000);
   });
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const out: Buffer[] = [];
+  proc.stdout?.on('data', (c: Buffer) => out.push(c));
+  // 'close': the process has exited and its stdout is read to the end.
+  const exited = new Promise<number | null>((r) => proc.once('close', (code) => r(code)));
   const signal = (s: NodeJS.Signals) => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill(s);
   };
@@ -126,6 +133,7 @@ export async function startApiProcess(
     signal,
     exited,
     stderr: () => stderr,
+    stdout: () => Buffer.concat(out).toString('utf8'),
     async stop() {
       signal('SIGTERM');
       const timer = setTimeout(() => signal('SIGKILL'), 20_000);

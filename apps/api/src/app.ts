@@ -72,7 +72,8 @@ export function createApp(deps: Deps): Express {
   app.use(requestId);
   const routes = publicRoutes(deps);
   app.use(earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes)));
-  app.use(httpTracing);
+  // Tracing off, nothing is recorded or propagated (no provider, no propagator): no span.
+  if (deps.config.tracing.enabled) app.use(httpTracing);
   // request_id, tenant_id and key_id come from the log context (http/request-id.ts).
   app.use(accessLog(deps.logger));
   mountHealth(app, deps);

@@ -7,7 +7,7 @@ import {
   type Knex,
   type Stores,
 } from '@switchboard/db';
-import { createLogger, type Logger } from '@switchboard/logger';
+import { bufferedStdout, createLogger, type Logger } from '@switchboard/logger';
 import {
   closeQueues,
   createQueues,
@@ -73,7 +73,15 @@ export interface DepsOverrides {
 }
 
 export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): Deps {
-  const logger = overrides.logger ?? createLogger('api', config.logLevel);
+  const metrics = createApiMetrics();
+  // Lines are written in batches off the request path; server.ts flushes them before exit.
+  const logger =
+    overrides.logger ??
+    createLogger(
+      'api',
+      config.logLevel,
+      bufferedStdout(() => metrics.logLinesDropped.inc()),
+    );
   const knex = createKnex(config.databaseUrl);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
@@ -110,7 +118,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   return {
     config,
     logger,
-    metrics: createApiMetrics(),
+    metrics,
     knex,
     redis,
     queues,

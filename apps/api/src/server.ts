@@ -1,4 +1,5 @@
 import { loadConfigOrExit } from '@switchboard/config';
+import { flushLogger } from '@switchboard/logger';
 import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApp } from './app';
 import { createDeps } from './deps';
@@ -80,6 +81,8 @@ async function shutdown(signal: string): Promise<void> {
   await deps.close();
   await tracing?.shutdown();
   deps.logger.info('api stopped');
+  // The log is written in batches: every line, this one included, before the process ends.
+  await flushLogger(deps.logger);
   process.exit(0);
 }
 

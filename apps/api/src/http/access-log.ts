@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Logger } from '@switchboard/logger';
+import { fixedFieldLogger, type Logger } from '@switchboard/logger';
 
 /**
  * One line per request once its answer is finished or cut off, at `info`:
@@ -10,7 +10,9 @@ import type { Logger } from '@switchboard/logger';
  * of its own request. When `info` is off nothing is done per request (no listener, no
  * child logger, no serialization): the cost of a line is paid only by lines written.
  */
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(redacted: Logger): RequestHandler {
+  // Every field of the line is set here, none can hold a credential: no redaction pass.
+  const logger = fixedFieldLogger(redacted);
   return (req, res, next) => {
     if (!logger.isLevelEnabled('info')) {
       next();

@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import {
   hashApiKey,
   type ApiKeysStore,
@@ -11,6 +10,7 @@ import { insufficientScope, unauthenticated } from '../errors';
 import type { RouteDef } from '../openapi/route';
 import type { KeyRateLimits } from './key-rate-limit';
 import { authenticatePortal, PORTAL_TOKEN_PREFIX } from './portal-auth';
+import type { Step } from './step';
 
 /** admin includes write, write includes read. */
 const IMPLIED: Record<Scope, readonly Scope[]> = {
@@ -43,8 +43,8 @@ export function authenticate(
   scope: Scope,
   track: (work: Promise<unknown>) => Promise<unknown> = (work) => work,
   portal?: { sessions: PortalSessionsStore; route: Pick<RouteDef, 'portal'> },
-): RequestHandler {
-  return async (req, res, next) => {
+): Step {
+  return async (req, res) => {
     const header = req.headers.authorization;
     const match = header ? BEARER.exec(header) : null;
     const presented = match?.[1];
@@ -60,7 +60,6 @@ export function authenticate(
       addLogContext({ tenant_id: req.auth.tenantId, portal_session_id: req.auth.keyId });
       // Best effort, as for keys: the session's last use (GET /portal/sessions shows it).
       track(portal.sessions.touch(req.auth.keyId)).catch(() => undefined);
-      next();
       return;
     }
     const key = await keys.findActiveByHash(hash);
@@ -72,6 +71,5 @@ export function authenticate(
     req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
     // Best effort: a failure to record last use must not fail the request.
     track(keys.touch(key.id)).catch(() => undefined);
-    next();
   };
 }

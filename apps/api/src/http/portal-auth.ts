@@ -3,6 +3,7 @@ import type { PortalSessionsStore } from '@switchboard/db';
 import { ApiError, notFound, unauthenticated } from '../errors';
 import type { RouteDef } from '../openapi/route';
 import type { KeyRateLimits } from './key-rate-limit';
+import type { Step } from './step';
 
 export const PORTAL_TOKEN_PREFIX = 'pt_';
 
@@ -54,8 +55,8 @@ export async function authenticatePortal(
  */
 export function portalSubscriptionGuard(
   exists: (tenantId: string, id: string) => Promise<boolean>,
-): RequestHandler {
-  return async (req, _res, next) => {
+): Step {
+  return async (req) => {
     const limited = req.auth?.portal?.subscriptionIds;
     if (limited) {
       const id = String(req.valid.params.id).toLowerCase();
@@ -64,6 +65,5 @@ export function portalSubscriptionGuard(
         throw portalScope('This portal link is not for this subscription');
       }
     }
-    next();
   };
 }

@@ -1,8 +1,8 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { RequestHandler } from 'express';
 import { isPossibleE164 } from '@switchboard/phone';
 import { invalidParameter } from '../errors';
+import type { Step } from './step';
 import { findBadText, type BadText } from './text';
 
 /**
@@ -118,18 +118,17 @@ function checkDigits(value: unknown, integers: ReadonlyArray<[string, string]>):
 }
 
 /**
- * Compiles a schema once and returns middleware that validates one part of the request and
+ * Compiles a schema once and returns the step that validates one part of the request and
  * stores the (coerced) result in `req.valid[part]`. Failures are 400 invalid_parameter naming
  * the field.
  */
-export function validatePart(part: Part, schema: object): RequestHandler {
+export function validatePart(part: Part, schema: object): Step {
   const check = compileValidator(part, schema);
-  return (req, _res, next) => {
+  return (req) => {
     const source: unknown = part === 'body' ? req.body : { ...(req[part] as object) };
     const value = check(part === 'body' && source === undefined ? {} : source);
     req.valid ??= { params: {}, query: {}, body: undefined };
     if (part === 'body') req.valid.body = value;
     else req.valid[part] = value as Record<string, unknown>;
-    next();
   };
 }

@@ -52,26 +52,48 @@ const BUSINESS: Record<string, (m: ApiMetrics, req: Request) => void> = {
   'POST /api/v1/campaigns': (m) => m.campaignsStarted.inc(),
 };
 
-function record(m: ApiMetrics, req: Request, res: Response, seconds: number): void {
+/** The request series of one (method, route, status): bound once, then reused. */
+interface Series {
+  requests: { inc(): void };
+  duration: { observe(seconds: number): void };
+}
+
+function record(
+  m: ApiMetrics,
+  series: Map<string, Series>,
+  req: Request,
+  res: Response,
+  seconds: number,
+): void {
   const route = routeTemplate(req);
-  const labels = {
-    method: METHODS.has(req.method) ? req.method : 'OTHER',
-    route,
-    status_class: `${Math.floor(res.statusCode / 100)}xx`,
-  };
-  // The exact status only on the count: on the histogram it would multiply the buckets.
-  m.requests.inc({ ...labels, status: statusLabel(res.statusCode) });
-  m.requestDuration.observe(labels, seconds);
+  const method = METHODS.has(req.method) ? req.method : 'OTHER';
+  const statusClass = `${Math.floor(res.statusCode / 100)}xx`;
+  const status = statusLabel(res.statusCode);
+  // Bounded: methods, statuses and classes are a few values, routes are the declared ones.
+  const id = `${method} ${route} ${status}`;
+  let bound = series.get(id);
+  if (!bound) {
+    const labels = { method, route, status_class: statusClass };
+    bound = {
+      // The exact status only on the count: on the histogram it would multiply the buckets.
+      requests: m.requests.labels({ ...labels, status }),
+      duration: m.requestDuration.labels(labels),
+    };
+    series.set(id, bound);
+  }
+  bound.requests.inc();
+  bound.duration.observe(seconds);
   if (res.statusCode === 429) m.rateLimited.inc({ route });
   const replayed = res.getHeader('Idempotent-Replayed') === 'true';
   if (replayed) m.idempotentReplays.inc({ route });
   else if (res.statusCode >= 200 && res.statusCode < 300) {
-    BUSINESS[`${labels.method} ${route}`]?.(m, req);
+    BUSINESS[`${method} ${route}`]?.(m, req);
   }
 }
 
 /** Counts and times every request, once, whether its answer finished or was cut off. */
 export function httpMetrics(m: ApiMetrics): RequestHandler {
+  const series = new Map<string, Series>();
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     m.inFlight.inc();
@@ -79,7 +101,7 @@ export function httpMetrics(m: ApiMetrics): RequestHandler {
     // exactly once, whether the answer finished or was cut off.
     res.on('close', () => {
       m.inFlight.dec();
-      record(m, req, res, Number(process.hrtime.bigint() - start) / 1e9);
+      record(m, series, req, res, Number(process.hrtime.bigint() - start) / 1e9);
     });
     next();
   };

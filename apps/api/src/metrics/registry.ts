@@ -24,6 +24,7 @@ export interface ApiMetrics {
   smsAccepted: Counter;
   leadsCreated: Counter;
   campaignsStarted: Counter;
+  logLinesDropped: Counter;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -89,6 +90,10 @@ export function createApiMetrics(): ApiMetrics {
     campaignsStarted: counter(
       'switchboard_campaigns_started_total',
       'Campaigns accepted for sending (POST /campaigns, not replays)',
+    ),
+    logLinesDropped: counter(
+      'switchboard_log_lines_dropped_total',
+      'Log lines dropped because stdout did not take them (more than 16 MiB held)',
     ),
   };
 }

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router } from 'express';
 import type { ApiKeysStore, PortalSessionsStore } from '@switchboard/db';
 import type { AnonymousLimits } from '../http/anonymous-limit';
 import { portalSubscriptionGuard } from '../http/portal-auth';
@@ -6,6 +6,7 @@ import { authenticate } from '../http/auth';
 import type { KeyRateLimits } from '../http/key-rate-limit';
 import { jsonBody, requireContentType } from '../http/json-body';
 import type { Lifecycle } from '../http/lifecycle';
+import { fromMiddleware, runSteps, type Step } from '../http/step';
 import { validatePart } from '../http/validation';
 import { ApiError } from '../errors';
 import type { RouteDef } from './route';
@@ -16,8 +17,9 @@ export const parsesJsonBody = (route: Pick<RouteDef, 'method' | 'rawBody'>): boo
 
 /**
  * Mounts declared routes on a router: auth (key, rate limit, scope) → body parsing → validation of params,
- * query and body → handler. Paths that exist with other methods answer 405 with `Allow`.
- * Every step is tracked by the lifecycle, so a shutdown waits for it to end.
+ * query and body → handler, the steps of a route in one handler (http/step.ts). Paths that
+ * exist with other methods answer 405 with `Allow`. A request's steps are tracked by the
+ * lifecycle as one piece of work, so a shutdown waits for them to end.
  */
 export function buildRouter(
   routes: readonly RouteDef[],
@@ -34,7 +36,7 @@ export function buildRouter(
   const router = Router();
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) {
-    const chain: RequestHandler[] = [];
+    const chain: Step[] = [];
     if (route.scope) {
       chain.push(
         authenticate(keys, limits, anonymous, route.scope, (w) => lifecycle.track(w), {
@@ -43,18 +45,16 @@ export function buildRouter(
         }),
       );
     }
-    if (route.rawBody) chain.push(requireContentType(route.rawBody.contentType));
-    else if (parsesJsonBody(route)) chain.push(jsonBody);
+    if (route.rawBody) chain.push(fromMiddleware(requireContentType(route.rawBody.contentType)));
+    else if (parsesJsonBody(route)) chain.push(fromMiddleware(jsonBody));
     if (route.params) chain.push(validatePart('params', route.params));
     if (route.portal?.subscriptions === 'path') {
       chain.push(portalSubscriptionGuard(portal.subscriptionExists));
     }
     if (route.query) chain.push(validatePart('query', route.query));
     if (route.body) chain.push(validatePart('body', route.body));
-    chain.push(async (req, res) => {
-      await route.handler(req, res);
-    });
-    router[route.method](route.path, ...chain.map((h) => lifecycle.tracked(h)));
+    chain.push(route.handler);
+    router[route.method](route.path, lifecycle.tracked(runSteps(chain)));
     methodsByPath.set(route.path, [
       ...(methodsByPath.get(route.path) ?? []),
       route.method.toUpperCase(),

@@ -77,24 +77,6 @@ export type SummaryRow = Pick<
   | 'booking'
 > & { has_transcript: boolean; has_recording: boolean };
 
-/** List columns only: the heavy JSON payloads stay in the table, two flags say they exist. */
-export const SUMMARY_COLUMNS = [
-  'c.id',
-  'c.tenant_id',
-  'c.receptionist_id',
-  'c.direction',
-  'c.status',
-  'c.from_number',
-  'c.to_number',
-  'c.customer_name',
-  'c.duration_seconds',
-  'c.outcome',
-  'c.started_at',
-  'c.ended_at',
-  'c.booking',
-  'r.name as receptionist_name',
-];
-
 export const toSummary = (r: SummaryRow): CallSummary => ({
   id: r.id,
   tenantId: r.tenant_id,

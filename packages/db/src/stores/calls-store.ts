@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids';
-import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
+import type { KeysetPage, PageRequest } from '../keyset';
 import type { CallLifecycle } from './call-lifecycle';
 import type {
   AcceptedOutboundCall,
@@ -13,13 +13,12 @@ import type {
 import {
   ACCEPTED_COLUMNS,
   callColumns,
-  SUMMARY_COLUMNS,
   toAccepted,
   toCall,
-  toSummary,
   type AcceptedRow,
   type CallRow,
 } from './calls-rows';
+import { listCalls } from './calls-list';
 import { ago, idsOlderThan } from './older-than';
 
 const TABLE = 'calls';
@@ -81,30 +80,15 @@ export class CallsStore {
     return row && toCall(row);
   }
 
-  /**
-   * One page, newest first by (started_at, id). With a receptionist filter the query walks
-   * the per-receptionist index; otherwise the per-tenant one.
-   */
-  async list(
+  /** One page, newest first by (started_at, id): see `listCalls`. */
+  list(
     tenantId: string,
     filters: CallFilters,
     page: PageRequest,
   ): Promise<KeysetPage<CallSummary>> {
-    const q = this.db(`${TABLE} as c`)
-      .join('receptionists as r', 'r.id', 'c.receptionist_id')
-      .select(SUMMARY_COLUMNS)
-      .select(
-        this.db.raw('(c.transcript IS NOT NULL) AS has_transcript'),
-        this.db.raw('(c.recording IS NOT NULL) AS has_recording'),
-      )
-      .where('c.tenant_id', tenantId);
-    if (filters.receptionistId) q.andWhere('c.receptionist_id', filters.receptionistId);
-    if (filters.direction) q.andWhere('c.direction', filters.direction);
-    if (filters.status) q.andWhere('c.status', filters.status);
-    if (filters.from) q.andWhere('c.started_at', '>=', filters.from);
-    if (filters.toExclusive) q.andWhere('c.started_at', '<', filters.toExclusive);
-    return newestFirst(q, page, toSummary, { time: 'started_at', alias: 'c' });
+    return listCalls(this.db, tenantId, filters, page);
   }
+
   /**
    * Inserts a queued outbound call from the tenant's receptionist (its number becomes `from`),
    * in one autocommit statement: committed when this returns. Undefined when the
