@@ -70,7 +70,7 @@ function record(
   const statusClass = `${Math.floor(res.statusCode / 100)}xx`;
   const status = statusLabel(res.statusCode);
   // Bounded: methods, statuses and classes are a few values, routes are the declared ones.
-  const id = `${method} ${route} ${status}`;
+  const id = `${method} ${route} ${statusClass} ${status}`;
   let bound = series.get(id);
   if (!bound) {
     const labels = { method, route, status_class: statusClass };
