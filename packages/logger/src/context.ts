@@ -33,7 +33,12 @@ export function currentRequestId(): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/** The fields of the current unit of work (pino's `mixin`). */
+/**
+ * The fields of the current unit of work (pino's `mixin`), as a copy: pino merges a line's
+ * own fields (`err`, `callId`...) into the object the mixin returns, so handing it the store
+ * itself would make those fields stick to every later line of the unit of work.
+ */
 export function currentLogFields(): LogFields {
-  return storage.getStore() ?? {};
+  const store = storage.getStore();
+  return store ? { ...store } : {};
 }

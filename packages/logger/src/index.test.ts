@@ -47,6 +47,19 @@ describe('createLogger', () => {
     expect(restB).toMatchObject({ name: 'api', level: 30, request_id: 'req_1' });
   });
 
+  it("a line's own fields do not stick to the later lines of its unit of work", () => {
+    const { stream, lines } = sink();
+    const logger = createLogger('worker', 'info', stream);
+    withLogContext({ event_id: 'evt_1' }, () => {
+      logger.info({ callId: 'call_1', err: { message: 'boom' } }, 'first');
+      logger.info('second');
+    });
+    expect(lines[0]).toMatchObject({ event_id: 'evt_1', callId: 'call_1' });
+    expect(lines[1]).toMatchObject({ event_id: 'evt_1' });
+    expect(lines[1]).not.toHaveProperty('callId');
+    expect(lines[1]).not.toHaveProperty('err');
+  });
+
   it('a logger made elsewhere is its own twin', () => {
     const child = createLogger('api', 'info', sink().stream).child({ a: 1 });
     expect(fixedFieldLogger(child)).toBe(child);
