@@ -13,6 +13,8 @@ export {
   idempotentReplayHeaderDoc,
   replayOrReject,
   respondIdempotently,
+  runIdempotently,
+  sendIdempotent,
   type CreateOperation,
   type IdempotencyScope,
 } from './respond';

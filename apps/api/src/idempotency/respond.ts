@@ -28,18 +28,28 @@ export async function respondIdempotently(
   res: Response,
   create: CreateOperation,
 ): Promise<void> {
+  sendIdempotent(res, await runIdempotently(idempotency, req, create));
+}
+
+/**
+ * The protocol of `respondIdempotently` without sending: for a route that must finish
+ * something (discard a staged upload) before its client sees the answer.
+ */
+export async function runIdempotently(
+  idempotency: Idempotency,
+  req: Request,
+  create: CreateOperation,
+): Promise<IdempotentResponse> {
   const key = parseIdempotencyKey(req.headers['idempotency-key']);
-  let result: IdempotentResponse;
-  if (key === null) {
-    result = await create(null);
-  } else {
-    // The route's path pattern names the operation the same way under /api/v1 and /v1.
-    const operation = `${req.method} ${String((req.route as { path?: unknown }).path)}`;
-    const fingerprint = fingerprintRequest(operation, req.valid.body);
-    result = await idempotency.run(req.auth.tenantId, key, fingerprint, () =>
-      create({ key, fingerprint }),
-    );
-  }
+  if (key === null) return create(null);
+  // The route's path pattern names the operation the same way under /api/v1 and /v1.
+  const operation = `${req.method} ${String((req.route as { path?: unknown }).path)}`;
+  const fingerprint = fingerprintRequest(operation, req.valid.body);
+  return idempotency.run(req.auth.tenantId, key, fingerprint, () => create({ key, fingerprint }));
+}
+
+/** Sends what `runIdempotently` decided. */
+export function sendIdempotent(res: Response, result: IdempotentResponse): void {
   if (result.location) res.setHeader('Location', result.location);
   if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.status(result.status).json(result.body);

@@ -4,7 +4,12 @@ import { MAX_IMPORT_BYTES, renderLeadImport, stageFile } from '@switchboard/lead
 import { enqueueFromRequest } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { ApiError } from '../../errors';
-import { replayOrReject, respondIdempotently, type IdempotentResponse } from '../../idempotency';
+import {
+  replayOrReject,
+  runIdempotently,
+  sendIdempotent,
+  type IdempotentResponse,
+} from '../../idempotency';
 import { withLeadErrors } from './errors';
 
 const tooLarge = () =>
@@ -22,7 +27,8 @@ const accepted = (imp: LeadImport, replayed: boolean): IdempotentResponse => ({
  * whole in memory, never on local disk, so any worker can import it), checked and counted on
  * the way; only then does the Idempotency-Key protocol run, with the file's sha256 as the
  * request fingerprint: the first request turns the staged upload into an import and queues
- * it, a retry replays that import, and every other outcome discards the staged upload.
+ * it, a retry replays that import, and every other outcome discards the staged upload,
+ * before the client sees the answer: no staged upload outlives its request.
  */
 export async function importLeads(deps: Deps, req: Request, res: Response): Promise<void> {
   const { leadImports, leadImportLifecycle } = deps.stores;
@@ -42,22 +48,29 @@ export async function importLeads(deps: Deps, req: Request, res: Response): Prom
   let kept = false;
   // The file's digest stands for the body in the Idempotency-Key fingerprint.
   req.valid = { params: {}, query: {}, body: { sha256: staged.sha256, bytes: staged.bytes } };
+  let result: IdempotentResponse;
   try {
-    await respondIdempotently(deps.idempotency, req, res, async (scope) => {
-      const result = await leadImportLifecycle.finalize(deps.knex, staged.importId, staged, scope);
-      if ('conflict' in result) {
+    result = await runIdempotently(deps.idempotency, req, async (scope) => {
+      const finalized = await leadImportLifecycle.finalize(
+        deps.knex,
+        staged.importId,
+        staged,
+        scope,
+      );
+      if ('conflict' in finalized) {
         const held = scope && (await leadImports.findByIdempotencyKey(tenantId, scope.key));
         if (!held) throw new Error('import key conflict without an import holding it');
         replayOrReject(held.idempotencyFingerprint, scope);
         return accepted(held, true);
       }
       kept = true;
-      await enqueueImport(deps, result.import.id);
-      return accepted(result.import, false);
+      await enqueueImport(deps, finalized.import.id);
+      return accepted(finalized.import, false);
     });
   } finally {
     if (!kept) await leadImportLifecycle.discardStaging(deps.knex, staged.importId);
   }
+  sendIdempotent(res, result);
 }
 
 /** Queues the import (jobId = import id); the worker's reconciler covers a failure to. */
