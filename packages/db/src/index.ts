@@ -22,6 +22,7 @@ export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export { createStores, type Db, type Stores } from './stores/create-stores';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';
+export * from './listen';
 export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
 export * from './stores/provisioning-lifecycle';

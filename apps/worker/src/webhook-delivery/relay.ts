@@ -1,5 +1,10 @@
-import { Client } from 'pg';
-import { isNew, type Knex, type OpenDelivery, type UnpublishedEvent } from '@switchboard/db';
+import {
+  isNew,
+  listenChannel,
+  type Knex,
+  type OpenDelivery,
+  type UnpublishedEvent,
+} from '@switchboard/db';
 import { OUTBOX_CHANNEL } from '@switchboard/events';
 import { enqueue, MAX_RELAYED_DELIVERIES, type EventJob } from '@switchboard/queues';
 import { contextFromTraceparent, currentTraceparent, startSpan } from '@switchboard/telemetry';
@@ -184,30 +189,12 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
     });
   }
 
-  let listener: Client | null = null;
-  /** Keeps one LISTEN connection open, reconnecting after any loss; polling covers gaps. */
-  function listen(): void {
-    if (stopped) return;
-    const client = new Client({ connectionString: deps.config.databaseUrl });
-    const retry = (err: unknown) => {
-      if (listener === client) listener = null;
-      client.end().catch(() => undefined);
-      if (stopped) return;
-      logger.warn({ err }, 'relay: LISTEN connection unavailable; retrying');
-      setTimeout(listen, POLL_MS * 2).unref();
-    };
-    client.on('notification', wake);
-    client.once('error', retry);
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${OUTBOX_CHANNEL}`))
-      .then(() => {
-        listener = client;
-        wake();
-      })
-      .catch(retry);
-  }
-  listen();
+  // Woken by every committed outbox row; each (re)connection drains what came meanwhile.
+  const listener = listenChannel(deps.config.databaseUrl, OUTBOX_CHANNEL, {
+    onNotify: wake,
+    onUp: wake,
+    onLoss: (err) => logger.warn({ err }, 'relay: LISTEN connection unavailable; retrying'),
+  });
   const poll = setInterval(wake, POLL_MS);
 
   return {
@@ -216,7 +203,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions = {}): Component
       stopped = true;
       clearInterval(poll);
       clearTimeout(refill);
-      await listener?.end().catch(() => undefined);
+      await listener.close();
       await running;
     },
   };

@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { listenChannel } from '../listen';
 
 /**
  * The Postgres channel of event streams (docs/decisions/0101-event-streams.md): the statements
@@ -24,59 +24,21 @@ export const streamedSql = (cte: string): string => `streamed AS (
                        WHERE s.tenant_id = t.tenant_id AND s.expires_at > now())
      )`;
 
-const RETRY_MS = 1_000;
-
 /**
- * Keeps one LISTEN connection on EVENT_STREAM_CHANNEL, reconnecting every second after any
- * loss. `onTenant` hears the tenant of every notification; `onUp` is called each time the
- * connection is (again) listening, after which notifications missed while it was down
- * should be made up for by reading; `onLoss` hears the first loss or failure after each
- * time it was up.
+ * Keeps one LISTEN connection on EVENT_STREAM_CHANNEL (../listen.ts). `onTenant` hears the
+ * tenant of every notification; `onUp` is called each time the connection is (again)
+ * listening, after which notifications missed while it was down should be made up for by
+ * reading; `onLoss` hears the first loss or failure after each time it was up.
  */
 export function watchEventStreamNotifications(
   databaseUrl: string,
   handlers: { onTenant(tenantId: string): void; onUp(): void; onLoss(err: unknown): void },
 ): { close(): Promise<void> } {
-  let stopped = false;
-  let current: Client | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  let told = false;
-  const connect = (): void => {
-    if (stopped) return;
-    const client = new Client({ connectionString: databaseUrl, keepAlive: true });
-    current = client;
-    let lost = false;
-    const retry = (err: unknown) => {
-      if (lost) return;
-      lost = true;
-      client.end().catch(() => undefined);
-      if (stopped) return;
-      if (!told) handlers.onLoss(err);
-      told = true;
-      timer = setTimeout(connect, RETRY_MS);
-      timer.unref();
-    };
-    client.on('notification', (n) => {
-      if (n.channel === EVENT_STREAM_CHANNEL && n.payload) handlers.onTenant(n.payload);
-    });
-    client.on('error', retry);
-    client.on('end', () => retry(new Error('LISTEN connection ended')));
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${EVENT_STREAM_CHANNEL}`))
-      .then(() => {
-        if (lost || stopped) return;
-        told = false;
-        handlers.onUp();
-      })
-      .catch(retry);
-  };
-  connect();
-  return {
-    async close() {
-      stopped = true;
-      clearTimeout(timer);
-      await current?.end().catch(() => undefined);
+  return listenChannel(databaseUrl, EVENT_STREAM_CHANNEL, {
+    onNotify: (tenantId) => {
+      if (tenantId) handlers.onTenant(tenantId);
     },
-  };
+    onUp: handlers.onUp,
+    onLoss: handlers.onLoss,
+  });
 }
