@@ -1657,6 +1657,11 @@ export interface components {
                 message: string;
                 /** @description The offending field, when there is one */
                 param?: string;
+                /**
+                 * @description Where the code is documented: the anchor of `code` in the API reference, docs/API.md of the repository (`docs/API.md#error-<code>`, a path from the repository's root)
+                 * @example docs/API.md#error-invalid_parameter
+                 */
+                doc_url: string;
             };
             /** @description Also in the X-Request-Id header */
             request_id: string;
@@ -2593,7 +2598,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2615,7 +2621,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2637,7 +2644,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2661,7 +2669,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2681,7 +2690,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2703,7 +2713,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2727,7 +2738,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2807,7 +2819,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2829,7 +2842,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2851,7 +2865,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2875,7 +2890,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_request_in_progress",
-                     *         "message": "The same key is still being processed (Retry-After)"
+                     *         "message": "The same key is still being processed (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-idempotency_request_in_progress"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2897,7 +2913,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2919,7 +2936,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2941,7 +2959,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2965,7 +2984,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2985,7 +3005,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3007,7 +3028,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3031,7 +3053,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3096,7 +3119,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3118,7 +3142,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3140,7 +3165,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3162,7 +3188,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3186,7 +3213,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3206,7 +3234,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3228,7 +3257,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3252,7 +3282,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3330,7 +3361,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3352,7 +3384,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3374,7 +3407,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3396,7 +3430,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3419,7 +3454,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3441,7 +3477,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3463,7 +3500,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3487,7 +3525,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3507,7 +3546,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3529,7 +3569,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3553,7 +3594,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3618,7 +3660,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3640,7 +3683,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3662,7 +3706,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3684,7 +3729,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3706,7 +3752,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_state",
-                     *         "message": "The receptionist is not in error"
+                     *         "message": "The receptionist is not in error",
+                     *         "doc_url": "docs/API.md#error-invalid_state"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3728,7 +3775,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3750,7 +3798,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3774,7 +3823,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3794,7 +3844,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3816,7 +3867,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3840,7 +3892,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3928,7 +3981,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3950,7 +4004,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3972,7 +4027,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3994,7 +4050,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4018,7 +4075,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4038,7 +4096,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4060,7 +4119,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4084,7 +4144,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4177,7 +4238,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4199,7 +4261,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4221,7 +4284,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4243,7 +4307,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4267,7 +4332,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4287,7 +4353,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4309,7 +4376,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4333,7 +4401,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4441,7 +4510,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4463,7 +4533,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4485,7 +4556,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4507,7 +4579,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such call in this tenant"
+                     *         "message": "No such call in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4531,7 +4604,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4551,7 +4625,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4573,7 +4648,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4597,7 +4673,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4677,7 +4754,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4699,7 +4777,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4721,7 +4800,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4743,7 +4823,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4767,7 +4848,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready, or idempotency_request_in_progress (the first request with this key still runs; Retry-After)"
+                     *         "message": "Receptionist_not_ready, or idempotency_request_in_progress (the first request with this key still runs; Retry-After)",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4789,7 +4871,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4811,7 +4894,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4833,7 +4917,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The same key came with another body"
+                     *         "message": "The same key came with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4857,7 +4942,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4877,7 +4963,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4899,7 +4986,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4923,7 +5011,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5013,7 +5102,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5035,7 +5125,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5057,7 +5148,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5079,7 +5171,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id is not a receptionist of this account"
+                     *         "message": "Receptionist_id is not a receptionist of this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5103,7 +5196,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs"
+                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5125,7 +5219,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5147,7 +5242,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5169,7 +5265,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "recipient_opted_out",
-                     *         "message": "The recipient replied STOP (nothing is stored or sent); or idempotency_key_reused: the key was used with another body"
+                     *         "message": "The recipient replied STOP (nothing is stored or sent); or idempotency_key_reused: the key was used with another body",
+                     *         "doc_url": "docs/API.md#error-recipient_opted_out"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5193,7 +5290,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5213,7 +5311,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5235,7 +5334,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5259,7 +5359,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5329,7 +5430,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5351,7 +5453,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5373,7 +5476,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5397,7 +5501,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5417,7 +5522,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5439,7 +5545,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5463,7 +5570,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5534,7 +5642,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5556,7 +5665,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5578,7 +5688,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5600,7 +5711,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such message in this account"
+                     *         "message": "No such message in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5624,7 +5736,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5644,7 +5757,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5666,7 +5780,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5690,7 +5805,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5736,7 +5852,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5758,7 +5875,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5780,7 +5898,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5802,7 +5921,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such message in this account"
+                     *         "message": "No such message in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5824,7 +5944,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "not_cancellable",
-                     *         "message": "The message is not scheduled (queued, sent, cancelled, ...)"
+                     *         "message": "The message is not scheduled (queued, sent, cancelled, ...)",
+                     *         "doc_url": "docs/API.md#error-not_cancellable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5848,7 +5969,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5868,7 +5990,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5890,7 +6013,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5914,7 +6038,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6005,7 +6130,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6027,7 +6153,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6049,7 +6176,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6071,7 +6199,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this account"
+                     *         "message": "No such receptionist in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6095,7 +6224,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6115,7 +6245,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6137,7 +6268,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6161,7 +6293,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6245,7 +6378,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6267,7 +6401,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6289,7 +6424,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6313,7 +6449,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6333,7 +6470,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6355,7 +6493,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6379,7 +6518,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6471,7 +6611,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6493,7 +6634,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6515,7 +6657,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6539,7 +6682,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "limit_exceeded",
-                     *         "message": "The tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs"
+                     *         "message": "The tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs",
+                     *         "doc_url": "docs/API.md#error-limit_exceeded"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6561,7 +6705,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6583,7 +6728,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6605,7 +6751,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6629,7 +6776,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6649,7 +6797,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6671,7 +6820,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6695,7 +6845,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6769,7 +6920,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6791,7 +6943,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6813,7 +6966,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6835,7 +6989,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6859,7 +7014,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6879,7 +7035,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6901,7 +7058,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6925,7 +7083,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6975,7 +7134,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6997,7 +7157,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7019,7 +7180,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7041,7 +7203,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7064,7 +7227,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7088,7 +7252,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7108,7 +7273,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7130,7 +7296,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7154,7 +7321,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7242,7 +7410,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7264,7 +7433,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7286,7 +7456,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7308,7 +7479,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7331,7 +7503,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7353,7 +7526,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7375,7 +7549,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7399,7 +7574,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7419,7 +7595,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7441,7 +7618,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7465,7 +7643,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7535,7 +7714,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7557,7 +7737,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7579,7 +7760,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7601,7 +7783,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7623,7 +7806,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7645,7 +7829,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7669,7 +7854,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7689,7 +7875,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7711,7 +7898,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7735,7 +7923,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7809,7 +7998,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7831,7 +8021,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7853,7 +8044,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7875,7 +8067,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7897,7 +8090,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7919,7 +8113,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7943,7 +8138,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7963,7 +8159,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7985,7 +8182,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8009,7 +8207,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8075,7 +8274,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8097,7 +8297,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8119,7 +8320,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8141,7 +8343,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8163,7 +8366,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8185,7 +8389,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8209,7 +8414,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8229,7 +8435,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8251,7 +8458,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8275,7 +8483,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8380,7 +8589,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8402,7 +8612,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8424,7 +8635,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8446,7 +8658,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8470,7 +8683,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8490,7 +8704,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8512,7 +8727,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8536,7 +8752,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8640,7 +8857,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8662,7 +8880,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8684,7 +8903,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8708,7 +8928,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8728,7 +8949,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8750,7 +8972,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8774,7 +8997,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8867,7 +9091,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8889,7 +9114,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8911,7 +9137,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8933,7 +9160,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription in this tenant, or no such delivery of it"
+                     *         "message": "No such subscription in this tenant, or no such delivery of it",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8957,7 +9185,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8977,7 +9206,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8999,7 +9229,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9023,7 +9254,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9107,7 +9339,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9129,7 +9362,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9151,7 +9385,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9173,7 +9408,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription in this tenant, or no such delivery of it"
+                     *         "message": "No such subscription in this tenant, or no such delivery of it",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9195,7 +9431,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "subscription_disabled",
-                     *         "message": "Subscription_disabled (enable it first), or delivery_in_progress (an attempt is in flight; retry once it has finished)"
+                     *         "message": "Subscription_disabled (enable it first), or delivery_in_progress (an attempt is in flight; retry once it has finished)",
+                     *         "doc_url": "docs/API.md#error-subscription_disabled"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9217,7 +9454,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9239,7 +9477,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9263,7 +9502,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9283,7 +9523,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9305,7 +9546,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9329,7 +9571,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9404,7 +9647,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9426,7 +9670,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9448,7 +9693,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9470,7 +9716,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9492,7 +9739,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "subscription_disabled",
-                     *         "message": "Subscription_disabled (enable it first), or recovery_in_progress"
+                     *         "message": "Subscription_disabled (enable it first), or recovery_in_progress",
+                     *         "doc_url": "docs/API.md#error-subscription_disabled"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9514,7 +9762,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9536,7 +9785,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9560,7 +9810,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9580,7 +9831,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9602,7 +9854,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9626,7 +9879,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9692,7 +9946,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9714,7 +9969,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9736,7 +9992,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9758,7 +10015,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription or recovery in this tenant"
+                     *         "message": "No such subscription or recovery in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9782,7 +10040,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9802,7 +10061,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9824,7 +10084,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9848,7 +10109,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9955,7 +10217,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9977,7 +10240,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9999,7 +10263,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10023,7 +10288,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10043,7 +10309,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10065,7 +10332,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10089,7 +10357,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10186,7 +10455,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10208,7 +10478,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10230,7 +10501,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10252,7 +10524,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10276,7 +10549,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10296,7 +10570,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10318,7 +10593,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10342,7 +10618,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10421,7 +10698,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10443,7 +10721,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10465,7 +10744,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10487,7 +10767,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant, or no such event (Last-Event-ID) in this tenant's history"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant, or no such event (Last-Event-ID) in this tenant's history",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10511,7 +10792,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10531,7 +10813,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10553,7 +10836,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10577,7 +10861,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10654,7 +10939,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10676,7 +10962,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10698,7 +10985,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10720,7 +11008,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such event in this tenant, or older than the tenant's event history"
+                     *         "message": "No such event in this tenant, or older than the tenant's event history",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10744,7 +11033,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10764,7 +11054,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10786,7 +11077,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10810,7 +11102,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10882,7 +11175,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10904,7 +11198,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10926,7 +11221,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10948,7 +11244,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10972,7 +11269,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10992,7 +11290,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11014,7 +11313,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11038,7 +11338,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11114,7 +11415,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11136,7 +11438,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11158,7 +11461,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11182,7 +11486,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11202,7 +11507,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11224,7 +11530,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11248,7 +11555,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11320,7 +11628,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11342,7 +11651,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11364,7 +11674,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11386,7 +11697,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "A subscription_ids entry is not in this tenant"
+                     *         "message": "A subscription_ids entry is not in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11408,7 +11720,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11430,7 +11743,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11454,7 +11768,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11474,7 +11789,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11496,7 +11812,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11520,7 +11837,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11571,7 +11889,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11593,7 +11912,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11615,7 +11935,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11639,7 +11960,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11659,7 +11981,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11681,7 +12004,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11705,7 +12029,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11751,7 +12076,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11773,7 +12099,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11795,7 +12122,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11817,7 +12145,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such portal session in this tenant"
+                     *         "message": "No such portal session in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11841,7 +12170,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11861,7 +12191,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11883,7 +12214,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11907,7 +12239,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11971,7 +12304,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11991,7 +12325,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_portal_code",
-                     *         "message": "The code is unknown, used already, or expired"
+                     *         "message": "The code is unknown, used already, or expired",
+                     *         "doc_url": "docs/API.md#error-invalid_portal_code"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12011,7 +12346,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12031,7 +12367,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12051,7 +12388,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests without a valid credential from this address"
+                     *         "message": "Too many requests without a valid credential from this address",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12071,7 +12409,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12091,7 +12430,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12113,7 +12453,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12188,7 +12529,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12210,7 +12552,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12232,7 +12575,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12256,7 +12600,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12276,7 +12621,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12298,7 +12644,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12322,7 +12669,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12408,7 +12756,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12430,7 +12779,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12452,7 +12802,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12476,7 +12827,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12496,7 +12848,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12518,7 +12871,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12542,7 +12896,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12652,7 +13007,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12674,7 +13030,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12696,7 +13053,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12718,7 +13076,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id is not one of your receptionists"
+                     *         "message": "Receptionist_id is not one of your receptionists",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12742,7 +13101,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "lead_exists",
-                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it; or idempotency_request_in_progress (Retry-After)"
+                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it; or idempotency_request_in_progress (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-lead_exists"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12764,7 +13124,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12786,7 +13147,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12808,7 +13170,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12832,7 +13195,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12852,7 +13216,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12874,7 +13239,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12898,7 +13264,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12976,7 +13343,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12998,7 +13366,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13020,7 +13389,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13044,7 +13414,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_request_in_progress",
-                     *         "message": "The first request with this key still runs (Retry-After)"
+                     *         "message": "The first request with this key still runs (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-idempotency_request_in_progress"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13066,7 +13437,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "The file is larger than 20 MiB"
+                     *         "message": "The file is larger than 20 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13088,7 +13460,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Content-Type is not text/csv"
+                     *         "message": "Content-Type is not text/csv",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13110,7 +13483,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another file"
+                     *         "message": "The key was used with another file",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13134,7 +13508,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13154,7 +13529,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13176,7 +13552,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13200,7 +13577,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13270,7 +13648,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13292,7 +13671,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13314,7 +13694,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13336,7 +13717,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such import in this account"
+                     *         "message": "No such import in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13360,7 +13742,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13380,7 +13763,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13402,7 +13786,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13426,7 +13811,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13496,7 +13882,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13518,7 +13905,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13540,7 +13928,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13562,7 +13951,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such lead in this account"
+                     *         "message": "No such lead in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13586,7 +13976,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13606,7 +13997,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13628,7 +14020,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13652,7 +14045,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13754,7 +14148,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13776,7 +14171,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13798,7 +14194,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13820,7 +14217,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such lead, or receptionist_id is not one of yours"
+                     *         "message": "No such lead, or receptionist_id is not one of yours",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13842,7 +14240,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "lead_exists",
-                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it"
+                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it",
+                     *         "doc_url": "docs/API.md#error-lead_exists"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13865,7 +14264,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13887,7 +14287,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13909,7 +14310,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13933,7 +14335,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13953,7 +14356,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13975,7 +14379,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13999,7 +14404,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14081,7 +14487,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14103,7 +14510,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14125,7 +14533,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14149,7 +14558,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14169,7 +14579,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14191,7 +14602,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14215,7 +14627,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14308,7 +14721,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14330,7 +14744,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14352,7 +14767,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14374,7 +14790,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id, or one of recipients.lead_ids, is not of this account"
+                     *         "message": "Receptionist_id, or one of recipients.lead_ids, is not of this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14398,7 +14815,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs"
+                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14420,7 +14838,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14442,7 +14861,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14464,7 +14884,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14488,7 +14909,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14508,7 +14930,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14530,7 +14953,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14554,7 +14978,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14625,7 +15050,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14647,7 +15073,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14669,7 +15096,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14691,7 +15119,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14715,7 +15144,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14735,7 +15165,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14757,7 +15188,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14781,7 +15213,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14857,7 +15290,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14879,7 +15313,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14901,7 +15336,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14923,7 +15359,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14947,7 +15384,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14967,7 +15405,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14989,7 +15428,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15013,7 +15453,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15087,7 +15528,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15109,7 +15551,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15131,7 +15574,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15153,7 +15597,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15175,7 +15620,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_state",
-                     *         "message": "The campaign is completed or canceled already"
+                     *         "message": "The campaign is completed or canceled already",
+                     *         "doc_url": "docs/API.md#error-invalid_state"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15198,7 +15644,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15220,7 +15667,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15242,7 +15690,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15266,7 +15715,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15286,7 +15736,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15308,7 +15759,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15332,7 +15784,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15440,7 +15893,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15462,7 +15916,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15506,7 +15961,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15528,7 +15984,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15552,7 +16009,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15572,7 +16030,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15594,7 +16053,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15618,7 +16078,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
