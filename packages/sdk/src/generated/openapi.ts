@@ -561,7 +561,9 @@ export interface paths {
         };
         /**
          * One event, as its webhook carries it
-         * @description Requires an API key with the `read` scope (or a wider one).
+         * @description A portal token (`view`) reads only an event delivered to a subscription its session sees (every subscription of the tenant, or those the session is limited to); any other is a 404 as an unknown id.
+         *
+         *     Requires an API key with the `read` scope (or a wider one). A portal token with the `view` capability may call it too.
          */
         get: operations["getEvent"];
         put?: never;
@@ -10948,7 +10950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10971,7 +10973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            /** @description `insufficient_scope`: the key lacks the `read` scope, or a portal token lacks the `view` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
