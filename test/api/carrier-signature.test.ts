@@ -43,6 +43,7 @@ const expectRefused = (res: request.Response, reason: RegExp) => {
       type: 'permission_error',
       code: 'invalid_carrier_signature',
       message: expect.stringMatching(reason),
+      doc_url: 'docs/API.md#error-invalid_carrier_signature',
     },
     request_id: res.headers['x-request-id'],
   });

@@ -102,6 +102,7 @@ describe.each(kinds)('$name', (kind) => {
           type: 'invalid_request_error',
           code: 'precondition_failed',
           message: expect.stringContaining(current),
+          doc_url: 'docs/API.md#error-precondition_failed',
         },
         request_id: res.headers['x-request-id'],
       });

@@ -66,6 +66,7 @@ const expectAddressLimited = (res: request.Response) => {
       type: 'rate_limit_error',
       code: 'rate_limited',
       message: expect.stringMatching(/^Too many requests without a valid credential/),
+      doc_url: 'docs/API.md#error-rate_limited',
     },
     request_id: res.headers['x-request-id'],
   });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CODES } from '../../apps/api/src/error-codes';
+import { docUrlOf, ERROR_CODES, ERROR_DOCS } from '../../apps/api/src/error-codes';
 
 // docs/API.md's error table is where clients learn the codes to branch on: every code the API
 // can raise must be in it. The codes are collected from the source, where an error is made
@@ -66,4 +66,23 @@ it('lists every error code in ERROR_CODES (the enum of the document, the SDK Err
   expect(codesInSource().filter((code) => !listed.has(code))).toEqual([]);
   const section = errorsSection();
   expect(ERROR_CODES.filter((code) => !section.includes(`\`${code}\``))).toEqual([]);
+});
+
+// Every error body carries `doc_url` (docUrlOf: test/api/errors.test.ts checks the bodies), the
+// anchor of its code among the Error codes of docs/API.md: each code must have its anchor.
+it('has the anchor of every error code in docs/API.md, the target of its doc_url', () => {
+  const section = errorsSection();
+  const anchors = new Set(
+    [...section.matchAll(/<a id="error-([a-z_]+)"><\/a>/g)].map((m) => m[1] as string),
+  );
+  expect(ERROR_CODES.filter((code) => !anchors.has(code))).toEqual([]);
+  // And only of codes that exist: a removed code's entry goes with it.
+  const known = new Set<string>(ERROR_CODES);
+  expect([...anchors].filter((code) => !known.has(code))).toEqual([]);
+  for (const code of ERROR_CODES) {
+    const [path, anchor] = docUrlOf(code).split('#');
+    expect(path).toBe(ERROR_DOCS);
+    expect(anchor).toBe(`error-${code}`);
+  }
+  expect(join(ROOT, ERROR_DOCS)).toBe(join(ROOT, 'docs/API.md'));
 });

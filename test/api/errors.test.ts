@@ -14,6 +14,8 @@ const expectError = (res: request.Response, status: number, type: string, code: 
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.body.error).toMatchObject({ type, code });
   expect(typeof res.body.error.message).toBe('string');
+  // Where the code is documented: its anchor in docs/API.md (error-codes-doc.test.ts checks it).
+  expect(res.body.error.doc_url).toBe(`docs/API.md#error-${code}`);
   expect(res.body.request_id).toBe(res.headers['x-request-id']);
   expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+|stack/i);
 };

@@ -214,6 +214,7 @@ describe('GET /events', () => {
       code: 'resource_not_found',
       message: `Event ${past} is older than this tenant's event history, which keeps 3 days`,
       param: 'id',
+      doc_url: 'docs/API.md#error-resource_not_found',
     });
   });
 

@@ -53,6 +53,7 @@ it('a request line and headers over 16 KiB → 431 request_headers_too_large, as
       type: 'invalid_request_error',
       code: 'request_headers_too_large',
       message: 'The request line and headers exceed 16 KiB',
+      doc_url: 'docs/API.md#error-request_headers_too_large',
     },
     request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/),
   });

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { newTimeOrderedId } from '@switchboard/db';
+import { emit } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 
 // Tenant portal sessions (docs/API.md, Tenant portal): links, the one-use code, portal tokens
@@ -325,5 +327,61 @@ describe('delivery health (stats)', () => {
       .expect(200);
     expect(empty.body.totals).toEqual({ succeeded: 0, failed: 0, p50_ms: null, p99_ms: null });
     expect(empty.body.buckets).toEqual([]);
+  });
+});
+
+describe('events (the portal’s event page)', () => {
+  /** An event of `tenantId`, as emit() writes it; delivered to `subscriptionId` when given. */
+  async function event(tenantId: string, subscriptionId?: string): Promise<string> {
+    const id = await emit(ctx.deps.knex, {
+      tenantId,
+      type: 'usage.threshold',
+      data: {
+        threshold: 80,
+        minutes_used: 80,
+        minutes_included: 100,
+        billing_period_end: '2026-12-01T00:00:00.000Z',
+      },
+    });
+    if (subscriptionId) {
+      // The row the fan-out makes (its outcome does not matter here).
+      await ctx.deps.knex('webhook_deliveries').insert({
+        id: newTimeOrderedId('dlv', new Date()),
+        tenant_id: tenantId,
+        event_id: id,
+        subscription_id: subscriptionId,
+        status: 'failed',
+      });
+    }
+    return id;
+  }
+  const read = (id: string, auth: string) =>
+    api().get(`/api/v1/events/${id}`).set('Authorization', auth);
+
+  it('a portal token reads an event delivered to a subscription it sees, and no other (404)', async () => {
+    const delivered = await event(owner.tenantId, mine);
+    const undelivered = await event(owner.tenantId);
+    const theirs = await event(stranger.tenantId, foreign);
+    const all = await portal({ capabilities: ['view'] });
+    const toMine = await portal({ subscription_ids: [mine] });
+    const toOther = await portal({ subscription_ids: [other] });
+
+    for (const session of [all, toMine]) {
+      const res = await read(delivered, session.auth).expect(200);
+      expect(res.body).toMatchObject({ id: delivered, event: 'usage.threshold' });
+    }
+    // Not delivered to what the session sees: the same 404 as an unknown id.
+    const missing = await read(newTimeOrderedId('evt', new Date()), all.auth).expect(404);
+    for (const [id, session] of [
+      [delivered, toOther],
+      [undelivered, all],
+      [theirs, all],
+    ] as const) {
+      const res = await read(id, session.auth).expect(404);
+      expect(res.body.error).toEqual({ ...missing.body.error });
+      expect(res.body.error).toMatchObject({ code: 'resource_not_found', param: 'id' });
+    }
+    // An API key reads every event of its tenant, delivered or not.
+    await read(undelivered, owner.auth).expect(200);
   });
 });

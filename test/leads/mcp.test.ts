@@ -90,7 +90,10 @@ describe('MCP', () => {
     const reader = await connect(readKey);
     const denied = await call(reader, 'create_lead', { phone: '+14155550141' });
     expect(denied.isError).toBe(true);
-    expect(json(denied).error).toMatchObject({ code: 'insufficient_scope' });
+    expect(json(denied).error).toMatchObject({
+      code: 'insufficient_scope',
+      doc_url: 'docs/API.md#error-insufficient_scope',
+    });
     const writer = await connect(writeKey);
     const bad = await call(writer, 'create_lead', { phone: 'call me' });
     expect(json(bad).error).toMatchObject({ code: 'invalid_parameter', param: 'phone' });

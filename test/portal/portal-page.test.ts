@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { newTimeOrderedId } from '@switchboard/db';
 import { PORTAL_DIST } from '../../apps/api/src/features/portal/page';
 import {
   generateCertificate,
@@ -197,6 +198,27 @@ it('a magic link opens the portal: add an endpoint, send a test, watch a call’
   await page.getByRole('button', { name: 'Show payload and headers' }).first().click();
   await page.getByText(/Attempt 1 .*HTTP 204/).waitFor();
   await check(page, '04-endpoint-health-log');
+
+  // The delivery's event id links to the event's page: the envelope the endpoint received.
+  const row = page.locator('li.delivery').first();
+  const eventType = (await row.locator('summary strong').textContent()) as string;
+  const eventLink = row.getByRole('link', { name: /^evt_/ });
+  const eventId = (await eventLink.textContent()) as string;
+  await eventLink.click();
+  await page.getByRole('heading', { name: eventType }).waitFor();
+  const envelope = JSON.parse((await page.getByTestId('event').locator('pre').textContent()) ?? '');
+  expect(envelope).toMatchObject({ id: eventId, event: eventType });
+  const received = receiver.requests.find((r) => r.body.includes(`"id":"${eventId}"`));
+  expect(received && JSON.parse(received.body)).toEqual(envelope);
+  await check(page, '04b-event');
+  await page.getByRole('link', { name: '← Back to the endpoint' }).click();
+  await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+  // An event the link cannot see (here: none has this id) gets the not-found page.
+  const endpointUrl = page.url();
+  await page.goto(`${endpointUrl}/events/${newTimeOrderedId('evt', new Date())}`);
+  await page.getByRole('heading', { name: 'Event not found' }).waitFor();
+  await page.goto(endpointUrl);
+  await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
 
   // The list shows its health.
   await page.getByRole('link', { name: 'All endpoints' }).click();

@@ -49,3 +49,16 @@ export const ERROR_CODES = [
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * Where every error code is documented: docs/API.md, a path from the repository's root, the
+ * same in every deployment and every version (docs/decisions/0108-error-doc-urls.md).
+ */
+export const ERROR_DOCS = 'docs/API.md';
+
+/**
+ * The `doc_url` of an error body: the anchor of its code in docs/API.md (`<a id="error-…">`),
+ * e.g. `docs/API.md#error-invalid_parameter`. test/api/error-codes-doc.test.ts checks that
+ * docs/API.md has the anchor of every code.
+ */
+export const docUrlOf = (code: ErrorCode): string => `${ERROR_DOCS}#error-${code}`;

@@ -1,6 +1,7 @@
 import type {
   ApiErrorBody,
   CreatedWebhookSubscription,
+  Event as EventEnvelope,
   EventTypeInfo,
   EventTypeList,
   PortalToken,
@@ -15,6 +16,7 @@ import type {
 
 export type {
   CreatedWebhookSubscription,
+  EventEnvelope,
   EventTypeInfo,
   PortalToken,
   WebhookDelivery,
@@ -146,6 +148,8 @@ export const api = (token: string) => ({
   recovery: (id: string, recoveryId: string) =>
     call<WebhookRecovery>('GET', `/webhooks/${seg(id)}/recoveries/${seg(recoveryId)}`, token),
   eventTypes: () => call<EventTypeList>('GET', '/event-types', token),
+  /** One event as its webhooks carry it: those delivered to an endpoint the link sees. */
+  event: (eventId: string) => call<EventEnvelope>('GET', `/events/${seg(eventId)}`, token),
   retry: (id: string, deliveryId: string) =>
     call<WebhookDelivery>(
       'POST',

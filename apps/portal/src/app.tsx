@@ -4,18 +4,35 @@ import type { PortalToken } from './api';
 import { CatalogPage } from './catalog';
 import { EndpointPage } from './endpoint';
 import { EndpointsPage, NewEndpointPage } from './endpoints';
+import { EventPage } from './event';
 import type { Can } from './page-props';
 import { FatalPage, fatalOfCode, NotFound, type Fatal } from './states';
 
-/** Routes are in the fragment (`#/`, `#/new`, `#/events`, `#/endpoints/<id>`): the server sees only /portal. */
+/**
+ * Routes are in the fragment (`#/`, `#/new`, `#/events`, `#/endpoints/<id>`, and an event of
+ * an endpoint's log, `#/endpoints/<id>/events/<event id>`): the server sees only /portal.
+ */
 type Route =
-  { page: 'list' } | { page: 'new' } | { page: 'events' } | { page: 'endpoint'; id: string } | null;
+  | { page: 'list' }
+  | { page: 'new' }
+  | { page: 'events' }
+  | { page: 'endpoint'; id: string }
+  | { page: 'event'; endpointId: string; id: string }
+  | null;
 
 const parse = (hash: string): Route => {
   const path = hash.replace(/^#/, '') || '/';
   if (path === '/') return { page: 'list' };
   if (path === '/new') return { page: 'new' };
   if (path === '/events') return { page: 'events' };
+  const event = /^\/endpoints\/([^/]+)\/events\/([^/]+)$/.exec(path);
+  if (event?.[1] && event[2]) {
+    return {
+      page: 'event',
+      endpointId: decodeURIComponent(event[1]),
+      id: decodeURIComponent(event[2]),
+    };
+  }
   const m = /^\/endpoints\/([^/]+)$/.exec(path);
   return m?.[1] ? { page: 'endpoint', id: decodeURIComponent(m[1]) } : null;
 };
@@ -95,6 +112,9 @@ export function App() {
         {route?.page === 'new' && <NewEndpointPage {...props} />}
         {route?.page === 'events' && <CatalogPage {...props} />}
         {route?.page === 'endpoint' && <EndpointPage key={route.id} id={route.id} {...props} />}
+        {route?.page === 'event' && (
+          <EventPage key={route.id} id={route.id} endpointId={route.endpointId} {...props} />
+        )}
         {!route && <NotFound what="Page" />}
       </main>
       <footer class="foot">

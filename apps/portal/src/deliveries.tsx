@@ -6,6 +6,10 @@ import { plain, when } from './format';
 import { LogFilterForm } from './log-filter';
 import { ErrorNote } from './states';
 
+/** The page of a delivery's event, under the endpoint whose log links to it. */
+export const eventHref = (endpointId: string, eventId: string): string =>
+  `#/endpoints/${encodeURIComponent(endpointId)}/events/${encodeURIComponent(eventId)}`;
+
 const outcome = (d: WebhookDelivery): string => {
   const a = d.attempts[d.attempts.length - 1];
   if (!a) return '—';
@@ -47,7 +51,8 @@ function DeliveryRow(
           <strong>{d.event_type}</strong> <span class="muted">{when(d.created_at)}</span>
         </summary>
         <p class="muted">
-          Delivery {d.id}, event {d.event_id}, round {d.round}
+          Delivery {d.id}, event <a href={eventHref(props.endpointId, d.event_id)}>{d.event_id}</a>,
+          round {d.round}
         </p>
         <p>
           {d.attempts.length === 0

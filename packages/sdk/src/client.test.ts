@@ -323,9 +323,12 @@ describe('conditional edits', () => {
 });
 
 describe('errors', () => {
-  it('carry status, type, code, param and request_id', async () => {
+  it('carry status, type, code, param, doc_url and request_id', async () => {
     const client = await clientFor([
-      apiError(400, 'invalid_request_error', 'invalid_parameter', { param: 'limit' }),
+      apiError(400, 'invalid_request_error', 'invalid_parameter', {
+        param: 'limit',
+        doc_url: 'docs/API.md#error-invalid_parameter',
+      }),
     ]);
     const error = (await client.receptionists
       .list({ limit: 500 })
@@ -337,6 +340,7 @@ describe('errors', () => {
       type: 'invalid_request_error',
       code: 'invalid_parameter',
       param: 'limit',
+      doc_url: 'docs/API.md#error-invalid_parameter',
       request_id: 'req_abc',
       message: 'invalid_parameter happened',
     });

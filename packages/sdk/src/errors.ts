@@ -16,7 +16,7 @@ export type ErrorCode = ApiErrorBody['error']['code'] | SdkErrorCode;
 
 /**
  * Every failed API call throws this (after the client's retries). `status`, `type`, `code`,
- * `param` and `request_id` are the API's own: branch on `code`, quote `request_id`.
+ * `param`, `doc_url` and `request_id` are the API's own: branch on `code`, quote `request_id`.
  */
 export class SwitchboardError extends Error {
   override readonly name: string = 'SwitchboardError';
@@ -26,6 +26,11 @@ export class SwitchboardError extends Error {
   readonly code: ErrorCode;
   /** The offending field, when the API named one. */
   readonly param: string | null;
+  /**
+   * Where the API documents `code`: its anchor in the API reference, as a path from the root
+   * of the Switchboard repository (`docs/API.md#error-<code>`); null for the SDK's own codes.
+   */
+  readonly doc_url: string | null;
   /** The API's request id (also in `X-Request-Id`); null when no response came back. */
   readonly request_id: string | null;
   /** The response headers (`Retry-After`, ...); null when no response came back. */
@@ -37,6 +42,7 @@ export class SwitchboardError extends Error {
     code: ErrorCode;
     message: string;
     param?: string | null;
+    doc_url?: string | null;
     request_id?: string | null;
     headers?: Headers | null;
     cause?: unknown;
@@ -46,6 +52,7 @@ export class SwitchboardError extends Error {
     this.type = init.type;
     this.code = init.code;
     this.param = init.param ?? null;
+    this.doc_url = init.doc_url ?? null;
     this.request_id = init.request_id ?? null;
     this.headers = init.headers ?? null;
   }

@@ -214,7 +214,9 @@ async function bodyOf(res: Response): Promise<unknown> {
 async function errorOf(res: Response): Promise<SwitchboardError> {
   const requestId = res.headers.get('x-request-id');
   const text = await res.text().catch(() => '');
-  let body: { error?: { type?: string; code?: string; message?: string; param?: string } };
+  let body: {
+    error?: { type?: string; code?: string; message?: string; param?: string; doc_url?: string };
+  };
   try {
     body = JSON.parse(text) as typeof body;
   } catch {
@@ -228,6 +230,7 @@ async function errorOf(res: Response): Promise<SwitchboardError> {
       code: e.code as ErrorCode,
       message: e.message,
       param: e.param ?? null,
+      doc_url: e.doc_url ?? null,
       request_id: (body as { request_id?: string }).request_id ?? requestId,
       headers: res.headers,
     });

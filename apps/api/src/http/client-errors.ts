@@ -2,7 +2,7 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@switchboard/logger';
-import type { ErrorCode } from '../error-codes';
+import { docUrlOf, type ErrorCode } from '../error-codes';
 
 /**
  * What Node's HTTP parser refuses before Express sees a request, answered in the API's error
@@ -23,7 +23,7 @@ const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string
     message: 'The request did not arrive in time',
   },
 };
-const MALFORMED = {
+const MALFORMED: { status: number; code: ErrorCode; message: string } = {
   status: 400,
   code: 'malformed_request',
   message: 'The request is not valid HTTP',
@@ -39,7 +39,12 @@ export function answerClientErrors(server: Server, logger: Logger): void {
     const answer = (err.code && ANSWERS[err.code]) || MALFORMED;
     const requestId = `req_${randomBytes(12).toString('hex')}`;
     const body = JSON.stringify({
-      error: { type: 'invalid_request_error', code: answer.code, message: answer.message },
+      error: {
+        type: 'invalid_request_error',
+        code: answer.code,
+        message: answer.message,
+        doc_url: docUrlOf(answer.code),
+      },
       request_id: requestId,
     });
     logger.info(

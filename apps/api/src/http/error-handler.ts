@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { isTransientDbError, VersionMismatch } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
+import { docUrlOf } from '../error-codes';
 import { ApiError, serviceUnavailable, type ErrorAnswer } from '../errors';
 import { preconditionFailed } from './if-match';
 
@@ -108,6 +109,7 @@ export function renderError(res: Response, apiError: ErrorAnswer, requestId: str
     message: apiError.message,
   };
   if (apiError.param) error.param = apiError.param;
+  error.doc_url = docUrlOf(apiError.code);
   res.status(apiError.status).json({ error, request_id: requestId });
 }
 

@@ -1,3 +1,4 @@
+import { ERROR_DOCS } from '../error-codes';
 import type { ErrorType } from '../errors';
 import type { SchemaComponents } from './components';
 import { parsesJsonBody } from './register';
@@ -208,7 +209,7 @@ export function errorResponses(
             ? { oneOf: [ERROR_SCHEMA_REF, components.inline(other.schema)] }
             : ERROR_SCHEMA_REF,
           example: other?.example ?? {
-            error: spec.example,
+            error: { ...spec.example, doc_url: `${ERROR_DOCS}#error-${spec.example.code}` },
             request_id: 'req_8a3f0c2b9d4e1f6a7b5c2d90',
           },
         },

@@ -27,7 +27,8 @@ Every error has one shape, and every response carries \`X-Request-Id\`:
 
 \`\`\`json
 {"error": {"type": "invalid_request_error", "code": "invalid_parameter",
-           "message": "limit must be an integer between 1 and 100", "param": "limit"},
+           "message": "limit must be an integer between 1 and 100", "param": "limit",
+           "doc_url": "docs/API.md#error-invalid_parameter"},
  "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"}
 \`\`\`
 
@@ -37,7 +38,9 @@ request's id; any other value is ignored and the request gets one of ours.
 \`type\` is \`invalid_request_error\` (400, 404, 405, 409, 412, 413, 415, 422),
 \`authentication_error\` (401), \`permission_error\` (403), \`rate_limit_error\` (429),
 \`service_unavailable\` (503) or \`api_error\` (500). \`code\` is stable and made for programs;
-\`message\` is for people. Retry 429 and 503 after \`Retry-After\` seconds.
+\`message\` is for people. \`doc_url\` is where the code is documented: its anchor in the
+repository's API reference, \`docs/API.md#error-<code>\` (a path from the repository's root).
+Retry 429 and 503 after \`Retry-After\` seconds.
 
 # Pagination
 

@@ -12,7 +12,7 @@ export const errorBodySchema = {
   properties: {
     error: {
       type: 'object',
-      required: ['type', 'code', 'message'],
+      required: ['type', 'code', 'message', 'doc_url'],
       properties: {
         type: {
           enum: [
@@ -32,6 +32,12 @@ export const errorBodySchema = {
         },
         message: { type: 'string', description: 'For people; may change' },
         param: { type: 'string', description: 'The offending field, when there is one' },
+        doc_url: {
+          type: 'string',
+          description:
+            "Where the code is documented: the anchor of `code` in the API reference, docs/API.md of the repository (`docs/API.md#error-<code>`, a path from the repository's root)",
+          example: 'docs/API.md#error-invalid_parameter',
+        },
       },
     },
     request_id: { type: 'string', description: 'Also in the X-Request-Id header' },

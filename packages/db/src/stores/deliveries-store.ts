@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { idTimeWindow } from '../ids';
+import { idTimeWindow, timeOfId } from '../ids';
 import { newestFirst, type KeysetPage, type PageRequest } from '../keyset';
 import { contiguousSpan } from '../partitions/catalog';
 import { PARTITIONED_TABLES, type PartitionedTable } from '../partitions/spec';
@@ -111,6 +111,27 @@ export class DeliveriesStore {
       .andWhere('created_at', '<', to)
       .first();
     return row && toDelivery(row);
+  }
+
+  /**
+   * Whether the tenant's event has a delivery (whatever its outcome) to one of the tenant's
+   * subscriptions, or to one of `subscriptionIds` when given: the events a portal session may
+   * read (docs/decisions/0109-portal-event-page.md). A delivery is made after its event, so
+   * only the days from the event's on are read (an hour earlier: the id's time is the
+   * application's clock, `created_at` Postgres').
+   */
+  async eventDelivered(
+    tenantId: string,
+    eventId: string,
+    subscriptionIds: readonly string[] | null,
+  ): Promise<boolean> {
+    const query = this.db(TABLE)
+      .where({ tenant_id: tenantId, event_id: eventId })
+      .whereNotNull('subscription_id');
+    const at = timeOfId(eventId);
+    if (at) query.andWhere('created_at', '>=', new Date(at.getTime() - HOUR_MS));
+    if (subscriptionIds) query.whereIn('subscription_id', subscriptionIds);
+    return (await query.first(this.db.raw('1 AS delivered'))) !== undefined;
   }
 
   /** A subscription's delivery log, newest first. */

@@ -561,7 +561,9 @@ export interface paths {
         };
         /**
          * One event, as its webhook carries it
-         * @description Requires an API key with the `read` scope (or a wider one).
+         * @description A portal token (`view`) reads only an event delivered to a subscription its session sees (every subscription of the tenant, or those the session is limited to); any other is a 404 as an unknown id.
+         *
+         *     Requires an API key with the `read` scope (or a wider one). A portal token with the `view` capability may call it too.
          */
         get: operations["getEvent"];
         put?: never;
@@ -1657,6 +1659,11 @@ export interface components {
                 message: string;
                 /** @description The offending field, when there is one */
                 param?: string;
+                /**
+                 * @description Where the code is documented: the anchor of `code` in the API reference, docs/API.md of the repository (`docs/API.md#error-<code>`, a path from the repository's root)
+                 * @example docs/API.md#error-invalid_parameter
+                 */
+                doc_url: string;
             };
             /** @description Also in the X-Request-Id header */
             request_id: string;
@@ -2593,7 +2600,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2615,7 +2623,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2637,7 +2646,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2661,7 +2671,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2681,7 +2692,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2703,7 +2715,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2727,7 +2740,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2807,7 +2821,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2829,7 +2844,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2851,7 +2867,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2875,7 +2892,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_request_in_progress",
-                     *         "message": "The same key is still being processed (Retry-After)"
+                     *         "message": "The same key is still being processed (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-idempotency_request_in_progress"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2897,7 +2915,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2919,7 +2938,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2941,7 +2961,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2965,7 +2986,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -2985,7 +3007,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3007,7 +3030,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3031,7 +3055,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3096,7 +3121,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3118,7 +3144,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3140,7 +3167,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3162,7 +3190,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3186,7 +3215,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3206,7 +3236,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3228,7 +3259,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3252,7 +3284,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3330,7 +3363,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3352,7 +3386,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3374,7 +3409,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3396,7 +3432,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3419,7 +3456,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3441,7 +3479,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3463,7 +3502,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3487,7 +3527,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3507,7 +3548,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3529,7 +3571,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3553,7 +3596,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3618,7 +3662,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3640,7 +3685,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3662,7 +3708,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3684,7 +3731,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3706,7 +3754,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_state",
-                     *         "message": "The receptionist is not in error"
+                     *         "message": "The receptionist is not in error",
+                     *         "doc_url": "docs/API.md#error-invalid_state"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3728,7 +3777,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3750,7 +3800,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3774,7 +3825,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3794,7 +3846,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3816,7 +3869,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3840,7 +3894,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3928,7 +3983,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3950,7 +4006,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3972,7 +4029,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -3994,7 +4052,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4018,7 +4077,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4038,7 +4098,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4060,7 +4121,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4084,7 +4146,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4177,7 +4240,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4199,7 +4263,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4221,7 +4286,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4243,7 +4309,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this tenant"
+                     *         "message": "No such receptionist in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4267,7 +4334,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4287,7 +4355,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4309,7 +4378,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4333,7 +4403,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4441,7 +4512,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4463,7 +4535,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4485,7 +4558,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4507,7 +4581,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such call in this tenant"
+                     *         "message": "No such call in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4531,7 +4606,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4551,7 +4627,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4573,7 +4650,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4597,7 +4675,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4677,7 +4756,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4699,7 +4779,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4721,7 +4802,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4743,7 +4825,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4767,7 +4850,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready, or idempotency_request_in_progress (the first request with this key still runs; Retry-After)"
+                     *         "message": "Receptionist_not_ready, or idempotency_request_in_progress (the first request with this key still runs; Retry-After)",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4789,7 +4873,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4811,7 +4896,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4833,7 +4919,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The same key came with another body"
+                     *         "message": "The same key came with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4857,7 +4944,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4877,7 +4965,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4899,7 +4988,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -4923,7 +5013,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5013,7 +5104,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5035,7 +5127,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5057,7 +5150,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5079,7 +5173,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id is not a receptionist of this account"
+                     *         "message": "Receptionist_id is not a receptionist of this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5103,7 +5198,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs"
+                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5125,7 +5221,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5147,7 +5244,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5169,7 +5267,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "recipient_opted_out",
-                     *         "message": "The recipient replied STOP (nothing is stored or sent); or idempotency_key_reused: the key was used with another body"
+                     *         "message": "The recipient replied STOP (nothing is stored or sent); or idempotency_key_reused: the key was used with another body",
+                     *         "doc_url": "docs/API.md#error-recipient_opted_out"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5193,7 +5292,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5213,7 +5313,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5235,7 +5336,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5259,7 +5361,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5329,7 +5432,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5351,7 +5455,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5373,7 +5478,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5397,7 +5503,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5417,7 +5524,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5439,7 +5547,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5463,7 +5572,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5534,7 +5644,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5556,7 +5667,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5578,7 +5690,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5600,7 +5713,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such message in this account"
+                     *         "message": "No such message in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5624,7 +5738,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5644,7 +5759,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5666,7 +5782,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5690,7 +5807,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5736,7 +5854,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5758,7 +5877,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5780,7 +5900,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5802,7 +5923,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such message in this account"
+                     *         "message": "No such message in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5824,7 +5946,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "not_cancellable",
-                     *         "message": "The message is not scheduled (queued, sent, cancelled, ...)"
+                     *         "message": "The message is not scheduled (queued, sent, cancelled, ...)",
+                     *         "doc_url": "docs/API.md#error-not_cancellable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5848,7 +5971,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5868,7 +5992,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5890,7 +6015,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -5914,7 +6040,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6005,7 +6132,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6027,7 +6155,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6049,7 +6178,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6071,7 +6201,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist in this account"
+                     *         "message": "No such receptionist in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6095,7 +6226,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6115,7 +6247,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6137,7 +6270,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6161,7 +6295,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6245,7 +6380,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6267,7 +6403,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6289,7 +6426,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6313,7 +6451,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6333,7 +6472,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6355,7 +6495,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6379,7 +6520,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6471,7 +6613,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6493,7 +6636,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6515,7 +6659,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6539,7 +6684,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "limit_exceeded",
-                     *         "message": "The tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs"
+                     *         "message": "The tenant has the maximum number of subscriptions; or idempotency_request_in_progress (Retry-After) while the first request with this key runs",
+                     *         "doc_url": "docs/API.md#error-limit_exceeded"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6561,7 +6707,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6583,7 +6730,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6605,7 +6753,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6629,7 +6778,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6649,7 +6799,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6671,7 +6822,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6695,7 +6847,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6769,7 +6922,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6791,7 +6945,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6813,7 +6968,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6835,7 +6991,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6859,7 +7016,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6879,7 +7037,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6901,7 +7060,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6925,7 +7085,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6975,7 +7136,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -6997,7 +7159,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7019,7 +7182,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7041,7 +7205,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7064,7 +7229,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7088,7 +7254,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7108,7 +7275,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7130,7 +7298,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7154,7 +7323,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7242,7 +7412,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7264,7 +7435,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7286,7 +7458,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7308,7 +7481,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7331,7 +7505,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7353,7 +7528,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7375,7 +7551,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7399,7 +7576,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7419,7 +7597,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7441,7 +7620,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7465,7 +7645,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7535,7 +7716,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7557,7 +7739,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7579,7 +7762,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7601,7 +7785,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7623,7 +7808,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7645,7 +7831,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7669,7 +7856,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7689,7 +7877,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7711,7 +7900,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7735,7 +7925,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7809,7 +8000,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7831,7 +8023,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7853,7 +8046,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7875,7 +8069,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7897,7 +8092,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7919,7 +8115,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7943,7 +8140,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7963,7 +8161,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -7985,7 +8184,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8009,7 +8209,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8075,7 +8276,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8097,7 +8299,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8119,7 +8322,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8141,7 +8345,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8163,7 +8368,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8185,7 +8391,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8209,7 +8416,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8229,7 +8437,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8251,7 +8460,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8275,7 +8485,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8380,7 +8591,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8402,7 +8614,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8424,7 +8637,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8446,7 +8660,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8470,7 +8685,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8490,7 +8706,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8512,7 +8729,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8536,7 +8754,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8640,7 +8859,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8662,7 +8882,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8684,7 +8905,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8708,7 +8930,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8728,7 +8951,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8750,7 +8974,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8774,7 +8999,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8867,7 +9093,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8889,7 +9116,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8911,7 +9139,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8933,7 +9162,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription in this tenant, or no such delivery of it"
+                     *         "message": "No such subscription in this tenant, or no such delivery of it",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8957,7 +9187,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8977,7 +9208,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -8999,7 +9231,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9023,7 +9256,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9107,7 +9341,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9129,7 +9364,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9151,7 +9387,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9173,7 +9410,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription in this tenant, or no such delivery of it"
+                     *         "message": "No such subscription in this tenant, or no such delivery of it",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9195,7 +9433,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "subscription_disabled",
-                     *         "message": "Subscription_disabled (enable it first), or delivery_in_progress (an attempt is in flight; retry once it has finished)"
+                     *         "message": "Subscription_disabled (enable it first), or delivery_in_progress (an attempt is in flight; retry once it has finished)",
+                     *         "doc_url": "docs/API.md#error-subscription_disabled"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9217,7 +9456,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9239,7 +9479,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9263,7 +9504,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9283,7 +9525,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9305,7 +9548,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9329,7 +9573,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9404,7 +9649,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9426,7 +9672,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9448,7 +9695,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9470,7 +9718,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9492,7 +9741,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "subscription_disabled",
-                     *         "message": "Subscription_disabled (enable it first), or recovery_in_progress"
+                     *         "message": "Subscription_disabled (enable it first), or recovery_in_progress",
+                     *         "doc_url": "docs/API.md#error-subscription_disabled"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9514,7 +9764,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9536,7 +9787,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9560,7 +9812,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9580,7 +9833,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9602,7 +9856,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9626,7 +9881,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9692,7 +9948,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9714,7 +9971,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9736,7 +9994,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9758,7 +10017,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such subscription or recovery in this tenant"
+                     *         "message": "No such subscription or recovery in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9782,7 +10042,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9802,7 +10063,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9824,7 +10086,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9848,7 +10111,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9955,7 +10219,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9977,7 +10242,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -9999,7 +10265,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10023,7 +10290,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10043,7 +10311,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10065,7 +10334,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10089,7 +10359,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10186,7 +10457,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10208,7 +10480,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10230,7 +10503,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10252,7 +10526,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10276,7 +10551,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10296,7 +10572,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10318,7 +10595,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10342,7 +10620,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10421,7 +10700,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10443,7 +10723,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10465,7 +10746,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10487,7 +10769,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such receptionist (receptionist_id) in this tenant, or no such event (Last-Event-ID) in this tenant's history"
+                     *         "message": "No such receptionist (receptionist_id) in this tenant, or no such event (Last-Event-ID) in this tenant's history",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10511,7 +10794,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10531,7 +10815,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10553,7 +10838,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10577,7 +10863,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10654,7 +10941,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10662,7 +10950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer`; `invalid_portal_token` for an expired or revoked portal token */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10676,7 +10964,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10684,7 +10973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: the key lacks the `read` scope */
+            /** @description `insufficient_scope`: the key lacks the `read` scope, or a portal token lacks the `view` capability or this subscription */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10698,7 +10987,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10720,7 +11010,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such event in this tenant, or older than the tenant's event history"
+                     *         "message": "No such event in this tenant, or older than the tenant's event history",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10744,7 +11035,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10764,7 +11056,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10786,7 +11079,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10810,7 +11104,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10882,7 +11177,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10904,7 +11200,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10926,7 +11223,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10948,7 +11246,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such webhook subscription in this tenant"
+                     *         "message": "No such webhook subscription in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10972,7 +11271,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -10992,7 +11292,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11014,7 +11315,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11038,7 +11340,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11114,7 +11417,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11136,7 +11440,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11158,7 +11463,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11182,7 +11488,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11202,7 +11509,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11224,7 +11532,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11248,7 +11557,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11320,7 +11630,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11342,7 +11653,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11364,7 +11676,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11386,7 +11699,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "A subscription_ids entry is not in this tenant"
+                     *         "message": "A subscription_ids entry is not in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11408,7 +11722,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11430,7 +11745,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11454,7 +11770,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11474,7 +11791,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11496,7 +11814,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11520,7 +11839,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11571,7 +11891,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11593,7 +11914,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11615,7 +11937,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11639,7 +11962,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11659,7 +11983,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11681,7 +12006,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11705,7 +12031,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11751,7 +12078,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11773,7 +12101,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11795,7 +12124,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11817,7 +12147,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such portal session in this tenant"
+                     *         "message": "No such portal session in this tenant",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11841,7 +12172,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11861,7 +12193,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11883,7 +12216,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11907,7 +12241,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11971,7 +12306,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -11991,7 +12327,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_portal_code",
-                     *         "message": "The code is unknown, used already, or expired"
+                     *         "message": "The code is unknown, used already, or expired",
+                     *         "doc_url": "docs/API.md#error-invalid_portal_code"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12011,7 +12348,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12031,7 +12369,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12051,7 +12390,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests without a valid credential from this address"
+                     *         "message": "Too many requests without a valid credential from this address",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12071,7 +12411,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12091,7 +12432,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12113,7 +12455,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12188,7 +12531,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12210,7 +12554,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12232,7 +12577,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12256,7 +12602,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12276,7 +12623,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12298,7 +12646,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12322,7 +12671,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12408,7 +12758,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12430,7 +12781,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12452,7 +12804,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12476,7 +12829,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12496,7 +12850,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12518,7 +12873,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12542,7 +12898,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12652,7 +13009,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12674,7 +13032,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12696,7 +13055,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12718,7 +13078,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id is not one of your receptionists"
+                     *         "message": "Receptionist_id is not one of your receptionists",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12742,7 +13103,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "lead_exists",
-                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it; or idempotency_request_in_progress (Retry-After)"
+                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it; or idempotency_request_in_progress (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-lead_exists"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12764,7 +13126,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12786,7 +13149,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12808,7 +13172,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12832,7 +13197,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12852,7 +13218,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12874,7 +13241,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12898,7 +13266,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12976,7 +13345,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -12998,7 +13368,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13020,7 +13391,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13044,7 +13416,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_request_in_progress",
-                     *         "message": "The first request with this key still runs (Retry-After)"
+                     *         "message": "The first request with this key still runs (Retry-After)",
+                     *         "doc_url": "docs/API.md#error-idempotency_request_in_progress"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13066,7 +13439,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "The file is larger than 20 MiB"
+                     *         "message": "The file is larger than 20 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13088,7 +13462,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Content-Type is not text/csv"
+                     *         "message": "Content-Type is not text/csv",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13110,7 +13485,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another file"
+                     *         "message": "The key was used with another file",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13134,7 +13510,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13154,7 +13531,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13176,7 +13554,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13200,7 +13579,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13270,7 +13650,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13292,7 +13673,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13314,7 +13696,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13336,7 +13719,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such import in this account"
+                     *         "message": "No such import in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13360,7 +13744,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13380,7 +13765,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13402,7 +13788,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13426,7 +13813,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13496,7 +13884,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13518,7 +13907,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13540,7 +13930,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13562,7 +13953,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such lead in this account"
+                     *         "message": "No such lead in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13586,7 +13978,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13606,7 +13999,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13628,7 +14022,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13652,7 +14047,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13754,7 +14150,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13776,7 +14173,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13798,7 +14196,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13820,7 +14219,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such lead, or receptionist_id is not one of yours"
+                     *         "message": "No such lead, or receptionist_id is not one of yours",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13842,7 +14242,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "lead_exists",
-                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it"
+                     *         "message": "Another lead has this phone (or, for a lead without phone, this email); the message names it",
+                     *         "doc_url": "docs/API.md#error-lead_exists"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13865,7 +14266,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13887,7 +14289,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13909,7 +14312,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13933,7 +14337,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13953,7 +14358,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13975,7 +14381,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -13999,7 +14406,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14081,7 +14489,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14103,7 +14512,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14125,7 +14535,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14149,7 +14560,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14169,7 +14581,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14191,7 +14604,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14215,7 +14629,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14308,7 +14723,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14330,7 +14746,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14352,7 +14769,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14374,7 +14792,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "Receptionist_id, or one of recipients.lead_ids, is not of this account"
+                     *         "message": "Receptionist_id, or one of recipients.lead_ids, is not of this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14398,7 +14817,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "receptionist_not_ready",
-                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs"
+                     *         "message": "Receptionist_not_ready; or idempotency_request_in_progress (Retry-After: 1) while the first request with this Idempotency-Key runs",
+                     *         "doc_url": "docs/API.md#error-receptionist_not_ready"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14420,7 +14840,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14442,7 +14863,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14464,7 +14886,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "idempotency_key_reused",
-                     *         "message": "The key was used with another body"
+                     *         "message": "The key was used with another body",
+                     *         "doc_url": "docs/API.md#error-idempotency_key_reused"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14488,7 +14911,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14508,7 +14932,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14530,7 +14955,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14554,7 +14980,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14625,7 +15052,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14647,7 +15075,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14669,7 +15098,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14691,7 +15121,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14715,7 +15146,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14735,7 +15167,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14757,7 +15190,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14781,7 +15215,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14857,7 +15292,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14879,7 +15315,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14901,7 +15338,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14923,7 +15361,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14947,7 +15386,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14967,7 +15407,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -14989,7 +15430,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15013,7 +15455,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15087,7 +15530,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15109,7 +15553,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15131,7 +15576,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the write scope required by this operation"
+                     *         "message": "This API key lacks the write scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15153,7 +15599,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "resource_not_found",
-                     *         "message": "No such campaign in this account"
+                     *         "message": "No such campaign in this account",
+                     *         "doc_url": "docs/API.md#error-resource_not_found"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15175,7 +15622,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_state",
-                     *         "message": "The campaign is completed or canceled already"
+                     *         "message": "The campaign is completed or canceled already",
+                     *         "doc_url": "docs/API.md#error-invalid_state"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15198,7 +15646,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "precondition_failed",
-                     *         "message": "If-Match names no current version; the ETag header carries the current one"
+                     *         "message": "If-Match names no current version; the ETag header carries the current one",
+                     *         "doc_url": "docs/API.md#error-precondition_failed"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15220,7 +15669,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15242,7 +15692,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15266,7 +15717,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15286,7 +15738,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15308,7 +15761,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15332,7 +15786,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15440,7 +15895,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15462,7 +15918,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the read scope required by this operation"
+                     *         "message": "This API key lacks the read scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15506,7 +15963,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "payload_too_large",
-                     *         "message": "Request body exceeds 1 MiB"
+                     *         "message": "Request body exceeds 1 MiB",
+                     *         "doc_url": "docs/API.md#error-payload_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15528,7 +15986,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "unsupported_media_type",
-                     *         "message": "Request bodies must be JSON with Content-Type: application/json"
+                     *         "message": "Request bodies must be JSON with Content-Type: application/json",
+                     *         "doc_url": "docs/API.md#error-unsupported_media_type"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15552,7 +16011,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15572,7 +16032,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15594,7 +16055,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -15618,7 +16080,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }

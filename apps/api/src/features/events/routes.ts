@@ -57,8 +57,15 @@ export function eventRoutes(deps: Deps): RouteDef[] {
       path: '/events/:id',
       operationId: 'getEvent',
       summary: 'One event, as its webhook carries it',
+      description:
+        'A portal token (`view`) reads only an event delivered to a subscription its session ' +
+        'sees (every subscription of the tenant, or those the session is limited to); any ' +
+        'other is a 404 as an unknown id.',
       tag: EVENTS_TAG,
       scope: 'read',
+      // The portal's event page, from its delivery log: a portal session reads only the
+      // events delivered to the subscriptions it sees (docs/decisions/0109-portal-event-page.md).
+      portal: { capability: 'view', subscriptions: 'filter' },
       params: eventParamSchema,
       responses: { 200: { description: 'The event', schema: eventSchema, example: eventExample } },
       errors: {
@@ -69,6 +76,13 @@ export function eventRoutes(deps: Deps): RouteDef[] {
         const id = req.valid.params.id as string;
         const retention = await eventRetention(deps, tenantId);
         const event = await eventLog.get(tenantId, id, retention.since);
+        const portal = req.auth.portal;
+        if (event && portal) {
+          const seen = portal.subscriptionIds ?? null;
+          if (!(await deps.stores.deliveries.eventDelivered(tenantId, id, seen))) {
+            throw notFound('event', 'id');
+          }
+        }
         if (event) {
           res.json(buildEnvelope(event));
           return;

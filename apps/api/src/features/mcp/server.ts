@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../../deps';
+import { docUrlOf } from '../../error-codes';
 import { ApiError, insufficientScope } from '../../errors';
 import type { AuthContext } from '../../http/types';
 import { hasScope } from '../../http/auth';
@@ -16,7 +17,7 @@ const result = (value: object, isError = false): CallToolResult => ({
   ...(isError ? { isError: true } : {}),
 });
 
-/** An API error as a tool error: the same `{error: {type, code, message, param?}}` body. */
+/** An API error as a tool error: the same `{error: {type, code, message, param?, doc_url}}` body. */
 const toolError = (e: ApiError): CallToolResult =>
   result(
     {
@@ -25,6 +26,7 @@ const toolError = (e: ApiError): CallToolResult =>
         code: e.code,
         message: e.message,
         ...(e.param ? { param: e.param } : {}),
+        doc_url: docUrlOf(e.code),
       },
     },
     true,
