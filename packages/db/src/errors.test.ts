@@ -18,6 +18,10 @@ describe('isTransientDbError', () => {
       new Error('Connection terminated unexpectedly'),
       // Errors from another realm (Node's sockets under jest) are plain objects to instanceof.
       { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' },
+      // A stopped container's host name no longer resolves.
+      withCode('ENOTFOUND', 'getaddrinfo ENOTFOUND postgres'),
+      // localhost tried on ::1 and 127.0.0.1, both refused.
+      new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')]),
     ]) {
       expect(isTransientDbError(err)).toBe(true);
     }
@@ -29,6 +33,7 @@ describe('isTransientDbError', () => {
       withCode('23505', 'duplicate key value violates unique constraint'),
       withCode('42P01', 'relation does not exist'),
       new Error('boom'),
+      new AggregateError([withCode('ECONNREFUSED'), new Error('boom')]),
       null,
       'a string',
     ]) {

@@ -16,6 +16,9 @@ const TRANSIENT_SOCKET_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'EAI_AGAIN',
+  // The database's host name no longer resolves: what a stopped container's name does in a
+  // compose network (docker/compose.yaml), an outage like the others.
+  'ENOTFOUND',
 ]);
 /** node-postgres reports a lost connection without a code, by message only. */
 const LOST_CONNECTION =
@@ -30,7 +33,15 @@ const LOST_CONNECTION =
 export function isTransientDbError(err: unknown): boolean {
   // Duck-typed, not `instanceof Error`: errors from Node's sockets may come from another realm.
   if (typeof err !== 'object' || err === null) return false;
-  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  const { code, name, message, errors } = err as {
+    code?: unknown;
+    name?: unknown;
+    message?: unknown;
+    errors?: unknown;
+  };
+  // Node's happy eyeballs (localhost: ::1 and 127.0.0.1) fails with an AggregateError of
+  // one error per address tried.
+  if (Array.isArray(errors) && errors.length > 0) return errors.every(isTransientDbError);
   if (typeof code === 'string') {
     // Class 08: connection exception; class 53: insufficient resources (too many clients...).
     if (code.startsWith('08') || code.startsWith('53')) return true;
