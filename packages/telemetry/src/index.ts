@@ -9,6 +9,7 @@ export {
   SpanKind,
   startSpan,
   traceHeaders,
+  tracingStarted,
   withContext,
   type Span,
   type SpanOptions,
