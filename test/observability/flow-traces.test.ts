@@ -5,6 +5,7 @@ import type { TestContext } from '../support/context';
 import { csv } from '../support/leads';
 import { subscribedTenant, type SubscribedTenant } from '../support/subscribed-tenant';
 import { waitFor } from '../support/wait';
+import { startTestWorker, type TestWorker } from '../support/worker';
 
 // One trace per request for the flows that go through a job (docs/OPERATIONS.md, Traces):
 // the API request span → the job's span (worker) → the outbox writes of the events the job
@@ -18,6 +19,11 @@ let ctx: TestContext;
 let auth: string;
 let tenantId: string;
 let rcp: string;
+/** The worker of every test; the last test stops it and starts `later`. */
+let worker: TestWorker | null = null;
+let later: TestWorker | null = null;
+const startWorker = () =>
+  startTestWorker(ctx, { webhookCa: world.cert.cert, runner: { campaignPollMs: 200 } });
 
 beforeAll(async () => {
   tracing = startTracing({ enabled: true, serviceName: null }, 'switchboard-test', exporter);
@@ -27,9 +33,11 @@ beforeAll(async () => {
     phoneNumber: '+14155550166',
   });
   ({ ctx, auth, tenantId, rcp } = world);
-  await world.startWorker();
+  worker = await startWorker();
 }, 120_000);
 afterAll(async () => {
+  await worker?.close();
+  await later?.close();
   await world?.close();
   await tracing?.shutdown();
 });
@@ -54,6 +62,16 @@ const jobSpan = (queue: string, jobId: string) =>
         s.attributes['messaging.message.id'] === jobId,
     ),
   );
+
+/** The ended span `span` descends from that is named `name`, if any. */
+function ancestorNamed(span: ReadableSpan, name: string): ReadableSpan | undefined {
+  let at: ReadableSpan | undefined = span;
+  while (at && at.name !== name) {
+    const parentId: string | undefined = at.parentSpanContext?.spanId;
+    at = parentId ? spans().find((s) => idOf(s) === parentId) : undefined;
+  }
+  return at;
+}
 
 /** The ids of the events of this tenant of `type` whose data has `field` = `value`. */
 const eventIds = (type: string, field: string, value: string) =>
@@ -197,4 +215,46 @@ test('POST /leads/import: the import job, every lead.created and their deliverie
     return ids.length === 2 ? ids : undefined;
   });
   await expectOneTrace(server, [job, ...(await attemptsOf(events))]);
+});
+
+test('a worker that joins a running campaign later sends it in the same trace', async () => {
+  // One message a second: the worker that ran the start job sends the first one and stops;
+  // a worker started then finds the campaign running and sends the rest.
+  const phones = ['+14155557101', '+14155557102', '+14155557103', '+14155557104'];
+  const res = await request(ctx.app)
+    .post('/api/v1/campaigns')
+    .set('Authorization', auth)
+    .send({
+      name: 'Traced across workers',
+      receptionist_id: rcp,
+      message: 'Hi {{name}}, still on for Friday?',
+      recipients: { phones },
+      send_rate_per_minute: 60,
+    })
+    .expect(202);
+  const campaignId = res.body.id as string;
+  const server = await requestSpan(res.headers['x-request-id'] as string);
+  await jobSpan('campaigns', campaignId);
+  await waitFor('the first sms.sent', async () =>
+    (await eventIds('sms.sent', 'campaign_id', campaignId)).length > 0 ? true : undefined,
+  );
+  await worker?.close();
+  worker = null;
+  const pending = (await ctx.deps
+    .knex('campaign_recipients')
+    .where({ campaign_id: campaignId, state: 'pending' })
+    .count('* as n')
+    .first()) as { n: string };
+  expect(Number(pending.n)).toBeGreaterThan(0);
+  later = await startWorker();
+  const events = await waitFor('four sms.sent and campaign.completed', async () => {
+    const sent = await eventIds('sms.sent', 'campaign_id', campaignId);
+    const completed = await eventIds('campaign.completed', 'campaign_id', campaignId);
+    return sent.length === 4 && completed.length === 1 ? [...sent, ...completed] : undefined;
+  });
+  const attempts = await attemptsOf(events);
+  await expectOneTrace(server, attempts);
+  // The later worker's sends are under its join of the campaign's trace.
+  const joined = attempts.filter((a) => ancestorNamed(a, 'campaign.join'));
+  expect(joined.length).toBeGreaterThan(0);
 });

@@ -11,6 +11,7 @@ export {
   traceHeaders,
   tracingStarted,
   withContext,
+  type Context,
   type Span,
   type SpanOptions,
 } from './spans';

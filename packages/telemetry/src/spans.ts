@@ -10,7 +10,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 
-export { SpanKind, type Span };
+export { SpanKind, type Context, type Span };
 
 /** Instrumentation scope of every span of the code base; the service name tells the process. */
 const tracer = () => trace.getTracer('switchboard');
