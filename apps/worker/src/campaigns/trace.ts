@@ -9,7 +9,7 @@ import type { WorkerDeps } from '../deps';
 
 /**
  * How long a campaign's trace is kept for the workers that join it later: longer than a
- * campaign runs (its recipients at its lowest rate); the key then simply expires.
+ * campaign can run (10,000 recipients at 1 a minute is 7 days); the key then expires.
  */
 const TRACE_TTL_S = 30 * 24 * 3600;
 
