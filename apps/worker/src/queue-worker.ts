@@ -96,13 +96,22 @@ export function startQueueWorker<K extends CatalogKey>(
         }
         // Every line the handler logs names the job and the rows it concerns.
         const run = () => fairly(data, () => handler(data, job as Job<JobData<Catalog[K]>>, token));
-        // A job made under a trace (its payload's traceparent) runs in a span of that trace.
+        // A job made under a trace (its payload's traceparent) runs in a span of that trace:
+        // what it does, the jobs it adds and the events it emits continue the trace.
         const { traceparent } = data as { traceparent?: string };
         await withLogContext(jobLogFields(def.queue, job.id, data), () =>
           traceparent
             ? inSpan(
                 `job ${def.queue}`,
-                { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(traceparent) },
+                {
+                  kind: SpanKind.CONSUMER,
+                  parent: contextFromTraceparent(traceparent),
+                  attributes: {
+                    'messaging.system': 'bullmq',
+                    'messaging.destination.name': def.queue,
+                    'messaging.message.id': job.id ?? '',
+                  },
+                },
                 run,
               )
             : run(),

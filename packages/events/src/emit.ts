@@ -107,7 +107,8 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
 
 /**
  * `emit` for many events in one statement (a batch of an import): same checks, same
- * transaction rule, one outbox insert (which notifies the relay). Returns the ids in order.
+ * transaction rule, one outbox insert (which notifies the relay), one `outbox.write` span
+ * whose trace context every event of the batch stores. Returns the ids in order.
  */
 export async function emitMany<T extends EventType>(
   trx: Knex,
@@ -115,9 +116,8 @@ export async function emitMany<T extends EventType>(
 ): Promise<string[]> {
   if (inputs.length === 0) return [];
   const createdAt = new Date();
-  const traceparent = currentTraceparent();
   const rows = inputs.map((input) => ({
-    traceparent,
+    traceparent: null as string | null,
     id: newTimeOrderedId('evt', createdAt),
     tenantId: input.tenantId,
     receptionistId: checked(input),
@@ -125,7 +125,15 @@ export async function emitMany<T extends EventType>(
     data: input.data as Record<string, unknown>,
     createdAt,
   }));
-  await insertEvents(trx, rows);
+  const attributes = {
+    'switchboard.event_type': [...new Set(inputs.map((i) => i.type))].join(','),
+    'switchboard.event_count': rows.length,
+  };
+  await inSpan('outbox.write', { attributes }, async () => {
+    const traceparent = currentTraceparent();
+    if (traceparent) for (const row of rows) row.traceparent = traceparent;
+    await insertEvents(trx, rows);
+  });
   return rows.map((r) => r.id);
 }
 

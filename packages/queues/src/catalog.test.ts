@@ -38,6 +38,34 @@ describe('job catalog', () => {
     }
   });
 
+  it('jobs a request makes carry its trace; with tracing off their payload is left alone', () => {
+    const traced = Object.entries(catalog)
+      .filter(([, def]) => def.carriesTrace)
+      .map(([key]) => key);
+    expect(traced.sort()).toEqual([
+      'campaigns',
+      'leadImports',
+      'outboundCalls',
+      'provisioning',
+      'sms',
+    ]);
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const jobs = [
+      [catalog.outboundCalls, { v: 1, callId: 'call_1' }],
+      [catalog.leadImports, { v: 1, importId: 'imp_1' }],
+      [catalog.campaigns, { v: 1, campaignId: 'cmp_1' }],
+    ] as const;
+    for (const [def, data] of jobs) {
+      const parse = def.parse as (d: unknown) => unknown;
+      const spec = def.spec as (d: unknown) => { data: unknown };
+      expect(parse({ ...data, traceparent })).toEqual({ ...data, traceparent });
+      expect(parse({ ...data, traceparent: 'x'.repeat(201) })).toBeNull();
+      // Tracing is not started in this process: nothing is added, a given one is kept.
+      expect(spec(data).data).toEqual(data);
+      expect(spec({ ...data, traceparent }).data).toEqual({ ...data, traceparent });
+    }
+  });
+
   it('builds jobs with deterministic ids and the catalog name', () => {
     const spec = catalog.deliveries.spec(
       { v: 1, deliveryId: 'dlv_1', round: 2, attempt: 3 },

@@ -5,6 +5,15 @@ import { defineJob } from './job-definition';
 // processors reload the rows from Postgres, where the truth is, and return early when a row
 // is gone or already final.
 
+/**
+ * The trace a job continues (W3C traceparent). A job defined with `carriesTrace` gets the
+ * span active where it is added, filled in by `spec` when tracing is on (./job-definition.ts);
+ * the worker runs a job that has one in a span of that trace (apps/worker, queue-worker.ts).
+ * Absent when tracing is off, when no span was active (a reconciler's job), and in jobs made
+ * before it existed.
+ */
+const traceparentSchema = { type: 'string', maxLength: 200 } as const;
+
 /** At most this many deliveries travel in an event job (eventJobSchema, `deliveries`). */
 export const MAX_RELAYED_DELIVERIES = 100;
 
@@ -17,8 +26,8 @@ const eventJobSchema = {
     // The event's tenant: its turn in the queue (./fair.ts). Absent in jobs made without it
     // (the reconciler's), which take turns as a group of their own.
     tenantId: { type: 'string', minLength: 1 },
-    // The relay's span (W3C traceparent) when tracing is on: the fan-out is its child.
-    traceparent: { type: 'string', maxLength: 200 },
+    // The relay's span when tracing is on (the relay sets it): the fan-out is its child.
+    traceparent: traceparentSchema,
     // The deliveries the relay created for the event, all new (round 1, no attempt, no
     // claim), when it created at most MAX_RELAYED_DELIVERIES: the job attempts these
     // instead of reading them back. Absent: the job runs the fan-out statement itself.
@@ -83,6 +92,7 @@ const outboundCallJobSchema = {
   properties: {
     v: { const: 1 },
     callId: { type: 'string', minLength: 1 },
+    traceparent: traceparentSchema,
     requestId: requestIdSchema,
   },
   additionalProperties: false,
@@ -99,6 +109,7 @@ const provisioningJobSchema = {
     round: { type: 'integer', minimum: 1 },
     // The attempt of that round this job performs (1-based).
     attempt: { type: 'integer', minimum: 1 },
+    traceparent: traceparentSchema,
   },
   additionalProperties: false,
 } as const;
@@ -110,8 +121,7 @@ const smsJobSchema = {
   properties: {
     v: { const: 1 },
     smsId: { type: 'string', minLength: 1 },
-    // The trace of the request that sent it (W3C traceparent), when tracing is on.
-    traceparent: { type: 'string', maxLength: 200 },
+    traceparent: traceparentSchema,
     requestId: requestIdSchema,
   },
   additionalProperties: false,
@@ -136,7 +146,11 @@ export type SmsReceiptJob = FromSchema<typeof smsReceiptJobSchema>;
 const leadImportJobSchema = {
   type: 'object',
   required: ['v', 'importId'],
-  properties: { v: { const: 1 }, importId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    importId: { type: 'string', minLength: 1 },
+    traceparent: traceparentSchema,
+  },
   additionalProperties: false,
 } as const;
 export type LeadImportJob = FromSchema<typeof leadImportJobSchema>;
@@ -144,7 +158,11 @@ export type LeadImportJob = FromSchema<typeof leadImportJobSchema>;
 const campaignJobSchema = {
   type: 'object',
   required: ['v', 'campaignId'],
-  properties: { v: { const: 1 }, campaignId: { type: 'string', minLength: 1 } },
+  properties: {
+    v: { const: 1 },
+    campaignId: { type: 'string', minLength: 1 },
+    traceparent: traceparentSchema,
+  },
   additionalProperties: false,
 } as const;
 export type CampaignJob = FromSchema<typeof campaignJobSchema>;
@@ -195,6 +213,7 @@ export const catalog = {
     jobId: (d) => d.callId,
     // A dial is claimed in Postgres (at most once); the job only needs to come back soon.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    carriesTrace: true,
   }),
   /** One job per provisioning attempt of a receptionist (buy a number, create the assistant). */
   provisioning: defineJob<ProvisioningJob>({
@@ -204,6 +223,7 @@ export const catalog = {
     jobId: (d) => `${d.receptionistId}-r${d.round}-a${d.attempt}`,
     // Guarded by the provisioning lease; back within 15 s, then waits for the lease.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    carriesTrace: true,
   }),
   /** One job per queued outbound SMS: hand it to the provider (at most once, by the claim). */
   sms: defineJob<SmsJob>({
@@ -213,6 +233,7 @@ export const catalog = {
     jobId: (d) => d.smsId,
     // A text is claimed before the hand-off (at most once); an unclaimed one is back in 15 s.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    carriesTrace: true,
   }),
   /**
    * The built-in SMS simulator only: one delayed job per message its carrier accepted, due
@@ -237,6 +258,7 @@ export const catalog = {
     // 5 s (lock) + 2 s (check). A lock lost under a live worker only runs a second copy,
     // which commits nothing its cursor guard refuses (lead-imports/processor.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+    carriesTrace: true,
   }),
   /**
    * One job per accepted campaign: start it (queued → running) and begin sending it at once.
@@ -249,6 +271,7 @@ export const catalog = {
     jobId: (d) => d.campaignId,
     // Only starts a campaign (sending is not a job): back in 15 s, or started by a tick.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
+    carriesTrace: true,
   }),
 };
 

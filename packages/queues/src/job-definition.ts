@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import type { JobsOptions } from 'bullmq';
 import type { JSONSchema } from 'json-schema-to-ts';
+import { currentTraceparent } from '@switchboard/telemetry';
 
 const ajv = new Ajv({ strict: true, allErrors: false });
 
@@ -25,7 +26,11 @@ export interface JobDefinition<T> {
   jobId(data: T): string;
   /** The payload, validated: null when `data` is not a payload of this job (jobs outlive deploys). */
   parse(data: unknown): T | null;
-  /** The job ready for `add`/`addBulk`, with its id and any extra options (e.g. a delay). */
+  /**
+   * The job ready for `add`/`addBulk`, with its id and any extra options (e.g. a delay). A
+   * job that carries its trace gets the active span's `traceparent` in its payload when it
+   * has none and tracing is on.
+   */
   spec(data: T, opts?: JobsOptions): JobSpec<T>;
   /** The queue's lock and stalled-check timings: chosen per queue, on purpose. */
   readonly timings: QueueTimings;
@@ -34,6 +39,12 @@ export interface JobDefinition<T> {
    * groups are added with a fair priority. Absent: one FIFO.
    */
   readonly fairGroup?: (data: T) => string;
+  /**
+   * The job continues the trace it was added in: its payload has a `traceparent`, which
+   * `spec` fills in, and the worker runs it in a span of that trace (apps/worker,
+   * queue-worker.ts), so what it does and the events it emits join the request's trace.
+   */
+  readonly carriesTrace: boolean;
 }
 
 /**
@@ -63,19 +74,30 @@ export function defineJob<T>(def: {
   options?: JobsOptions;
   timings: QueueTimings;
   fairGroup?: (data: T) => string;
+  /** Its payload schema declares an optional `traceparent` (see JobDefinition). */
+  carriesTrace?: boolean;
 }): JobDefinition<T> {
   const validate = ajv.compile(def.schema as object);
+  const carriesTrace = def.carriesTrace === true;
+  /** The payload with the active trace, when it carries one and has none yet. */
+  const traced = (data: T): T => {
+    if (!carriesTrace || (data as { traceparent?: string }).traceparent) return data;
+    // Null at once when tracing is off: no work on the hot path.
+    const traceparent = currentTraceparent();
+    return traceparent ? { ...data, traceparent } : data;
+  };
   return {
     queue: def.queue,
     name: def.name,
     timings: def.timings,
+    carriesTrace,
     ...(def.fairGroup ? { fairGroup: def.fairGroup } : {}),
     jobId: def.jobId,
     parse: (data) => (validate(data) ? (data as T) : null),
     spec: (data, opts = {}) => {
       const jobId = def.jobId(data);
       if (jobId.includes(':')) throw new Error(`job id ${jobId} contains ':'`);
-      return { name: def.name, data, opts: { ...def.options, ...opts, jobId } };
+      return { name: def.name, data: traced(data), opts: { ...def.options, ...opts, jobId } };
     },
   };
 }

@@ -9,7 +9,9 @@ export {
   SpanKind,
   startSpan,
   traceHeaders,
+  tracingStarted,
   withContext,
+  type Context,
   type Span,
   type SpanOptions,
 } from './spans';

@@ -10,18 +10,29 @@ import {
   type Span,
 } from '@opentelemetry/api';
 
-export { SpanKind, type Span };
+export { SpanKind, type Context, type Span };
 
 /** Instrumentation scope of every span of the code base; the service name tells the process. */
 const tracer = () => trace.getTracer('switchboard');
 
+/** Whether this process started tracing (`startTracing`); false until then and after its shutdown. */
+let started = false;
+/** For `startTracing` only. */
+export const setTracingStarted = (on: boolean): void => {
+  started = on;
+};
+/** Whether this process traces: when false, nothing carries a trace context anywhere. */
+export const tracingStarted = (): boolean => started;
+
 /**
- * The W3C `traceparent` of the active span (what the outbox stores with an event), or null
- * when there is none: tracing off, or nothing sampled.
+ * The W3C `traceparent` of the active span (what the outbox stores with an event, what a job
+ * carries), or null when there is none: tracing off (answered at once, no work done), or
+ * nothing sampled.
  */
-export function currentTraceparent(ctx: Context = context.active()): string | null {
+export function currentTraceparent(ctx?: Context): string | null {
+  if (!started) return null;
   const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier);
+  propagation.inject(ctx ?? context.active(), carrier);
   return carrier.traceparent ?? null;
 }
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withLogContext } from '@switchboard/logger';
+import { withContext, type Context } from '@switchboard/telemetry';
 import type { Component } from '../component';
 import type { WorkerDeps } from '../deps';
 import type { SmsSender } from '../sms';
@@ -31,13 +32,25 @@ export class CampaignPump implements Component {
     private readonly errorBackoffMs: number,
   ) {}
 
-  /** Starts sending the campaign from this worker; a no-op while it already does. */
-  join(campaignId: string, tenantId: string, perMinute: number): void {
+  /**
+   * Starts sending the campaign from this worker; a no-op while it already does. The loop
+   * runs in the active trace context (the start job's span), or in `trace` when given (a
+   * worker that joins later: ./trace.ts), so its messages and events join the campaign's
+   * trace.
+   */
+  join(campaignId: string, tenantId: string, perMinute: number, trace?: Context): void {
     if (this.stopping.signal.aborted || this.loops.has(campaignId)) return;
-    const loop = withLogContext({ campaign_id: campaignId }, () =>
-      this.loop(campaignId, tenantId, perMinute),
-    ).finally(() => this.loops.delete(campaignId));
+    const run = () =>
+      withLogContext({ campaign_id: campaignId }, () => this.loop(campaignId, tenantId, perMinute));
+    const loop = (trace ? withContext(trace, run) : run()).finally(() =>
+      this.loops.delete(campaignId),
+    );
     this.loops.set(campaignId, loop);
+  }
+
+  /** Whether this worker sends the campaign now. */
+  sends(campaignId: string): boolean {
+    return this.loops.has(campaignId);
   }
 
   /** Campaigns this worker is sending now. */

@@ -3,6 +3,7 @@ import type { WorkerDeps } from '../deps';
 import { startTicker } from '../ticker';
 import { completeCampaign, settleCampaignMessage } from './outcome';
 import type { CampaignPump } from './pump';
+import { campaignTraceContext, keepCampaignTrace } from './trace';
 
 export interface CampaignTickOptions {
   /** How often this worker looks for campaigns to start or join. */
@@ -19,7 +20,9 @@ const BATCH = 100;
 
 /**
  * Starts a queued campaign (queued → running: the first job or tick wins, the others find
- * it running) and joins this worker to it when it has recipients waiting.
+ * it running) and joins this worker to it when it has recipients waiting. Run by the start
+ * job, in the trace of the request that created the campaign (tracing on), it keeps that
+ * trace for the workers that join later (./trace.ts).
  */
 export async function startCampaign(
   deps: WorkerDeps,
@@ -28,8 +31,9 @@ export async function startCampaign(
 ): Promise<void> {
   const started = await deps.stores.campaignLifecycle.start(deps.knex, campaignId);
   const campaign = started ?? (await deps.stores.campaigns.findById(deps.knex, campaignId));
-  if (campaign?.status === 'running')
-    pump.join(campaign.id, campaign.tenantId, campaign.sendRatePerMinute);
+  if (campaign?.status !== 'running') return;
+  await keepCampaignTrace(deps, campaign.id);
+  pump.join(campaign.id, campaign.tenantId, campaign.sendRatePerMinute);
 }
 
 /**
@@ -54,8 +58,10 @@ export function startCampaignTicks(
       if (c.status === 'queued' && c.ageMs > opts.graceMs) {
         logger.info({ campaignId: c.id }, 'starting a campaign whose start job was lost');
         await startCampaign(deps, pump, c.id);
-      } else if (c.status === 'running' && c.hasPending) {
-        pump.join(c.id, c.tenantId, c.sendRatePerMinute);
+      } else if (c.status === 'running' && c.hasPending && !pump.sends(c.id)) {
+        // In the campaign's trace when it is known (tracing on): one trace per campaign.
+        const trace = await campaignTraceContext(deps, c.id);
+        pump.join(c.id, c.tenantId, c.sendRatePerMinute, trace);
       }
     }
   }

@@ -2,7 +2,6 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { SendRefusal, Sms } from '@switchboard/db';
 import { currentRequestId } from '@switchboard/logger';
 import { enqueueFromRequest, type SmsJob } from '@switchboard/queues';
-import { currentTraceparent } from '@switchboard/telemetry';
 import { safeSmsText, smsSegments } from '@switchboard/sms';
 import type { Deps } from '../../deps';
 import { ApiError, invalidParameter, notFound, unprocessable } from '../../errors';
@@ -116,15 +115,13 @@ const accepted = (sms: Sms, replayed: boolean): IdempotentResponse => ({
 /**
  * Adds the send job (jobId = message id, so a second add is a no-op); never fails the request.
  * The job carries this request's id (the worker's lines about the send carry it) and, when
- * tracing is on, its trace (the worker's send and its sms.sent continue it).
+ * tracing is on, its trace (added with it: the worker's send and its sms.sent continue it).
  */
 async function enqueueSend(deps: Deps, smsId: string): Promise<void> {
   try {
     const data: SmsJob = { v: 1, smsId };
     const requestId = currentRequestId();
     if (requestId) data.requestId = requestId;
-    const traceparent = currentTraceparent();
-    if (traceparent) data.traceparent = traceparent;
     await enqueueFromRequest(deps.queues, deps.redis, 'sms', { data });
   } catch (err) {
     deps.logger.warn({ err, smsId }, 'send job not added; the SMS reconciler will enqueue it');
