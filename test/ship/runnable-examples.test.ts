@@ -121,7 +121,8 @@ describe('the shell examples, run as written against a started stack', () => {
       join(dir, 'state.sh'),
       `B='${printed('B')}'\nKEY='${printed('KEY')}'\nH="Authorization: Bearer $KEY"\n`,
     );
-  });
+    // Only a hang detector: seeding and starting two processes on a busy machine.
+  }, 180_000);
 
   afterAll(async () => {
     await api?.stop();
@@ -130,26 +131,30 @@ describe('the shell examples, run as written against a started stack', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test.each(RUNNABLE.map((b) => [b.where, b] as const))('%s', async (_where, block) => {
-    const state = join(dir, 'state.sh');
-    const log = join(dir, 'curl.log');
-    writeFileSync(log, '');
-    const script = [
-      `cd '${ROOT}'`,
-      // Every curl of the block must get a 2xx: a 4xx or 5xx ends the block with exit 22.
-      'curl() { printf "%s\\n" "$*" >>"$SB_CURL_LOG"; command curl --fail-with-body "$@"; }',
-      `source '${state}'`,
-      block.code,
-      `for v in ${CARRIED.join(' ')}; do if [[ -v $v ]]; then declare -p "$v"; fi; done >'${state}.next'`,
-      `mv '${state}.next' '${state}'`,
-    ].join('\n');
-    const file = join(dir, 'block.sh');
-    writeFileSync(file, script);
-    const { code, output } = await bash(file, log);
-    if (code !== 0) throw new Error(`${block.where} exited ${code}:\n${output}`);
-    const curls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
-    if (/\bcurl\b/.test(block.code)) expect(curls.length).toBeGreaterThan(0);
-  });
+  test.each(RUNNABLE.map((b) => [b.where, b] as const))(
+    '%s',
+    async (_where, block) => {
+      const state = join(dir, 'state.sh');
+      const log = join(dir, 'curl.log');
+      writeFileSync(log, '');
+      const script = [
+        `cd '${ROOT}'`,
+        // Every curl of the block must get a 2xx: a 4xx or 5xx ends the block with exit 22.
+        'curl() { printf "%s\\n" "$*" >>"$SB_CURL_LOG"; command curl --fail-with-body "$@"; }',
+        `source '${state}'`,
+        block.code,
+        `for v in ${CARRIED.join(' ')}; do if [[ -v $v ]]; then declare -p "$v"; fi; done >'${state}.next'`,
+        `mv '${state}.next' '${state}'`,
+      ].join('\n');
+      const file = join(dir, 'block.sh');
+      writeFileSync(file, script);
+      const { code, output } = await bash(file, log);
+      if (code !== 0) throw new Error(`${block.where} exited ${code}:\n${output}`);
+      const curls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      if (/\bcurl\b/.test(block.code)) expect(curls.length).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
 
 /** Runs `file` in `bash -euo pipefail`: its stdout and stderr together, and its exit code. */
@@ -175,7 +180,7 @@ function bash(file: string, log: string): Promise<{ code: number | null; output:
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   // Only a hang detector (a loop in a block waiting for something that never comes).
-  const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
   return new Promise((resolve) =>
     child.once('close', (code) => {
       clearTimeout(timer);
