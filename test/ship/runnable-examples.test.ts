@@ -70,7 +70,7 @@ test('a not-runnable marker sits right before a shell block, with its reason', (
   const markers = DOCS.flatMap((file) =>
     readFileSync(join(ROOT, file), 'utf8')
       .split('\n')
-      .filter((line) => line.includes('<!-- not runnable')),
+      .filter((line) => line.trim().startsWith('<!-- not runnable')),
   );
   // A marker anywhere else (a stale one, or on a block that is not shell) is a mistake.
   expect(markers.length).toBe(SHELL_BLOCKS.filter((b) => b.notRunnable !== null).length);
