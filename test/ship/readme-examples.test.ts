@@ -10,6 +10,7 @@ const DOCS = [
   'docs/getting-started.md',
   'docs/api-guide.md',
   'docs/webhooks.md',
+  'docs/API.md',
   'packages/sdk/README.md',
 ];
 
@@ -27,6 +28,22 @@ test('the shell examples reach the API through $B, not a fixed port', () => {
     .flatMap((b) => b.code.split('\n'))
     .filter((line) => /^\s*curl\b/.test(line) && /127\.0\.0\.1:\d+\/api\//.test(line));
   expect(fixed).toEqual([]);
+});
+
+test('the TypeScript and JavaScript examples read the base URL and key from B and KEY', () => {
+  const code = DOCS.flatMap(blocks).filter((b) => ['ts', 'js'].includes(b.lang));
+  // The webhook receiver's own listen(4000) is not the API's address: only a URL counts.
+  const fixed = code
+    .flatMap((b) => b.code.split('\n').map((line) => `${b.file}: ${line.trim()}`))
+    .filter((line) => /https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/.test(line));
+  expect(fixed).toEqual([]);
+  const clients = code.flatMap((b) =>
+    [...b.code.matchAll(/new Switchboard\(([^)]*)\)/g)].map((m) => m[1]),
+  );
+  expect(clients.length).toBeGreaterThan(2);
+  expect(
+    clients.filter((c) => c !== '{ apiKey: process.env.KEY!, baseUrl: process.env.B! }'),
+  ).toEqual([]);
 });
 
 test('no idempotency key is shared by two examples', () => {
