@@ -13,14 +13,23 @@
  *  (b) hung: tenant C's BENCH_FAIR_HUNG_SUBS subscriptions never answer (WEBHOOK_TIMEOUT_MS,
  *      10 s), and C's BENCH_FAIR_HUNG_EVENTS events make SUBS × EVENTS deliveries;
  *  (c) a flood of requests without a valid credential against the real API (a child
- *      process), from a flooder process: ./fairness/flood.ts.
- * Goals (docs/benchmarks/fairness.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) A's p95 during the
- * flood within 2× its p95 alone.
+ *      process), from a flooder process: ./fairness/flood.ts;
+ *  (f) issue 47's flood: the API as it ships; tenant A reads a list from 127.0.0.1 at a fixed
+ *      rate (open loop) while a flooder process sends bogus keys from 127.0.0.2 as fast as
+ *      it can, and the same flood against a bare server answering 429 (the machine's share):
+ *      ./fairness/loopback.ts. Not among the default phases: BENCH_FAIR_PHASES=f.
+ * Goals (docs/benchmarks/fairness.md): (a) A's p99 ≤ 2 s, (b) A's p99 ≤ 1 s, (c) and (f) A's p95
+ * during the flood within 2× its p95 alone.
  *
  * Knobs (env): BENCH_FAIR_BURST (1000000), BENCH_FAIR_RATE (10), BENCH_FAIR_SECONDS (60),
  * BENCH_FAIR_HUNG_SUBS (60), BENCH_FAIR_HUNG_EVENTS (200), BENCH_FAIR_FLOOD_SAMPLES (300),
  * BENCH_FAIR_FLOOD_CONNECTIONS (50), BENCH_FAIR_FLOOD_ROUNDS (3), BENCH_FAIR_FLOOD_RATE (0 =
- * unpaced; requests a second in all), BENCH_FAIR_PHASES (0,a,b,c).
+ * unpaced; requests a second in all), BENCH_FAIR_PHASES (0,a,b,c; f is issue 47's flood).
+ * (f): BENCH_FAIR_LOOP_A_RATE (A's requests a second, 50), BENCH_FAIR_LOOP_SECONDS (each window,
+ * 10), BENCH_FAIR_LOOP_ROUNDS (3), BENCH_FAIR_LOOP_KEEPALIVE and BENCH_FAIR_LOOP_CLOSING (the
+ * flooder's connections of each kind, 64 and 64), BENCH_FAIR_LOOP_FLOODERS (processes, 1),
+ * BENCH_FAIR_LOOP_A_SOCKETS (A's connections at most, 32), BENCH_CPU_PROF=1 (the API profiled
+ * during its first flood window, summarised), BENCH_FROM_SOURCES=1 (tsx instead of the build).
  * Database switchboard_bench_fairness (dropped at the end); Redis keys under `{sbfair-<id>}`.
  * Result: stdout table, bench/.results/fairness-<timestamp>.json.
  */
@@ -43,6 +52,7 @@ import {
   type BenchTenant,
 } from './delivery/setup';
 import { runFlood, type FloodResult } from './fairness/flood';
+import { runLoopbackFlood, type LoopbackResult } from './fairness/loopback';
 import { installChildCleanup, stopAllChildren } from './lib/children';
 import { envInt } from './lib/env';
 import { machineInfo } from './lib/machine';
@@ -64,6 +74,18 @@ const FLOOD_ROUNDS = envInt('BENCH_FAIR_FLOOD_ROUNDS', 3);
 /** 0: unpaced (each client sends as fast as it is answered). */
 const FLOOD_RATE = Number(process.env.BENCH_FAIR_FLOOD_RATE ?? 0);
 const PHASES = new Set((process.env.BENCH_FAIR_PHASES ?? '0,a,b,c').split(','));
+const LOOP = {
+  aRate: envInt('BENCH_FAIR_LOOP_A_RATE', 50),
+  aSockets: envInt('BENCH_FAIR_LOOP_A_SOCKETS', 32),
+  seconds: envInt('BENCH_FAIR_LOOP_SECONDS', 10),
+  rounds: envInt('BENCH_FAIR_LOOP_ROUNDS', 3),
+  keepAlive: envInt('BENCH_FAIR_LOOP_KEEPALIVE', 64),
+  closing: envInt('BENCH_FAIR_LOOP_CLOSING', 64),
+  flooders: envInt('BENCH_FAIR_LOOP_FLOODERS', 1),
+  profile: process.env.BENCH_CPU_PROF === '1',
+};
+/** The phases that need the worker and the webhook receiver in this process. */
+const WORKER_PHASES = ['0', 'a', 'b'].filter((p) => PHASES.has(p));
 const EMIT_BATCH = 5_000;
 
 const callStarted = () => ({
@@ -124,9 +146,11 @@ async function main(): Promise<void> {
     logger: createLogger('worker', 'silent'),
     webhookCa: cert.cert,
   });
-  const runner = await startRunner(deps, { metricsPort: null });
+  // Only the phases of webhook delivery need the worker: (c) and (f) measure the API alone.
+  const runner = WORKER_PHASES.length ? await startRunner(deps, { metricsPort: null }) : undefined;
   const results: PhaseResult[] = [];
   let flood: FloodResult | undefined;
+  let loopback: LoopbackResult | undefined;
   const backlog = async (tenantId: string) => {
     const { rows } = (await knex.raw(
       `SELECT (SELECT count(*)::int FROM event_outbox WHERE tenant_id = ?) AS events,
@@ -264,11 +288,20 @@ async function main(): Promise<void> {
         `c flood: A's p50/p95 alone ${flood.baseline.p50}/${flood.p95.alone} ms, during the flood ${flood.duringFlood.p50}/${flood.p95.duringFlood} ms (p95 ratio ${flood.ratioP95}); API CPU ${flood.apiCpuMsPerFloodRequest} ms and flooder CPU ${flood.flooderCpuMsPerRequest} ms per flood request; flood ${JSON.stringify(flood.flood)}`,
       );
     }
+    if (PHASES.has('f')) {
+      const l = await step(
+        `(f) A's GET /calls from 127.0.0.1 beside a bogus-key flood from 127.0.0.2, and the same flood against a bare server`,
+        () =>
+          runLoopbackFlood(knex, { benchUrl, prefix, encryptionKey: key.toString('base64') }, LOOP),
+      );
+      loopback = l;
+      log(`\n${loopbackTable(l)}`);
+    }
   } finally {
     await stopAllChildren();
     clearInterval(trim);
     for (const res of hung) res.destroy();
-    await runner.close(5000).catch(() => undefined);
+    await runner?.close(5000).catch(() => undefined);
     await deps.close();
     await receiver.close();
     await knex.destroy();
@@ -314,9 +347,41 @@ async function main(): Promise<void> {
       },
       results,
       flood,
+      loopback,
     },
     log,
   );
+}
+
+/** Part (f)'s figures: one row for the API, one for the control. */
+function loopbackTable(l: LoopbackResult): string {
+  const pct = (n: number) => `${Math.round(n * 100)} %`;
+  return table([
+    [
+      'flood against',
+      'A p50/p95/p99 alone ms',
+      'A p50/p95/p99 flooded ms',
+      'p95 ratio',
+      'by round',
+      'flood req/s',
+      '429',
+      'closed after answer',
+      'reset',
+      'cores: target / flooder',
+    ],
+    ...[l.api, l.control].map((t) => [
+      t.target === 'api' ? 'the API (as shipped)' : 'bare 429 server',
+      `${t.quiet.p50}/${t.quiet.p95}/${t.quiet.p99}`,
+      `${t.flooded.p50}/${t.flooded.p95}/${t.flooded.p99}`,
+      String(t.ratioP95),
+      t.ratioP95ByRound.join(' '),
+      String(t.flood.perSecond),
+      pct(t.flood.share429),
+      pct(t.flood.shareClosedAfterAnswer),
+      String(t.flood.reset),
+      `${t.targetCoresFlooded} / ${t.flood.flooderCores}`,
+    ]),
+  ]);
 }
 
 main().then(
