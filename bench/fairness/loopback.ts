@@ -3,8 +3,8 @@
  * address at the highest rate this machine generates, beside tenant A's reads.
  *
  * - The API as it ships (`npm run build`'s bundle under plain node; BENCH_FROM_SOURCES=1 for
- *   tsx), its default limits before authentication and connection cap; A's own per-key
- *   limit lifted. A control beside it: ./control-server.ts, a bare Node server answering 429
+ *   tsx), its default limits before authentication and connection cap, its default log
+ *   level (BENCH_LOG_LEVEL to change it); A's own per-key limit lifted. A control beside it: ./control-server.ts, a bare Node server answering 429
  *   at once.
  * - Tenant A reads `GET /api/v1/calls?limit=20` (a full page of its 200 calls) with a valid
  *   key from 127.0.0.1, open loop: `aRate` requests a second at fixed times whatever the
@@ -396,7 +396,8 @@ export async function runLoopbackFlood(
     DATABASE_URL: env.benchUrl,
     QUEUE_PREFIX: env.prefix,
     PORT: String(apiPort),
-    LOG_LEVEL: 'warn',
+    // As shipped: the access log on (a refused request never reaches it; A's do).
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     INGEST_TOKEN: randomBytes(24).toString('hex'),
     CURSOR_SECRET: randomBytes(24).toString('hex'),
     SECRET_ENCRYPTION_KEY: env.encryptionKey,
