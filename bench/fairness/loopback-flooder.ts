@@ -127,7 +127,8 @@ function oneConnection(keepAlive: boolean): Promise<void> {
       finish();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (connected && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) totals.reset++;
+      // A reset may come before this side has seen its connect (a reset at accept).
+      if (err.code === 'ECONNRESET' || (connected && err.code === 'EPIPE')) totals.reset++;
       else {
         const code = err.code ?? 'error';
         totals.connectErrors[code] = (totals.connectErrors[code] ?? 0) + 1;

@@ -4,8 +4,8 @@
  *
  * - The API as it ships (`npm run build`'s bundle under plain node; BENCH_FROM_SOURCES=1 for
  *   tsx), its default limits before authentication and connection cap, its default log
- *   level (BENCH_LOG_LEVEL to change it); A's own per-key limit lifted. A control beside it: ./control-server.ts, a bare Node server answering 429
- *   at once.
+ *   level (BENCH_LOG_LEVEL to change it); A's own per-key limit lifted. A control beside
+ *   it: ./control-server.ts, a bare Node server answering 429 at once.
  * - Tenant A reads `GET /api/v1/calls?limit=20` (a full page of its 200 calls) with a valid
  *   key from 127.0.0.1, open loop: `aRate` requests a second at fixed times whatever the
  *   answers do, each timed from the moment it was due to its last byte (a late answer delays
@@ -42,7 +42,7 @@ import { UNLIMITED_API_RATE } from '../lib/env';
 import { freePort } from '../lib/http';
 import { cpuSnapshot } from '../lib/proc';
 import { log, sleep } from '../lib/progress';
-import { percentile } from '../lib/stats';
+import { median, percentile } from '../lib/stats';
 import { createWriteTenant } from '../lib/tenant';
 
 const FLOODER = 'bench/fairness/loopback-flooder.ts';
@@ -118,6 +118,8 @@ export interface TargetResult {
   ratioP95: number;
   /** p95 flooded ÷ p95 alone, round by round. */
   ratioP95ByRound: number[];
+  /** Their median: less swayed than the pooled ratio by one round's burst of other work. */
+  ratioP95Median: number;
   flood: {
     requests: number;
     perSecond: number;
@@ -136,6 +138,12 @@ export interface TargetResult {
   /** Mean cores of the target process while flooded, and while A alone. */
   targetCoresFlooded: number;
   apiCoresQuiet: number;
+  /**
+   * The target's CPU milliseconds per flood request: the API's less A's own (its cores
+   * alone), the control's all of it. Far less swayed by the machine's other load than
+   * latencies.
+   */
+  cpuMsPerFloodRequest: number;
 }
 
 export interface LoopbackResult {
@@ -355,15 +363,19 @@ function summarizeTarget(target: Target, windows: readonly LiveWindow[]): Target
   const answered = answeredOf(totals);
   const mean = (ws: readonly WindowResult[], f: (w: WindowResult) => number) =>
     round2(ws.reduce((n, w) => n + f(w), 0) / Math.max(1, ws.length));
+  const byRound = floodW.map((w) => {
+    const alone = quietW.find((q) => q.round === w.round);
+    return alone ? round2(w.a.p95 / alone.a.p95) : Number.NaN;
+  });
+  const targetCores = mean(floodW, (w) => (target === 'api' ? w.cores.api : w.cores.control));
+  const apiQuiet = mean(quietW, (w) => w.cores.api);
   return {
     target,
     quiet,
     flooded,
     ratioP95: round2(flooded.p95 / quiet.p95),
-    ratioP95ByRound: floodW.map((w) => {
-      const alone = quietW.find((q) => q.round === w.round);
-      return alone ? round2(w.a.p95 / alone.a.p95) : Number.NaN;
-    }),
+    ratioP95ByRound: byRound,
+    ratioP95Median: round2(median(byRound)),
     flood: {
       requests: totals.sent,
       perSecond: Math.round(totals.sent / Math.max(0.001, seconds)),
@@ -376,8 +388,14 @@ function summarizeTarget(target: Target, windows: readonly LiveWindow[]): Target
       connectErrors: totals.connectErrors,
       flooderCores: round2(totals.cpuMs / 1000 / Math.max(0.001, seconds)),
     },
-    targetCoresFlooded: mean(floodW, (w) => (target === 'api' ? w.cores.api : w.cores.control)),
-    apiCoresQuiet: mean(quietW, (w) => w.cores.api),
+    targetCoresFlooded: targetCores,
+    apiCoresQuiet: apiQuiet,
+    cpuMsPerFloodRequest: Number(
+      (
+        (1000 * Math.max(0, targetCores - (target === 'api' ? apiQuiet : 0))) /
+        Math.max(1, totals.sent / Math.max(0.001, seconds))
+      ).toFixed(3),
+    ),
   };
 }
 
