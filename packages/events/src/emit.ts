@@ -50,9 +50,16 @@ export class EventSchemaError extends Error {
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 addFormats(ajv);
-const validators = new Map<string, ValidateFunction>(
-  Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]),
-);
+/** Each event type's data validator, compiled at its first emit. */
+const validators = new Map<string, ValidateFunction>();
+function validatorOf(type: EventType): ValidateFunction {
+  let validate = validators.get(type);
+  if (!validate) {
+    validate = ajv.compile(EVENT_DATA_SCHEMAS[type]);
+    validators.set(type, validate);
+  }
+  return validate;
+}
 
 export interface EmitInput<T extends EventType> {
   tenantId: string;
@@ -64,7 +71,7 @@ export interface EmitInput<T extends EventType> {
 /** Checks one event against the catalog; returns the receptionist id its row carries. */
 function checked<T extends EventType>(input: EmitInput<T>): string | null {
   if (!isEventType(input.type)) throw new EventSchemaError(input.type, 'unknown event type');
-  const validate = validators.get(input.type) as ValidateFunction;
+  const validate = validatorOf(input.type);
   if (!validate(input.data)) {
     const e = validate.errors?.[0];
     throw new EventSchemaError(input.type, `${e?.instancePath || '/'} ${e?.message ?? ''}`.trim());
@@ -139,7 +146,7 @@ export async function emitMany<T extends EventType>(
 
 /** Validates data against the catalog without writing (for tests and tools). */
 export function validateEventData(type: string, data: unknown): string | null {
-  const validate = validators.get(type);
-  if (!validate) return 'unknown event type';
+  if (!isEventType(type)) return 'unknown event type';
+  const validate = validatorOf(type);
   return validate(data) ? null : (validate.errors?.[0]?.message ?? 'invalid');
 }

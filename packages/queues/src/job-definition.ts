@@ -1,4 +1,4 @@
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import type { JobsOptions } from 'bullmq';
 import type { JSONSchema } from 'json-schema-to-ts';
 import { currentTraceparent } from '@switchboard/telemetry';
@@ -77,7 +77,8 @@ export function defineJob<T>(def: {
   /** Its payload schema declares an optional `traceparent` (see JobDefinition). */
   carriesTrace?: boolean;
 }): JobDefinition<T> {
-  const validate = ajv.compile(def.schema as object);
+  // Compiled at the first payload it checks: a process compiles the jobs it runs only.
+  let validate: ValidateFunction | undefined;
   const carriesTrace = def.carriesTrace === true;
   /** The payload with the active trace, when it carries one and has none yet. */
   const traced = (data: T): T => {
@@ -93,7 +94,7 @@ export function defineJob<T>(def: {
     carriesTrace,
     ...(def.fairGroup ? { fairGroup: def.fairGroup } : {}),
     jobId: def.jobId,
-    parse: (data) => (validate(data) ? (data as T) : null),
+    parse: (data) => ((validate ??= ajv.compile(def.schema as object))(data) ? (data as T) : null),
     spec: (data, opts = {}) => {
       const jobId = def.jobId(data);
       if (jobId.includes(':')) throw new Error(`job id ${jobId} contains ':'`);

@@ -64,15 +64,18 @@ const badTextMessage = (param: string, bad: BadText): string => {
 };
 
 /**
- * Compiles once; the returned function returns the (coerced) value or throws a 400. Before
- * the schema, every string and object key is checked for NUL (U+0000), which no text field
- * accepts (docs/API.md, Errors), and for lone surrogates: this is the one place that
- * refuses them, for every route.
+ * Compiles once, at the first value it checks (ajv's code generation costs about a
+ * millisecond per schema: an API process pays it per route it serves, not for all ~100
+ * schemas at every start); the returned function returns the (coerced) value or throws a
+ * 400. Before the schema, every string and object key is checked for NUL (U+0000), which no
+ * text field accepts (docs/API.md, Errors), and for lone surrogates: this is the one place
+ * that refuses them, for every route.
  */
 export function compileValidator(part: Part, schema: object): (value: unknown) => unknown {
-  const validate: ValidateFunction = (part === 'body' ? exact : coercing).compile(schema);
+  let compiled: ValidateFunction | undefined;
   const integers = part === 'body' ? [] : integerProperties(schema);
   return (value) => {
+    const validate = (compiled ??= (part === 'body' ? exact : coercing).compile(schema));
     const bad = findBadText(value);
     if (bad) {
       const param = bad.path.length ? bad.path.join('.') : part;

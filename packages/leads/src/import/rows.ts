@@ -1,4 +1,4 @@
-import Ajv, { type ErrorObject } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { ImportRowError, LeadFields, LeadStatus } from '@switchboard/db';
 import { uniqueTags } from '../fields';
@@ -24,7 +24,10 @@ const rowSchema = {
     metadata: leadFieldSchemas.metadata,
   },
 } as const;
-const validate = addFormats(new Ajv({ strict: false, verbose: true })).compile(rowSchema);
+/** The row validator, compiled at the first row an import checks. */
+let compiledRow: ValidateFunction | undefined;
+const rowValidator = (): ValidateFunction =>
+  (compiledRow ??= addFormats(new Ajv({ strict: false, verbose: true })).compile(rowSchema));
 
 function errorOf(err: ErrorObject): { field: string; message: string } {
   const field = err.instancePath.split('/').filter(Boolean)[0] ?? 'row';
@@ -89,6 +92,7 @@ export function parseRow(record: readonly string[], columns: ColumnMap, row: num
     if (value !== '') metadata[key] = value;
   }
   if (Object.keys(metadata).length > 0) input.metadata = metadata;
+  const validate = rowValidator();
   if (!validate(input)) {
     const { field, message } = errorOf(validate.errors?.[0] as ErrorObject);
     return fail(field, message);
