@@ -5,7 +5,7 @@ import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
-import { startDialler } from './dialler';
+import { startDialler, type TelephonyProvider } from './dialler';
 import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
@@ -27,6 +27,8 @@ export interface RunnerOptions extends WebhookDeliveryOptions, MaintenanceTiming
   leadImportBatchSize?: number;
   /** How often a worker looks for running campaigns to join (default 1000 ms). */
   campaignPollMs?: number;
+  /** The outbound dialler's provider for live calls (default: the simulator). */
+  telephonyProvider?: TelephonyProvider;
 }
 
 export interface Runner {
@@ -50,7 +52,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   const components: Component[] = [
     startCampaigns(deps, sms, { ...opts, pollMs: opts.campaignPollMs }),
     await startWebhookDelivery(deps, opts),
-    startDialler(deps, opts),
+    startDialler(deps, { ...opts, provider: opts.telephonyProvider }),
     startProvisioning(deps, opts, {
       reconcileIntervalMs: opts.reconcileIntervalMs,
       reconcileGraceMs: opts.reconcileGraceMs,

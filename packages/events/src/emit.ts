@@ -59,6 +59,8 @@ export interface EmitInput<T extends EventType> {
   receptionistId?: string | null;
   type: T;
   data: EventData<T>;
+  /** false: a test-mode event (docs/API.md, Test mode); absent: live. */
+  livemode?: boolean;
 }
 
 /** Checks one event against the catalog; returns the receptionist id its row carries. */
@@ -99,6 +101,7 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
         data: input.data as Record<string, unknown>,
         createdAt,
         traceparent: currentTraceparent(),
+        livemode: input.livemode ?? true,
       },
     ]);
   });
@@ -124,6 +127,7 @@ export async function emitMany<T extends EventType>(
     type: input.type,
     data: input.data as Record<string, unknown>,
     createdAt,
+    livemode: input.livemode ?? true,
   }));
   await insertEvents(trx, rows);
   return rows.map((r) => r.id);

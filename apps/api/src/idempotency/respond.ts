@@ -28,7 +28,7 @@ export async function respondIdempotently(
   res: Response,
   create: CreateOperation,
 ): Promise<void> {
-  const key = parseIdempotencyKey(req.headers['idempotency-key']);
+  const key = parseIdempotencyKey(req.headers['idempotency-key'], req.auth.livemode);
   let result: IdempotentResponse;
   if (key === null) {
     result = await create(null);
