@@ -52,6 +52,8 @@ const finished = (auth: string, id: string) =>
     const res = await as(auth).get(`/calls/${id}`);
     return FINAL.includes(res.body.status) ? res.body : undefined;
   });
+const eventIdsOf = async (callId: string) =>
+  (await ctx.deps.stores.events.listForTenant(tenantId)).filter((e) => e.data.call_id === callId);
 const subscribe = async (auth: string, path: string) => {
   const res = await as(auth).post('/webhooks', { url: `${world.base}${path}` });
   expect(res.status).toBe(201);
@@ -159,11 +161,6 @@ describe('calls', () => {
 });
 
 describe('events and webhooks', () => {
-  const eventIdsOf = async (callId: string) =>
-    (await ctx.deps.stores.events.listForTenant(tenantId))
-      .filter((e) => e.data.call_id === callId)
-      .map((e) => e);
-
   it("the test call's envelopes say livemode false and reach only the test subscription", async () => {
     await finished(test, testCall.id);
     const delivered = await waitFor('the test call delivered to the test subscription', () => {
@@ -259,5 +256,67 @@ describe('events and webhooks', () => {
     expect((await as(test).get(`/webhooks/${testSub}`)).body).toMatchObject({ livemode: false });
     const ping = await as(test).post(`/webhooks/${testSub}/test`, {});
     expect(ping.body.payload).toMatchObject({ livemode: false });
+  });
+});
+
+describe('DELETE /test-data', () => {
+  it('is admin only', async () => {
+    const { auth } = await ctx.keyFor(tenantId, ['write']);
+    expect(
+      (await request(ctx.app).delete('/api/v1/test-data').set('Authorization', auth)).status,
+    ).toBe(403);
+  });
+
+  it('answers 202, wipes the test data (never the live), then emits test_data.deleted', async () => {
+    const ended = await finished(test, testCall.id);
+    expect(ended.livemode).toBe(false);
+    const testEvents = await eventIdsOf(testCall.id);
+    const liveEvents = await eventIdsOf(liveCall.id);
+    expect(testEvents.length).toBeGreaterThan(0);
+
+    const res = await request(ctx.app).delete('/api/v1/test-data').set('Authorization', live);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^tdd_/),
+      status: 'running',
+      created_at: expect.any(String),
+      completed_at: null,
+    });
+    const deleted = await waitFor('test_data.deleted', async () => {
+      const events = (await as(test).get('/events?type=test_data.deleted')).body.data;
+      return events.find(
+        (e: { data: { deletion_id: string } }) => e.data.deletion_id === res.body.id,
+      );
+    });
+    expect(deleted).toMatchObject({ event: 'test_data.deleted', livemode: false });
+    expect(deleted.receptionist_id).toBeUndefined();
+    expect(deleted.data.calls_deleted).toBeGreaterThanOrEqual(1);
+    expect(deleted.data.events_deleted).toBeGreaterThanOrEqual(testEvents.length);
+
+    // The test data is gone...
+    expect((await as(test).get(`/calls/${testCall.id}`)).status).toBe(404);
+    expect((await as(test).get('/calls')).body.calls).toEqual([]);
+    expect((await as(test).get(`/events/${testEvents[0]?.id}`)).status).toBe(404);
+    const left = (await as(test).get('/events?limit=100')).body.data.map(
+      (e: { event: string }) => e.event,
+    );
+    expect(left).toEqual(['test_data.deleted']);
+    // ...the live data is all there...
+    expect((await as(live).get(`/calls/${liveCall.id}`)).body).toMatchObject({ livemode: true });
+    expect((await as(live).get(`/events/${liveEvents[0]?.id}`)).status).toBe(200);
+    // ...and the test subscription, kept, hears of it.
+    expect((await as(test).get(`/webhooks/${testSub}`)).status).toBe(200);
+    const envelope = await waitFor('test_data.deleted delivered', () =>
+      world.receiver.requests
+        .filter((r) => r.path === '/test')
+        .map((r) => JSON.parse(r.body))
+        .find((b) => b.event === 'test_data.deleted'),
+    );
+    expect(envelope).toMatchObject({ livemode: false, data: { deletion_id: res.body.id } });
+    expect(
+      world.receiver.requests.some(
+        (r) => r.path === '/live' && JSON.parse(r.body).event === 'test_data.deleted',
+      ),
+    ).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import { startSmsSender, type SimulatorSmsOptions } from './sms';
+import { startTestDataDeletions } from './test-data';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
 
 /** Every part's options; webhook delivery's (lane waker, first-attempt lease) as its own. */
@@ -65,6 +66,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       // Imports make progress every batch; one without any for this long lost its job.
       reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
     }),
+    startTestDataDeletions(deps, opts),
     startMaintenance(deps, opts),
   ];
   let server: Server | null = null;

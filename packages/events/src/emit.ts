@@ -31,6 +31,7 @@ export interface EventDataMap {
   'webhook.failing': FromSchema<Schemas['webhook.failing']>;
   'webhook.disabled': FromSchema<Schemas['webhook.disabled']>;
   'webhook.recovered': FromSchema<Schemas['webhook.recovered']>;
+  'test_data.deleted': FromSchema<Schemas['test_data.deleted']>;
 }
 export type EventData<T extends EventType> = EventDataMap[T];
 

@@ -902,6 +902,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/test-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Wipe the account's test-mode data (accepted now, done by the worker)
+         * @description Removes the test-mode data that exists now: ended test-mode calls, test-mode events and their deliveries (calls still on the phone stay until the next wipe). Keys, receptionists and test-mode subscriptions are kept. When it is done, `test_data.deleted` (a test-mode event) is emitted. Live data is never touched; a live or a test-mode admin key may ask.
+         *
+         *     Requires an API key with the `admin` scope (or a wider one).
+         */
+        delete: operations["deleteTestData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "call.started": {
@@ -1278,6 +1300,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "test_data.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_data.deleted
+         * @description `DELETE /test-data` finished wiping the tenant's test-mode data (ended calls, events and their deliveries, as they were when it was asked). A test-mode event, account-level: it goes to the tenant's test-mode subscriptions, which are kept.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["testDataDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1305,6 +1349,8 @@ export interface components {
             has_recording: boolean;
             receptionist_id: string;
             receptionist_name: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
             booking: {
                 confirmation: string;
                 /** Format: date */
@@ -1351,6 +1397,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CallDetail */
         CallDetail: {
@@ -1376,6 +1424,8 @@ export interface components {
             has_recording?: boolean;
             receptionist_id?: string;
             receptionist_name?: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode?: boolean;
             customer_phone?: string | null;
             /** Format: date-time */
             answered_at?: string | null;
@@ -1449,6 +1499,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CallStartedEvent */
         CallStartedEvent: {
@@ -1472,6 +1524,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** Campaign */
         Campaign: {
@@ -1535,6 +1589,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CampaignCreateRequest */
         CampaignCreateRequest: {
@@ -1636,6 +1692,8 @@ export interface components {
              * @description Until then deliveries carry a signature with the previous secret too
              */
             secret_overlap_ends_at: string | null;
+            /** @description false: a test-mode subscription, which receives test-mode events only */
+            livemode: boolean;
             /** @description whsec_ + base64 of 32 random bytes; returned only in this response */
             signing_secret: string;
             _warning: string;
@@ -1665,7 +1723,7 @@ export interface components {
          * Event
          * @description An event exactly as a webhook delivers it (the envelope); `event` names its type and the shape of its `data`
          */
-        Event: components["schemas"]["CallStartedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallMissedEvent"] | components["schemas"]["SmsReceivedEvent"] | components["schemas"]["SmsSentEvent"] | components["schemas"]["SmsDeliveredEvent"] | components["schemas"]["SmsFailedEvent"] | components["schemas"]["ReceptionistReadyEvent"] | components["schemas"]["ReceptionistErrorEvent"] | components["schemas"]["LeadCreatedEvent"] | components["schemas"]["LeadUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["UsageThresholdEvent"] | components["schemas"]["WebhookFailingEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["WebhookRecoveredEvent"];
+        Event: components["schemas"]["CallStartedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallMissedEvent"] | components["schemas"]["SmsReceivedEvent"] | components["schemas"]["SmsSentEvent"] | components["schemas"]["SmsDeliveredEvent"] | components["schemas"]["SmsFailedEvent"] | components["schemas"]["ReceptionistReadyEvent"] | components["schemas"]["ReceptionistErrorEvent"] | components["schemas"]["LeadCreatedEvent"] | components["schemas"]["LeadUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["UsageThresholdEvent"] | components["schemas"]["WebhookFailingEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["WebhookRecoveredEvent"] | components["schemas"]["TestDataDeletedEvent"];
         /** EventType */
         EventType: {
             /** @description The event name, e.g. call.completed */
@@ -1748,6 +1806,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** LeadImport */
         LeadImport: {
@@ -1802,6 +1862,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** LivePortalSession */
         LivePortalSession: {
@@ -1888,6 +1950,8 @@ export interface components {
             customer_name: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** Receptionist */
         Receptionist: {
@@ -1945,6 +2009,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** ReceptionistReadyEvent */
         ReceptionistReadyEvent: {
@@ -1966,6 +2032,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** ReceptionistUpdate */
         ReceptionistUpdate: {
@@ -2033,6 +2101,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsFailedEvent */
         SmsFailedEvent: {
@@ -2059,6 +2129,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsOptOut */
         SmsOptOut: {
@@ -2094,6 +2166,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsSendRequest */
         SmsSendRequest: {
@@ -2138,6 +2212,45 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
+        };
+        /** TestDataDeletedEvent */
+        TestDataDeletedEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "test_data.deleted";
+            data: {
+                deletion_id: string;
+                calls_deleted: number;
+                events_deleted: number;
+                deliveries_deleted: number;
+                /** Format: date-time */
+                requested_at: string;
+                /** Format: date-time */
+                completed_at: string;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
+        };
+        /** TestDataDeletion */
+        TestDataDeletion: {
+            id: string;
+            /**
+             * @description running when accepted; `test_data.deleted` says when it completed
+             * @enum {unknown}
+             */
+            status: "running" | "completed";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
         };
         /** Usage */
         Usage: {
@@ -2182,6 +2295,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookDelivery */
         WebhookDelivery: {
@@ -2282,6 +2397,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookFailingEvent */
         WebhookFailingEvent: {
@@ -2302,6 +2419,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookRecoveredEvent */
         WebhookRecoveredEvent: {
@@ -2321,6 +2440,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookRecovery */
         WebhookRecovery: {
@@ -2440,6 +2561,8 @@ export interface components {
              * @description Until then deliveries carry a signature with the previous secret too
              */
             secret_overlap_ends_at: string | null;
+            /** @description false: a test-mode subscription, which receives test-mode events only */
+            livemode: boolean;
         };
         /** WebhookSubscriptionCreate */
         WebhookSubscriptionCreate: {
@@ -2480,6 +2603,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookTestResult */
         WebhookTestResult: {
@@ -2507,6 +2632,8 @@ export interface components {
                 };
                 /** Format: date-time */
                 timestamp: string;
+                /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+                livemode?: boolean;
             };
         };
     };
@@ -3898,6 +4025,7 @@ export interface operations {
                      *           "has_recording": true,
                      *           "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *           "receptionist_name": "Front Desk",
+                     *           "livemode": true,
                      *           "booking": {
                      *             "confirmation": "BK-1042",
                      *             "date": "2026-11-24",
@@ -4143,6 +4271,7 @@ export interface operations {
                      *           "has_recording": true,
                      *           "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *           "receptionist_name": "Front Desk",
+                     *           "livemode": true,
                      *           "booking": {
                      *             "confirmation": "BK-1042",
                      *             "date": "2026-11-24",
@@ -4379,6 +4508,7 @@ export interface operations {
                      *       "has_recording": true,
                      *       "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *       "receptionist_name": "Front Desk",
+                     *       "livemode": true,
                      *       "booking": {
                      *         "confirmation": "BK-1042",
                      *         "date": "2026-11-24",
@@ -4656,7 +4786,8 @@ export interface operations {
                      *       "from": "+14155550199",
                      *       "to": "+14155550123",
                      *       "customer_name": "Dana Whitfield",
-                     *       "created_at": "2026-11-21T10:20:00.000Z"
+                     *       "created_at": "2026-11-21T10:20:00.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["QueuedOutboundCall"];
@@ -6216,7 +6347,8 @@ export interface operations {
                      *           "last_success_at": "2026-11-21T10:16:36.000Z",
                      *           "last_failure_at": null,
                      *           "rate_limit_per_second": null,
-                     *           "secret_overlap_ends_at": null
+                     *           "secret_overlap_ends_at": null,
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -6449,6 +6581,7 @@ export interface operations {
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
                      *       "secret_overlap_ends_at": null,
+                     *       "livemode": true,
                      *       "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5mq6bH2Ew3o=",
                      *       "_warning": "Store this secret now: it is shown only once."
                      *     }
@@ -6748,7 +6881,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -7221,7 +7355,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -7513,7 +7648,8 @@ export interface operations {
                      *           "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                      *           "message": "This is a test event from Switchboard."
                      *         },
-                     *         "timestamp": "2026-11-21T10:30:00.000Z"
+                     *         "timestamp": "2026-11-21T10:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -7788,7 +7924,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -8822,7 +8959,8 @@ export interface operations {
                      *           "call_id": "call_3Fh7",
                      *           "direction": "inbound"
                      *         },
-                     *         "timestamp": "2026-11-21T10:16:35.000Z"
+                     *         "timestamp": "2026-11-21T10:16:35.000Z",
+                     *         "livemode": true
                      *       },
                      *       "attempts": [
                      *         {
@@ -9930,7 +10068,8 @@ export interface operations {
                      *               "to": "+14155550199",
                      *               "started_at": "2026-11-21T10:15:00.000Z"
                      *             },
-                     *             "timestamp": "2026-11-21T10:16:35.000Z"
+                     *             "timestamp": "2026-11-21T10:16:35.000Z",
+                     *             "livemode": true
                      *           }
                      *         }
                      *       ],
@@ -10157,7 +10296,8 @@ export interface operations {
                      *             "started_at": "2026-11-21T10:15:00.000Z",
                      *             "ended_at": "2026-11-21T10:16:35.000Z"
                      *           },
-                     *           "timestamp": "2026-11-21T10:16:35.000Z"
+                     *           "timestamp": "2026-11-21T10:16:35.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -10389,7 +10529,7 @@ export interface operations {
                      *
                      *     id: evt_9Xa2bC4dE6fG8hJ0
                      *     event: call.completed
-                     *     data: {"id":"evt_9Xa2bC4dE6fG8hJ0","event":"call.completed","receptionist_id":"rcp_7Hq2Lm9Xc4Tz","data":{"call_id":"call_8Qz3kV1mN7pX2bR4","direction":"inbound","from":"+14155550123","to":"+14155550199","duration_seconds":95,"outcome":"booked","customer_name":"Dana Whitfield","customer_phone":"+14155550123","transcript_summary":"Dana booked a boiler service for Tuesday at 09:30.","booking":{"confirmation":"BK-1042","date":"2026-11-24","time":"09:30","service_type":"Boiler service","address":"12 Elm Street, Springfield"},"started_at":"2026-11-21T10:15:00.000Z","ended_at":"2026-11-21T10:16:35.000Z"},"timestamp":"2026-11-21T10:16:35.000Z"}
+                     *     data: {"id":"evt_9Xa2bC4dE6fG8hJ0","event":"call.completed","receptionist_id":"rcp_7Hq2Lm9Xc4Tz","data":{"call_id":"call_8Qz3kV1mN7pX2bR4","direction":"inbound","from":"+14155550123","to":"+14155550199","duration_seconds":95,"outcome":"booked","customer_name":"Dana Whitfield","customer_phone":"+14155550123","transcript_summary":"Dana booked a boiler service for Tuesday at 09:30.","booking":{"confirmation":"BK-1042","date":"2026-11-24","time":"09:30","service_type":"Boiler service","address":"12 Elm Street, Springfield"},"started_at":"2026-11-21T10:15:00.000Z","ended_at":"2026-11-21T10:16:35.000Z"},"timestamp":"2026-11-21T10:16:35.000Z","livemode":true}
                      *
                      *     : ping
                      */
@@ -10633,7 +10773,8 @@ export interface operations {
                      *         "started_at": "2026-11-21T10:15:00.000Z",
                      *         "ended_at": "2026-11-21T10:16:35.000Z"
                      *       },
-                     *       "timestamp": "2026-11-21T10:16:35.000Z"
+                     *       "timestamp": "2026-11-21T10:16:35.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Event"];
@@ -15628,6 +15769,171 @@ export interface operations {
             };
         };
     };
+    deleteTestData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the wipe runs in the background */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tdd_4Kp8sW2nR6vY1cX3",
+                     *       "status": "running",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TestDataDeletion"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     callStartedEvent: {
         parameters: {
             query?: never;
@@ -15680,7 +15986,8 @@ export interface operations {
                  *         "to": "+14155550199",
                  *         "started_at": "2026-11-21T10:15:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallStartedEvent"];
@@ -15768,7 +16075,8 @@ export interface operations {
                  *         "started_at": "2026-11-21T10:15:00.000Z",
                  *         "ended_at": "2026-11-21T10:16:35.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallCompletedEvent"];
@@ -15843,7 +16151,8 @@ export interface operations {
                  *         "missed_at": "2026-11-21T11:02:10.000Z",
                  *         "recovery_scheduled": true
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallMissedEvent"];
@@ -15919,7 +16228,8 @@ export interface operations {
                  *         "received_at": "2026-11-21T12:00:00.000Z",
                  *         "is_opt_out": false
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsReceivedEvent"];
@@ -15995,7 +16305,8 @@ export interface operations {
                  *         "sent_at": "2026-11-21T10:17:00.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsSentEvent"];
@@ -16070,7 +16381,8 @@ export interface operations {
                  *         "delivered_at": "2026-11-21T10:17:02.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsDeliveredEvent"];
@@ -16148,7 +16460,8 @@ export interface operations {
                  *         "failed_at": "2026-11-21T10:17:03.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsFailedEvent"];
@@ -16222,7 +16535,8 @@ export interface operations {
                  *         "plan": "standard",
                  *         "provisioned_at": "2026-11-20T09:00:01.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["ReceptionistReadyEvent"];
@@ -16295,7 +16609,8 @@ export interface operations {
                  *         "message": "No numbers are available in area code 999",
                  *         "failed_at": "2026-11-20T09:00:03.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["ReceptionistErrorEvent"];
@@ -16372,7 +16687,8 @@ export interface operations {
                  *         "status": "new",
                  *         "created_at": "2026-11-21T10:16:40.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["LeadCreatedEvent"];
@@ -16452,7 +16768,8 @@ export interface operations {
                  *           "status"
                  *         ]
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["LeadUpdatedEvent"];
@@ -16532,7 +16849,8 @@ export interface operations {
                  *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCompletedEvent"];
@@ -16605,7 +16923,8 @@ export interface operations {
                  *         "minutes_included": 1000,
                  *         "billing_period_end": "2026-12-01T00:00:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["UsageThresholdEvent"];
@@ -16677,7 +16996,8 @@ export interface operations {
                  *         "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                  *         "message": "This is a test event from Switchboard."
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookTestEvent"];
@@ -16752,7 +17072,8 @@ export interface operations {
                  *         "last_status_code": 503,
                  *         "last_error": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookFailingEvent"];
@@ -16826,7 +17147,8 @@ export interface operations {
                  *         "disabled_at": "2026-11-21T11:02:17.000Z",
                  *         "pending_cancelled": 3
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookDisabledEvent"];
@@ -16899,10 +17221,87 @@ export interface operations {
                  *         "recovered_at": "2026-11-21T11:40:03.000Z",
                  *         "failures_before": 12
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    testDataDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "test_data.deleted",
+                 *       "data": {
+                 *         "deletion_id": "tdd_4Kp8sW2nR6vY1cX3",
+                 *         "calls_deleted": 12,
+                 *         "events_deleted": 31,
+                 *         "deliveries_deleted": 29,
+                 *         "requested_at": "2026-11-21T12:00:00.000Z",
+                 *         "completed_at": "2026-11-21T12:00:01.250Z"
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestDataDeletedEvent"];
             };
         };
         responses: {
