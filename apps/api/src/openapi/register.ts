@@ -3,7 +3,7 @@ import type { ApiKeysStore, PortalSessionsStore } from '@switchboard/db';
 import type { AnonymousLimits } from '../http/anonymous-limit';
 import { portalSubscriptionGuard } from '../http/portal-auth';
 import { authenticate } from '../http/auth';
-import { subscriptionModeGuard } from '../http/mode-guard';
+import { isLiveOnly, liveOnly, subscriptionModeGuard } from '../http/mode-guard';
 import type { KeyRateLimits } from '../http/key-rate-limit';
 import { jsonBody, requireContentType } from '../http/json-body';
 import type { Lifecycle } from '../http/lifecycle';
@@ -48,6 +48,7 @@ export function buildRouter(
         }),
       );
     }
+    if (route.scope && isLiveOnly(route)) chain.push(liveOnly);
     if (route.rawBody) chain.push(fromMiddleware(requireContentType(route.rawBody.contentType)));
     else if (parsesJsonBody(route)) chain.push(fromMiddleware(jsonBody));
     if (route.params) chain.push(validatePart('params', route.params));
