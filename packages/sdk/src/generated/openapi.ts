@@ -1710,7 +1710,7 @@ export interface components {
                  * @description Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status
                  * @enum {string}
                  */
-                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_carrier_signature" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "precondition_failed" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
+                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_carrier_signature" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "live_mode_only" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "precondition_failed" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
                 /** @description For people; may change */
                 message: string;
                 /** @description The offending field, when there is one */
@@ -15796,6 +15796,29 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TestDataDeletion"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */

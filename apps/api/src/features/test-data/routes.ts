@@ -56,6 +56,8 @@ export function testDataRoutes(deps: Deps): RouteDef[] {
         'a live or a test-mode admin key may ask.',
       tag: 'Test mode',
       scope: 'admin',
+      // No parameters; unknown query parameters are ignored, as everywhere.
+      query: { type: 'object', properties: {} },
       responses: {
         202: {
           description: 'Accepted: the wipe runs in the background',
