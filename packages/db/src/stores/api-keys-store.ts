@@ -224,7 +224,7 @@ export class ApiKeysStore {
   private async lookUpBatch(hashes: string[]): Promise<(KeyWithLimitRow | undefined)[]> {
     const rows = await runPrepared<KeyWithLimitRow>(
       this.db,
-      'sb_api_keys_with_mode_and_limit_by_hashes',
+      'sb_api_keys_with_limit_by_hashes',
       `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.livemode, k.created_at,
               k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
          FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id

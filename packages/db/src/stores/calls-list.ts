@@ -38,7 +38,7 @@ function statementFor(mask: number): Statement {
   });
   if (mask & (1 << OPTIONAL.length)) where.push(`(c.started_at, c.id) < ($${++n}, $${++n})`);
   s = {
-    name: `sb_calls_list_m${mask}`,
+    name: `sb_calls_list_${mask}`,
     text: `SELECT ${COLUMNS}
       FROM calls c JOIN receptionists r ON r.id = c.receptionist_id
      WHERE ${where.join(' AND ')}

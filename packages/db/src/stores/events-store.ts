@@ -102,7 +102,7 @@ SELECT (SELECT count(*)::int FROM notified) AS notified,
  */
 export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await runPrepared(trx, 'sb_insert_events_with_mode', INSERT_EVENTS_SQL, [
+  await runPrepared(trx, 'sb_insert_events', INSERT_EVENTS_SQL, [
     JSON.stringify(
       events.map((e) => ({
         id: e.id,
