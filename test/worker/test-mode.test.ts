@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { Switchboard } from '@switchboard/sdk';
 import type { DialRequest, TelephonyProvider } from '../../apps/worker/src/dialler';
 import { notConnectedMessage } from '../../apps/worker/src/dialler/messages';
 import { createTestContext, type TestContext } from '../support/context';
@@ -335,5 +336,17 @@ describe('DELETE /test-data', () => {
         (r) => r.path === '/live' && JSON.parse(r.body).event === 'test_data.deleted',
       ),
     ).toBe(false);
+  });
+
+  it('the SDK asks for a wipe with a test-mode admin key: client.testData.delete()', async () => {
+    const client = new Switchboard({ apiKey: test.slice('Bearer '.length), baseUrl });
+    const deletion = await client.testData.delete();
+    expect(deletion).toMatchObject({ id: expect.stringMatching(/^tdd_/), status: 'running' });
+    await waitFor('the second test_data.deleted', async () => {
+      const events = (await as(test).get('/events?type=test_data.deleted')).body.data;
+      return events.find(
+        (e: { data: { deletion_id: string } }) => e.data.deletion_id === deletion.id,
+      );
+    });
   });
 });

@@ -8,6 +8,7 @@ export class TestDataResource extends Resource {
    * `test_data.deleted` event (test mode) says when it is done. Live data is never touched.
    */
   delete(): Promise<TestDataDeletion> {
-    return this.http.request({ method: 'DELETE', path: '/test-data', idempotent: false });
+    // Not idempotent: a repeat asks for (and announces) a second wipe.
+    return this.invoke('DELETE', '/test-data', { idempotent: false });
   }
 }
