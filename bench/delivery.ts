@@ -575,6 +575,7 @@ async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResu
     receptionistId: 'rcp_bench',
     data: eventInput({ tenantId: 't', receptionistId: 'r', subscriptionIds: [] }, 'raw', 0).data,
     createdAt: new Date(),
+    livemode: true,
   });
   const body = JSON.stringify(envelope);
   const signed = signPayload({ secret: generateSigningSecret(), eventId: 'evt_bench', body });

@@ -265,6 +265,7 @@ describe('list item shape', () => {
         'receptionist_id',
         'receptionist_name',
         'booking',
+        'livemode',
       ].sort(),
     );
     expect(withBooking.booking).toEqual({

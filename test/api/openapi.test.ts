@@ -162,6 +162,7 @@ describe('operations', () => {
       'post /sms/send': 'sendSms',
       'get /sms/{id}': 'getSms',
       'delete /sms/{id}': 'cancelSms',
+      'delete /test-data': 'deleteTestData',
       'get /sms/opt-outs': 'listSmsOptOuts',
       'get /receptionists/{id}/sms': 'listReceptionistSms',
       'get /leads/search': 'searchLeads',

@@ -143,6 +143,7 @@ describe('POST /api/v1/calls/outbound: 202', () => {
       'direction',
       'from',
       'id',
+      'livemode',
       'receptionist_id',
       'status',
       'to',

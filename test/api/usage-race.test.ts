@@ -102,7 +102,7 @@ it('fires each threshold exactly once across two API processes', async () => {
   );
   for (const r of delivered) {
     const envelope = JSON.parse(r.body);
-    expect(Object.keys(envelope)).toEqual(['id', 'event', 'data', 'timestamp']);
+    expect(Object.keys(envelope)).toEqual(['id', 'event', 'data', 'timestamp', 'livemode']);
     expect(envelope.event).toBe('usage.threshold');
     expect(() => verifyWebhook(r.body, r.headers, sub.body.signing_secret)).not.toThrow();
   }

@@ -113,6 +113,7 @@ describe('a successful test delivery', () => {
       event: 'webhook.test',
       data: { subscription_id: sub.id, message: expect.any(String) },
       timestamp: expect.stringMatching(ISO_MS),
+      livemode: true,
     });
 
     expect(receiver.requests).toHaveLength(1);

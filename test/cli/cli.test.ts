@@ -49,6 +49,19 @@ describe('operator CLI', () => {
     expect(revoked.stdout).not.toContain(key.key);
   });
 
+  it('key create --mode test makes an sk_test_ key (test mode); live is the default', () => {
+    const r = cli('key', 'create', '--tenant', tenantId, '--scopes', 'admin', '--mode', 'test');
+    expect(r.code).toBe(0);
+    const key = JSON.parse(r.stdout);
+    expect(key.key).toMatch(/^sk_test_[0-9A-Za-z]{40}$/);
+    expect(key).toMatchObject({ mode: 'test', prefix: key.key.slice(0, 12) });
+    const live = JSON.parse(cli('key', 'create', '--tenant', tenantId, '--scopes', 'read').stdout);
+    expect(live).toMatchObject({ mode: 'live' });
+    const bad = cli('key', 'create', '--tenant', tenantId, '--scopes', 'read', '--mode', 'demo');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown mode');
+  });
+
   it('tenant portal-origins sets the frame-ancestors allow-list; --none clears it', () => {
     const r = cli(
       'tenant',

@@ -57,6 +57,7 @@ const SDK_METHOD: Record<string, string | null> = {
   listPortalSessions: 'portal.listSessions',
   revokeAllPortalSessions: 'portal.revokeAllSessions',
   exchangePortalCode: 'portal.exchange',
+  deleteTestData: 'testData.delete',
   callMcp: null,
 };
 

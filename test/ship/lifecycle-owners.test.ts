@@ -37,6 +37,10 @@ const OWNERS: Record<string, { columns: readonly string[]; owners: readonly stri
   sms_messages: { columns: ['status'], owners: [`${STORES}/sms-lifecycle.ts`] },
   campaigns: { columns: ['status'], owners: [`${STORES}/campaign-lifecycle.ts`] },
   campaign_recipients: { columns: ['state'], owners: [`${STORES}/campaign-lifecycle.ts`] },
+  test_data_deletions: {
+    columns: ['status'],
+    owners: [`${STORES}/test-data-deletion-lifecycle.ts`],
+  },
 };
 
 /**

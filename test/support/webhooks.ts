@@ -66,6 +66,7 @@ export const READ_SHAPE_KEYS = [
   'last_delivery_at',
   'last_failure_at',
   'last_success_at',
+  'livemode',
   'rate_limit_per_second',
   'secret_overlap_ends_at',
   'updated_at',

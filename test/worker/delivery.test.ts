@@ -145,7 +145,15 @@ describe('fan-out and signed delivery', () => {
     expect(bodies.map((b) => b.event).sort()).toEqual(['call.completed', 'call.started']);
     for (const r of received(pAll as string)) {
       const body = JSON.parse(r.body);
-      expect(Object.keys(body)).toEqual(['id', 'event', 'receptionist_id', 'data', 'timestamp']);
+      expect(Object.keys(body)).toEqual([
+        'id',
+        'event',
+        'receptionist_id',
+        'data',
+        'timestamp',
+        'livemode',
+      ]);
+      expect(body.livemode).toBe(true);
       expect(body.id).toMatch(/^evt_/);
       expect(body.receptionist_id).toBe(rcpA);
       expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

@@ -98,6 +98,7 @@ export function createApp(deps: Deps): Express {
         sessions: deps.stores.portalSessions,
         subscriptionExists: async (tenantId, id) =>
           (await deps.stores.webhookSubscriptions.get(tenantId, id)) !== undefined,
+        subscriptionMode: (tenantId, id) => deps.stores.webhookSubscriptions.modeOf(tenantId, id),
       },
     ),
   );

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'invalid_state',
   'lead_exists',
   'limit_exceeded',
+  'live_mode_only',
   'malformed_request',
   'method_not_allowed',
   'missing_api_key',

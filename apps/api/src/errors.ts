@@ -71,6 +71,15 @@ export const insufficientScope = (scope: string): ApiError =>
     `This API key lacks the ${scope} scope required by this operation`,
   );
 
+/** A test-mode key on an operation test mode does not cover (docs/API.md, Test mode). */
+export const liveModeOnly = (): ApiError =>
+  new ApiError(
+    403,
+    'permission_error',
+    'live_mode_only',
+    'This operation is not available in test mode: use a live key (sk_live_)',
+  );
+
 export const serviceUnavailable = (message = 'A backing service is unavailable; retry shortly') =>
   new ApiError(503, 'service_unavailable', 'service_unavailable', message, null, {
     'Retry-After': '1',

@@ -59,8 +59,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: async () => (await import('./commands/portal')).portalLink,
   },
   'key create': {
-    usage: 'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME]',
-    about: 'Creates an API key; the key itself is printed once and never again.',
+    usage:
+      'key create --tenant TENANT_ID --scopes read,write,admin [--name NAME] [--mode live|test]',
+    about:
+      'Creates an API key (sk_live_…, or sk_test_… with --mode test: test mode); the key ' +
+      'itself is printed once and never again.',
     load: async () => (await basic()).keyCreate,
   },
   'key list': {

@@ -16,6 +16,7 @@ export const renderKey = (k: ApiKey) => ({
   name: k.name,
   prefix: k.displayPrefix,
   scopes: k.scopes,
+  mode: k.livemode ? 'live' : 'test',
   created_at: k.createdAt.toISOString(),
   revoked_at: k.revokedAt?.toISOString() ?? null,
 });

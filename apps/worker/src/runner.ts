@@ -5,12 +5,13 @@ import { startCampaigns } from './campaigns';
 import type { Component } from './component';
 import { createQueueDashboard, type QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
-import { startDialler } from './dialler';
+import { startDialler, type TelephonyProvider } from './dialler';
 import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
 import { startSmsSender, type SimulatorSmsOptions } from './sms';
+import { startTestDataDeletions } from './test-data';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
 
 /** Every part's options; webhook delivery's (lane waker, first-attempt lease) as its own. */
@@ -27,6 +28,8 @@ export interface RunnerOptions extends WebhookDeliveryOptions, MaintenanceTiming
   leadImportBatchSize?: number;
   /** How often a worker looks for running campaigns to join (default 1000 ms). */
   campaignPollMs?: number;
+  /** The outbound dialler's provider for live calls (default: the simulator). */
+  telephonyProvider?: TelephonyProvider;
 }
 
 export interface Runner {
@@ -50,7 +53,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   const components: Component[] = [
     startCampaigns(deps, sms, { ...opts, pollMs: opts.campaignPollMs }),
     await startWebhookDelivery(deps, opts),
-    startDialler(deps, opts),
+    startDialler(deps, { ...opts, provider: opts.telephonyProvider }),
     startProvisioning(deps, opts, {
       reconcileIntervalMs: opts.reconcileIntervalMs,
       reconcileGraceMs: opts.reconcileGraceMs,
@@ -63,6 +66,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
       // Imports make progress every batch; one without any for this long lost its job.
       reconcileGraceMs: opts.reconcileGraceMs === undefined ? undefined : opts.reconcileGraceMs * 2,
     }),
+    startTestDataDeletions(deps, opts),
     startMaintenance(deps, opts),
   ];
   let server: Server | null = null;

@@ -14,7 +14,8 @@ export type IdPrefix =
   | 'dlv'
   | 'att'
   | 'ps'
-  | 'rec';
+  | 'rec'
+  | 'tdd';
 
 /** A new opaque id: the type prefix and 128 random bits as 32 hex characters. */
 export function newId(prefix: IdPrefix): string {

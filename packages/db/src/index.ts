@@ -61,6 +61,7 @@ export * from './stores/leads-store';
 export { LEAD_SOURCES, LEAD_STATUSES } from './stores/lead-rows';
 export * from './stores/lead-imports-store';
 export * from './stores/lead-import-lifecycle';
+export * from './stores/test-data-deletion-lifecycle';
 export * from './stores/campaigns-store';
 export * from './stores/campaign-recipients-store';
 export * from './stores/campaign-lifecycle';

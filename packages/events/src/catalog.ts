@@ -258,6 +258,26 @@ export const EVENT_DATA_SCHEMAS = {
     },
     additionalProperties: false,
   },
+  'test_data.deleted': {
+    type: 'object',
+    required: [
+      'deletion_id',
+      'calls_deleted',
+      'events_deleted',
+      'deliveries_deleted',
+      'requested_at',
+      'completed_at',
+    ],
+    properties: {
+      deletion_id: str,
+      calls_deleted: { type: 'integer', minimum: 0 },
+      events_deleted: { type: 'integer', minimum: 0 },
+      deliveries_deleted: { type: 'integer', minimum: 0 },
+      requested_at: ts,
+      completed_at: ts,
+    },
+    additionalProperties: false,
+  },
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA_SCHEMAS;
@@ -270,6 +290,7 @@ export const ACCOUNT_LEVEL_EVENTS: ReadonlySet<EventType> = new Set([
   'webhook.failing',
   'webhook.disabled',
   'webhook.recovered',
+  'test_data.deleted',
 ]);
 
 /**

@@ -47,6 +47,10 @@ export const EVENT_DESCRIPTIONS: { readonly [K in EventType]?: string } = {
     'A subscription that had sent `webhook.failing` delivered successfully again; ' +
     '`failures_before` is the streak the success ended (0 when the tenant re-enabled the ' +
     'endpoint first, which zeroes it). Account-level; never sent to the one it is about.',
+  'test_data.deleted':
+    "`DELETE /test-data` finished wiping the tenant's test-mode data (ended calls, events " +
+    'and their deliveries, as they were when it was asked). A test-mode event, account-level: ' +
+    "it goes to the tenant's test-mode subscriptions, which are kept.",
 };
 
 /** A realistic `data` of each event, checked against the catalog's schema by the tests. */
@@ -190,5 +194,13 @@ export const EVENT_DATA_EXAMPLES: { readonly [K in EventType]?: EventData<K> } =
     url: 'https://hooks.example.com/switchboard',
     recovered_at: '2026-11-21T11:40:03.000Z',
     failures_before: 12,
+  },
+  'test_data.deleted': {
+    deletion_id: 'tdd_4Kp8sW2nR6vY1cX3',
+    calls_deleted: 12,
+    events_deleted: 31,
+    deliveries_deleted: 29,
+    requested_at: '2026-11-21T12:00:00.000Z',
+    completed_at: '2026-11-21T12:00:01.250Z',
   },
 };

@@ -59,12 +59,14 @@ describe('event catalog', () => {
       receptionistId: null,
       data: {},
       createdAt: at,
+      livemode: true,
     });
     expect(account).toEqual({
       id: 'evt_1',
       event: 'usage.threshold',
       data: {},
       timestamp: '2026-11-21T10:15:00.000Z',
+      livemode: true,
     });
     const scoped = buildEnvelope({
       id: 'evt_2',
@@ -72,7 +74,16 @@ describe('event catalog', () => {
       receptionistId: 'rcp_1',
       data: {},
       createdAt: at,
+      livemode: false,
     });
-    expect(Object.keys(scoped)).toEqual(['id', 'event', 'receptionist_id', 'data', 'timestamp']);
+    expect(Object.keys(scoped)).toEqual([
+      'id',
+      'event',
+      'receptionist_id',
+      'data',
+      'timestamp',
+      'livemode',
+    ]);
+    expect(scoped.livemode).toBe(false);
   });
 });

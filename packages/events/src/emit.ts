@@ -31,6 +31,7 @@ export interface EventDataMap {
   'webhook.failing': FromSchema<Schemas['webhook.failing']>;
   'webhook.disabled': FromSchema<Schemas['webhook.disabled']>;
   'webhook.recovered': FromSchema<Schemas['webhook.recovered']>;
+  'test_data.deleted': FromSchema<Schemas['test_data.deleted']>;
 }
 export type EventData<T extends EventType> = EventDataMap[T];
 
@@ -66,6 +67,8 @@ export interface EmitInput<T extends EventType> {
   receptionistId?: string | null;
   type: T;
   data: EventData<T>;
+  /** false: a test-mode event (docs/API.md, Test mode); absent: live. */
+  livemode?: boolean;
 }
 
 /** Checks one event against the catalog; returns the receptionist id its row carries. */
@@ -106,6 +109,7 @@ export async function emit<T extends EventType>(trx: Knex, input: EmitInput<T>):
         data: input.data as Record<string, unknown>,
         createdAt,
         traceparent: currentTraceparent(),
+        livemode: input.livemode ?? true,
       },
     ]);
   });
@@ -131,6 +135,7 @@ export async function emitMany<T extends EventType>(
     type: input.type,
     data: input.data as Record<string, unknown>,
     createdAt,
+    livemode: input.livemode ?? true,
   }));
   const attributes = {
     'switchboard.event_type': [...new Set(inputs.map((i) => i.type))].join(','),

@@ -8,6 +8,8 @@ export interface EventEnvelope {
   data: Record<string, unknown>;
   /** ISO 8601 UTC with milliseconds: when the event happened. */
   timestamp: string;
+  /** false: a test-mode event (docs/API.md, Test mode). */
+  livemode: boolean;
 }
 
 /** The webhook.test payload adds `type` (docs/API.md, Deliveries). */
@@ -25,24 +27,33 @@ export function buildEnvelope(event: {
   receptionistId: string | null;
   data: Record<string, unknown>;
   createdAt: Date;
+  livemode: boolean;
 }): EventEnvelope {
-  // Key order is part of what subscribers see (and sign over): id, event, receptionist_id?, data, timestamp.
+  // Key order is part of what subscribers see (and sign over): id, event, receptionist_id?,
+  // data, timestamp, livemode (added last, so the fields before keep their places).
   return {
     id: event.id,
     event: event.type,
     ...(event.receptionistId ? { receptionist_id: event.receptionistId } : {}),
     data: event.data,
     timestamp: event.createdAt.toISOString(),
+    livemode: event.livemode,
   };
 }
 
 /** The synthetic event sent by POST /webhooks/{id}/test. */
-export function buildTestEnvelope(id: string, subscriptionId: string, at: Date): TestEnvelope {
+export function buildTestEnvelope(
+  id: string,
+  subscriptionId: string,
+  at: Date,
+  livemode = true,
+): TestEnvelope {
   return {
     id,
     type: 'webhook.test',
     event: 'webhook.test',
     data: { subscription_id: subscriptionId, message: 'This is a test event from Switchboard.' },
     timestamp: at.toISOString(),
+    livemode,
   };
 }

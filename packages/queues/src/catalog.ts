@@ -167,6 +167,14 @@ const campaignJobSchema = {
 } as const;
 export type CampaignJob = FromSchema<typeof campaignJobSchema>;
 
+const testDataDeletionJobSchema = {
+  type: 'object',
+  required: ['v', 'deletionId'],
+  properties: { v: { const: 1 }, deletionId: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+export type TestDataDeletionJob = FromSchema<typeof testDataDeletionJobSchema>;
+
 /**
  * The job catalog: every queue of Switchboard and the one kind of job it carries, with its
  * payload schema, job id rule and options. Nothing outside the catalog spells a queue name, a
@@ -272,6 +280,15 @@ export const catalog = {
     // Only starts a campaign (sending is not a job): back in 15 s, or started by a tick.
     timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
     carriesTrace: true,
+  }),
+  /** One job per DELETE /test-data: wipe the tenant's test-mode data, then emit the event. */
+  testDataDeletions: defineJob<TestDataDeletionJob>({
+    queue: 'test-data-deletions',
+    name: 'wipe',
+    schema: testDataDeletionJobSchema,
+    jobId: (d) => d.deletionId,
+    // One transaction that completes the row: a re-run finds it completed and does nothing.
+    timings: { lockDurationMs: 10_000, stalledIntervalMs: 5_000 },
   }),
 };
 

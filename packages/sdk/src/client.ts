@@ -6,6 +6,7 @@ import { LeadsResource } from './resources/leads';
 import { ReceptionistsResource } from './resources/receptionists';
 import { SmsResource } from './resources/sms';
 import { UsageResource } from './resources/usage';
+import { TestDataResource } from './resources/test-data';
 import { WebhooksResource } from './resources/webhooks';
 import { PortalResource } from './resources/portal';
 import { DEFAULT_RETRY, type RetryOptions } from './retry';
@@ -50,6 +51,7 @@ export class Switchboard {
   readonly campaigns: CampaignsResource;
   readonly portal: PortalResource;
   readonly events: EventsResource;
+  readonly testData: TestDataResource;
 
   constructor(options: SwitchboardOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -70,5 +72,6 @@ export class Switchboard {
     this.campaigns = new CampaignsResource(http);
     this.portal = new PortalResource(http);
     this.events = new EventsResource(http);
+    this.testData = new TestDataResource(http);
   }
 }

@@ -37,6 +37,7 @@ export type PortalToken = Schemas['PortalToken'];
 export type LivePortalSession = Schemas['LivePortalSession'];
 export type PortalSessionsRevoked = Schemas['PortalSessionsRevoked'];
 export type Usage = Schemas['Usage'];
+export type TestDataDeletion = Schemas['TestDataDeletion'];
 export type Sms = Schemas['Sms'];
 export type SmsSendRequest = Schemas['SmsSendRequest'];
 export type SmsOptOut = Schemas['SmsOptOut'];

@@ -17,6 +17,7 @@ import { eventRoutes } from './events/routes';
 import { webhookRecoverRoutes } from './webhooks/recover-routes';
 import { portalRoutes } from './portal/routes';
 import { webhookStatsRoutes } from './portal/stats-routes';
+import { testDataRoutes } from './test-data/routes';
 
 /** Every public route under /api/v1 (and its /v1 alias), in OpenAPI order. */
 export function publicRoutes(deps: Deps): RouteDef[] {
@@ -38,5 +39,6 @@ export function publicRoutes(deps: Deps): RouteDef[] {
     ...leadRoutes(deps),
     ...campaignRoutes(deps),
     ...mcpRoutes(deps),
+    ...testDataRoutes(deps),
   ];
 }

@@ -65,10 +65,19 @@ export function authenticate(
     const key = await keys.findActiveByHash(hash);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is unknown or revoked');
     anonymous.remember(hash);
-    addLogContext({ tenant_id: key.tenantId, key_id: key.id });
+    addLogContext({
+      tenant_id: key.tenantId,
+      key_id: key.id,
+      ...(key.livemode ? {} : { mode: 'test' }),
+    });
     await limits.apply(res, key.id, key.rateLimit);
     if (!hasScope(key.scopes, scope)) throw insufficientScope(scope);
-    req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+    req.auth = {
+      tenantId: key.tenantId,
+      keyId: key.id,
+      scopes: key.scopes,
+      livemode: key.livemode,
+    };
     // Best effort: a failure to record last use must not fail the request.
     track(keys.touch(key.id)).catch(() => undefined);
   };

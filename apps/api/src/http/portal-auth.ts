@@ -40,6 +40,7 @@ export async function authenticatePortal(
     tenantId: session.tenantId,
     keyId: session.id,
     scopes: [],
+    livemode: true,
     portal: {
       sessionId: session.id,
       capabilities: session.capabilities,

@@ -5,6 +5,11 @@ export interface AuthContext {
   tenantId: string;
   keyId: string;
   scopes: readonly Scope[];
+  /**
+   * The key's mode: false for a test-mode key (`sk_test_`), whose requests see and make only
+   * test-mode data (docs/API.md, Test mode). Portal tokens are live.
+   */
+  livemode: boolean;
   /** Set when the caller is a portal token (then `scopes` is empty and `keyId` the session). */
   portal?: PortalAuth;
 }

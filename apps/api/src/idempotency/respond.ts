@@ -40,7 +40,7 @@ export async function runIdempotently(
   req: Request,
   create: CreateOperation,
 ): Promise<IdempotentResponse> {
-  const key = parseIdempotencyKey(req.headers['idempotency-key']);
+  const key = parseIdempotencyKey(req.headers['idempotency-key'], req.auth.livemode);
   if (key === null) return create(null);
   // The route's path pattern names the operation the same way under /api/v1 and /v1.
   const operation = `${req.method} ${String((req.route as { path?: unknown }).path)}`;

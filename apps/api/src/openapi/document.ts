@@ -36,6 +36,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     'Every event of your account, operational ones included, as the envelopes webhooks ' +
     'carry: a list newest first with filters, one event by id, and a live stream ' +
     '(Server-Sent Events) that resumes where it left off.',
+  'Test mode':
+    'Keys made with `--mode test` (`sk_test_…`) make test data (`livemode: false`) that ' +
+    'live keys never see, and see none of the live data; test-mode calls are always ' +
+    'simulated and never metered. Wipe the test data here.',
   Portal:
     'Links to the tenant portal, a web page where a tenant’s team manages its webhooks ' +
     'without an API key: create and revoke sessions, and trade a link’s one-use code.',

@@ -3,6 +3,7 @@ import type { ApiKeysStore, PortalSessionsStore } from '@switchboard/db';
 import type { AnonymousLimits } from '../http/anonymous-limit';
 import { portalSubscriptionGuard } from '../http/portal-auth';
 import { authenticate } from '../http/auth';
+import { isLiveOnly, liveOnly, subscriptionModeGuard } from '../http/mode-guard';
 import type { KeyRateLimits } from '../http/key-rate-limit';
 import { jsonBody, requireContentType } from '../http/json-body';
 import type { Lifecycle } from '../http/lifecycle';
@@ -31,6 +32,8 @@ export function buildRouter(
     sessions: PortalSessionsStore;
     /** Whether the tenant has this subscription (for the limited-session guard). */
     subscriptionExists: (tenantId: string, id: string) => Promise<boolean>;
+    /** The mode of the tenant's subscription, undefined when it has none such (mode guard). */
+    subscriptionMode: (tenantId: string, id: string) => Promise<boolean | undefined>;
   },
 ): Router {
   const router = Router();
@@ -45,11 +48,13 @@ export function buildRouter(
         }),
       );
     }
+    if (route.scope && isLiveOnly(route)) chain.push(liveOnly);
     if (route.rawBody) chain.push(fromMiddleware(requireContentType(route.rawBody.contentType)));
     else if (parsesJsonBody(route)) chain.push(fromMiddleware(jsonBody));
     if (route.params) chain.push(validatePart('params', route.params));
     if (route.portal?.subscriptions === 'path') {
       chain.push(portalSubscriptionGuard(portal.subscriptionExists));
+      chain.push(subscriptionModeGuard(portal.subscriptionMode));
     }
     if (route.query) chain.push(validatePart('query', route.query));
     if (route.body) chain.push(validatePart('body', route.body));

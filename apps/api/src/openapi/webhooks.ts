@@ -70,7 +70,7 @@ const DELIVERY_NOTES =
   '`User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before ' +
   'parsing it. At least once: deduplicate on the event id. Order is not guaranteed.';
 
-/** The envelope of one event (`id, event, receptionist_id?, data, timestamp`). */
+/** The envelope of one event (`id, event, receptionist_id?, data, timestamp, livemode`). */
 function envelopeSchema(event: EventType): object {
   const accountLevel = ACCOUNT_LEVEL_EVENTS.has(event);
   // The test event also names itself in `type` (buildTestEnvelope).
@@ -85,6 +85,7 @@ function envelopeSchema(event: EventType): object {
       ...(accountLevel || RECEPTIONIST_OPTIONAL_EVENTS.has(event) ? [] : ['receptionist_id']),
       'data',
       'timestamp',
+      'livemode',
     ],
     additionalProperties: false,
     properties: {
@@ -96,6 +97,10 @@ function envelopeSchema(event: EventType): object {
         : { receptionist_id: { type: 'string', pattern: '^rcp_', description: 'Whose event' } }),
       data: EVENT_DATA_SCHEMAS[event],
       timestamp: { type: 'string', format: 'date-time', description: 'When it happened' },
+      livemode: {
+        type: 'boolean',
+        description: 'false: a test-mode event (made with an sk_test_ key; docs: Test mode)',
+      },
     },
   };
 }
@@ -124,6 +129,7 @@ function envelopeExample(event: EventType): object | undefined {
     ...(ACCOUNT_LEVEL_EVENTS.has(event) ? {} : { receptionist_id: 'rcp_7Hq2Lm9Xc4Tz' }),
     data,
     timestamp: '2026-11-21T10:16:35.000Z',
+    livemode: true,
   };
 }
 

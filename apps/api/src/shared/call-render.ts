@@ -20,6 +20,7 @@ export const renderCallListItem = (c: CallSummary) => ({
   receptionist_id: c.receptionistId,
   receptionist_name: c.receptionistName,
   booking: c.booking ? listedBooking(c.booking) : null,
+  livemode: c.livemode,
 });
 
 /** The full detail: the list item plus everything a call carries. */

@@ -1,4 +1,5 @@
 import { notFound } from '../errors';
+import type { AuthContext } from '../http/types';
 import { etagHeaderDoc, sendVersioned } from '../http/if-match';
 import {
   idempotencyKeyHeaderDoc,
@@ -38,10 +39,12 @@ export function defineCreateRoute<Body>(
     /** 201: made now; 202: accepted now, finished by the worker. */
     status: 201 | 202;
     answer: Answer & { location: string };
+    /** `auth`: who asks (its `livemode` is the mode of what it makes: docs/API.md, Test mode). */
     create: (
       tenantId: string,
       body: Body,
       scope: IdempotencyScope | null,
+      auth: AuthContext,
     ) => Promise<IdempotentResponse>;
   },
 ): RouteDef {
@@ -62,7 +65,9 @@ export function defineCreateRoute<Body>(
     handler: async (req, res) => {
       const tenantId = req.auth.tenantId;
       const input = req.valid.body as Body;
-      await respondIdempotently(idempotency, req, res, (scope) => create(tenantId, input, scope));
+      await respondIdempotently(idempotency, req, res, (scope) =>
+        create(tenantId, input, scope, req.auth),
+      );
     },
   });
 }
@@ -79,7 +84,8 @@ export function defineGetRoute<T>(
     answer: Answer;
     /** What the 404's message calls it ("campaign", "SMS"). */
     name: string;
-    find: (tenantId: string, id: string) => Promise<T | undefined>;
+    /** `livemode`: the key's mode; a resource of the other mode is not found (Test mode). */
+    find: (tenantId: string, id: string, livemode: boolean) => Promise<T | undefined>;
     render: (found: T) => unknown;
     version?: (found: T) => number;
   },
@@ -91,7 +97,7 @@ export function defineGetRoute<T>(
     params,
     responses: { 200: version ? { ...answer, headers: etagHeaderDoc } : answer },
     handler: async (req, res) => {
-      const found = await find(req.auth.tenantId, req.valid.params.id as string);
+      const found = await find(req.auth.tenantId, req.valid.params.id as string, req.auth.livemode);
       if (!found) throw notFound(name, 'id');
       if (version) sendVersioned(res, version(found), await render(found));
       else res.json(await render(found));

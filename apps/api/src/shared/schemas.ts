@@ -156,6 +156,12 @@ export const phoneNumber = <P extends string>(param: P, description: string) =>
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 
+/** Whether a resource (or event) is live: false when made with a test-mode key (docs/API.md, Test mode). */
+export const livemode = {
+  type: 'boolean',
+  description: 'false when made with a test-mode key (sk_test_): test data, seen by test keys only',
+} as const;
+
 /** A page example around `item`, as every `{data, has_more, cursor}` list answers. */
 export const pageExample = <T>(item: T) => ({
   data: [item],

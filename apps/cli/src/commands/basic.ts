@@ -56,12 +56,25 @@ function parseScopes(raw: string): Scope[] {
   return [...new Set(scopes)] as Scope[];
 }
 
+/** `--mode live` (the default) or `--mode test` (docs/API.md, Test mode). */
+function parseMode(raw: string | undefined): boolean {
+  if (raw === undefined || raw === 'live') return true;
+  if (raw === 'test') return false;
+  throw new UsageError(`unknown mode "${raw}" (use live or test)`);
+}
+
 export async function keyCreate(ctx: CliContext, argv: string[]): Promise<object> {
-  const o = parseOptions(argv, ['tenant', 'scopes', 'name']);
+  const o = parseOptions(argv, ['tenant', 'scopes', 'name', 'mode']);
   const tenantId = required(o, 'tenant');
   const scopes = parseScopes(required(o, 'scopes'));
+  const livemode = parseMode(o.mode);
   if (!(await ctx.stores.tenants.get(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
-  const { apiKey, key } = await ctx.stores.apiKeys.create({ tenantId, scopes, name: o.name });
+  const { apiKey, key } = await ctx.stores.apiKeys.create({
+    tenantId,
+    scopes,
+    name: o.name,
+    livemode,
+  });
   // The plaintext key is printed here once and is never retrievable again.
   return { ...renderKey(apiKey), key };
 }

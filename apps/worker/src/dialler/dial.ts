@@ -26,10 +26,20 @@ export const requestOf = (call: Call, providerCallId: string): DialRequest => ({
  * a re-run after a crash or a reconciler re-add never dials the customer a second time.
  * Reports are retried through a Postgres outage until they commit, so a call that was
  * dialled always ends with what happened on the phone.
+ *
+ * A test-mode call (docs/API.md, Test mode) is dialled by `simulator`, whatever `provider`
+ * is: the mode is read before the claim, so the provider_call_id stored is the simulator's.
  */
-export function dialProcessor(deps: WorkerDeps, provider: TelephonyProvider) {
+export function dialProcessor(
+  deps: WorkerDeps,
+  live: TelephonyProvider,
+  simulator: TelephonyProvider = live,
+) {
   const report: TelephonyReport = (message) => reportUntilCommitted(deps, message);
   return async (data: OutboundCallJob): Promise<void> => {
+    // A live call, or one that is gone (then the claim below finds nothing either).
+    const livemode = (await deps.stores.calls.modeOf(deps.knex, data.callId)) ?? true;
+    const provider = livemode ? live : simulator;
     const providerCallId = provider.providerCallId(data.callId);
     const call = await deps.stores.callLifecycle.claim(deps.knex, data.callId, providerCallId);
     if (!call) return; // gone, or claimed already: nothing to do

@@ -11,7 +11,7 @@ export type { DialRequest, TelephonyProvider, TelephonyReport } from './provider
 export { SimulatorProvider } from './simulator';
 
 export interface DiallerOptions extends QueueTimings, ReconcileOptions {
-  /** Defaults to the simulator at SIMULATOR_SPEED. */
+  /** Defaults to the simulator at SIMULATOR_SPEED. Test-mode calls always go to the simulator. */
   provider?: TelephonyProvider;
 }
 
@@ -21,11 +21,13 @@ export interface DiallerOptions extends QueueTimings, ReconcileOptions {
  * the runner starts and drains it with a single line.
  */
 export function startDialler(deps: WorkerDeps, opts: DiallerOptions = {}): Component {
-  const provider = opts.provider ?? new SimulatorProvider(deps.config.simulatorSpeed);
-  const worker = startQueueWorker(deps, 'outboundCalls', dialProcessor(deps, provider), {
+  const simulator = new SimulatorProvider(deps.config.simulatorSpeed);
+  const provider = opts.provider ?? simulator;
+  const worker = startQueueWorker(deps, 'outboundCalls', dialProcessor(deps, provider, simulator), {
     ...opts,
     concurrency: deps.config.workerConcurrency,
   });
   const reconciler = startDialReconciler(deps, reconcileTimings(opts));
-  return composite('dialler', [worker, reconciler], [provider]);
+  const providers = provider === simulator ? [provider] : [provider, simulator];
+  return composite('dialler', [worker, reconciler], providers);
 }

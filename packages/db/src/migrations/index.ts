@@ -30,6 +30,7 @@ import * as m100 from './100_portal_session_creator';
 import * as m101 from './101_resource_versions';
 import * as m105 from './105_event_log';
 import * as m106 from './106_event_streams';
+import * as m107 from './107_test_mode';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -74,6 +75,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['101_resource_versions', m101],
   ['105_event_log', m105],
   ['106_event_streams', m106],
+  ['107_test_mode', m107],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -19,6 +19,8 @@ export interface ApiKey {
   name: string;
   displayPrefix: string;
   scopes: Scope[];
+  /** false: a test-mode key (`sk_test_`); what it makes is test data (docs/API.md, Test mode). */
+  livemode: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -36,6 +38,7 @@ interface ApiKeyRow {
   key_hash: string;
   display_prefix: string;
   scopes: Scope[];
+  livemode: boolean;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
@@ -52,6 +55,7 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
   name: r.name,
   displayPrefix: r.display_prefix,
   scopes: r.scopes,
+  livemode: r.livemode,
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
@@ -59,15 +63,18 @@ const toApiKey = (r: ApiKeyRow): ApiKey => ({
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** `sk_live_` + 40 base62 characters (about 238 bits); rejection sampling keeps it unbiased. */
-function generateKey(): string {
+/**
+ * `sk_live_` (or `sk_test_` for a test-mode key) + 40 base62 characters (about 238 bits);
+ * rejection sampling keeps it unbiased.
+ */
+function generateKey(livemode: boolean): string {
   let out = '';
   while (out.length < 40) {
     for (const byte of randomBytes(64)) {
       if (byte < 248 && out.length < 40) out += BASE62[byte % 62];
     }
   }
-  return `sk_live_${out}`;
+  return `${livemode ? 'sk_live_' : 'sk_test_'}${out}`;
 }
 
 /** Only this hash is stored: a database leak does not leak usable keys. */
@@ -155,8 +162,11 @@ export class ApiKeysStore {
     tenantId: string;
     scopes: Scope[];
     name?: string;
+    /** false: a test-mode key (default: live). */
+    livemode?: boolean;
   }): Promise<{ apiKey: ApiKey; key: string }> {
-    const key = generateKey();
+    const livemode = input.livemode ?? true;
+    const key = generateKey(livemode);
     const [row] = await this.db<ApiKeyRow>(TABLE)
       .insert({
         id: newId('key'),
@@ -165,6 +175,7 @@ export class ApiKeysStore {
         key_hash: hashApiKey(key),
         display_prefix: key.slice(0, 12),
         scopes: input.scopes,
+        livemode,
       })
       .returning('*');
     this.unknown.delete(hashApiKey(key));
@@ -214,7 +225,7 @@ export class ApiKeysStore {
     const rows = await runPrepared<KeyWithLimitRow>(
       this.db,
       'sb_api_keys_with_limit_by_hashes',
-      `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.created_at,
+      `SELECT k.id, k.tenant_id, k.name, k.key_hash, k.display_prefix, k.scopes, k.livemode, k.created_at,
               k.last_used_at, k.revoked_at, t.rate_limit_per_second, t.rate_limit_burst
          FROM ${TABLE} k JOIN tenants t ON t.id = k.tenant_id
         WHERE k.key_hash = ANY ($1::text[]) AND k.revoked_at IS NULL`,

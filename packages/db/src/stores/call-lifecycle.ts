@@ -68,9 +68,9 @@ export class CallLifecycle {
     const result = (await db.raw(
       `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status, from_number,
          to_number, customer_name, purpose, metadata, started_at, created_at, idempotency_key,
-         idempotency_fingerprint)
+         idempotency_fingerprint, livemode)
        SELECT ?, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, ?, ?, ?, ?::jsonb, ?, ?,
-              ?, ?
+              ?, ?, ?
          FROM receptionists r
         WHERE r.id = ? AND r.tenant_id = ? AND r.status = 'ready' AND r.phone_number IS NOT NULL
        ON CONFLICT DO NOTHING
@@ -85,6 +85,7 @@ export class CallLifecycle {
         input.at,
         input.idempotency?.key ?? null,
         input.idempotency?.fingerprint ?? null,
+        input.livemode ?? true,
         input.receptionistId,
         input.tenantId,
       ],

@@ -107,6 +107,11 @@ export interface Call {
    * not counted). Internal: never rendered.
    */
   countedMinutes: number | null;
+  /**
+   * false: a test-mode call (made with a test-mode key): dialled by the simulator only, never
+   * metered, seen by test-mode keys only (docs/API.md, Test mode).
+   */
+  livemode: boolean;
   createdAt: Date;
 }
 
@@ -127,6 +132,7 @@ export type CallSummary = Pick<
   | 'startedAt'
   | 'endedAt'
   | 'booking'
+  | 'livemode'
 > & { hasTranscript: boolean; hasRecording: boolean };
 
 /** The writable columns of a call, as the domain names them. */
@@ -135,6 +141,8 @@ export type CallFields = Partial<
 >;
 
 export interface CallFilters {
+  /** The calls of one mode (the API always gives its key's: docs/API.md, Test mode). */
+  livemode?: boolean;
   receptionistId?: string;
   direction?: CallDirection;
   status?: CallStatus;
@@ -157,6 +165,8 @@ export interface NewOutboundCall {
   idempotency: { key: string; fingerprint: string } | null;
   /** Becomes both started_at and created_at. */
   at: Date;
+  /** false: made with a test-mode key (default: live). */
+  livemode?: boolean;
 }
 
 /** The fields of an accepted outbound call that never change after the insert. */
@@ -168,4 +178,5 @@ export interface AcceptedOutboundCall {
   createdAt: Date;
   /** The body fingerprint stored with the call's Idempotency-Key; null without a key. */
   idempotencyFingerprint: string | null;
+  livemode: boolean;
 }

@@ -6,6 +6,7 @@ import { toSummary, type SummaryRow } from './calls-rows';
 
 /** The filters a list statement may have, in the order of its parameters. */
 const OPTIONAL = [
+  ['livemode', 'c.livemode = $?'],
   ['receptionistId', 'c.receptionist_id = $?'],
   ['direction', 'c.direction = $?'],
   ['status', 'c.status = $?'],
@@ -16,7 +17,7 @@ const OPTIONAL = [
 /** List columns only: the heavy JSON payloads stay in the table, two flags say they exist. */
 const COLUMNS = `c.id, c.tenant_id, c.receptionist_id, c.direction, c.status, c.from_number,
   c.to_number, c.customer_name, c.duration_seconds, c.outcome, c.started_at, c.ended_at,
-  c.booking, r.name AS receptionist_name, (c.transcript IS NOT NULL) AS has_transcript,
+  c.booking, c.livemode, r.name AS receptionist_name, (c.transcript IS NOT NULL) AS has_transcript,
   (c.recording IS NOT NULL) AS has_recording`;
 
 interface Statement {
@@ -24,7 +25,7 @@ interface Statement {
   text: string;
 }
 
-/** One statement per combination of filters and cursor (at most 64), built on first use. */
+/** One statement per combination of filters and cursor (at most 128), built on first use. */
 const statements = new Map<number, Statement>();
 
 function statementFor(mask: number): Statement {

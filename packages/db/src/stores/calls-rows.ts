@@ -28,6 +28,7 @@ export interface CallRow {
   metadata: Call['metadata'];
   purpose: string | null;
   counted_minutes: number | null;
+  livemode: boolean;
   created_at: Date;
 }
 
@@ -56,6 +57,7 @@ export const toCall = (r: CallRow): Call => ({
   metadata: r.metadata,
   purpose: r.purpose,
   countedMinutes: r.counted_minutes,
+  livemode: r.livemode,
   createdAt: r.created_at,
 });
 
@@ -75,6 +77,7 @@ export type SummaryRow = Pick<
   | 'started_at'
   | 'ended_at'
   | 'booking'
+  | 'livemode'
 > & { has_transcript: boolean; has_recording: boolean };
 
 export const toSummary = (r: SummaryRow): CallSummary => ({
@@ -94,6 +97,7 @@ export const toSummary = (r: SummaryRow): CallSummary => ({
   booking: r.booking,
   hasTranscript: r.has_transcript,
   hasRecording: r.has_recording,
+  livemode: r.livemode,
 });
 
 export const COLUMN: Record<keyof CallFields, string> = {
@@ -117,6 +121,7 @@ export const COLUMN: Record<keyof CallFields, string> = {
   metadata: 'metadata',
   purpose: 'purpose',
   countedMinutes: 'counted_minutes',
+  livemode: 'livemode',
 };
 export const JSON_FIELDS = new Set(['transcript', 'recording', 'booking', 'cost', 'metadata']);
 
@@ -128,8 +133,12 @@ export const ACCEPTED_COLUMNS = [
   'to_number',
   'created_at',
   'idempotency_fingerprint',
+  'livemode',
 ];
-export type AcceptedRow = Pick<CallRow, 'id' | 'receptionist_id' | 'from_number' | 'to_number'> & {
+export type AcceptedRow = Pick<
+  CallRow,
+  'id' | 'receptionist_id' | 'from_number' | 'to_number' | 'livemode'
+> & {
   created_at: Date;
   idempotency_fingerprint: string | null;
 };
@@ -140,6 +149,7 @@ export const toAccepted = (r: AcceptedRow): AcceptedOutboundCall => ({
   to: r.to_number,
   createdAt: r.created_at,
   idempotencyFingerprint: r.idempotency_fingerprint,
+  livemode: r.livemode,
 });
 
 /** Domain fields → column values; JSON columns are serialised explicitly for pg. */

@@ -73,11 +73,22 @@ export class CallsStore {
     return row && toCall(row);
   }
 
-  /** The tenant's call, or undefined (another tenant's id is simply not found). */
-  async get(db: Knex, tenantId: string, id: string): Promise<Call | undefined> {
-    const row = (await this.select(db).where({ 'c.tenant_id': tenantId, 'c.id': id }).first()) as
-      CallRow | undefined;
+  /**
+   * The tenant's call, or undefined (another tenant's id is simply not found, nor, when
+   * `livemode` is given, a call of the other mode: docs/API.md, Test mode).
+   */
+  async get(db: Knex, tenantId: string, id: string, livemode?: boolean): Promise<Call | undefined> {
+    const q = this.select(db).where({ 'c.tenant_id': tenantId, 'c.id': id });
+    if (livemode !== undefined) q.andWhere('c.livemode', livemode);
+    const row = (await q.first()) as CallRow | undefined;
     return row && toCall(row);
+  }
+
+  /** Whether call `id` is live (false: test mode); undefined when there is no such call. */
+  async modeOf(db: Knex, id: string): Promise<boolean | undefined> {
+    const row = (await db(TABLE).select('livemode').where({ id }).first()) as
+      { livemode: boolean } | undefined;
+    return row?.livemode;
   }
 
   /** One page, newest first by (started_at, id): see `listCalls`. */

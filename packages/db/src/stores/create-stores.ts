@@ -12,6 +12,7 @@ import { EventLogStore } from './event-log-store';
 import { EventsStore } from './events-store';
 import { EventStreamsStore } from './event-streams-store';
 import { LeadImportLifecycle } from './lead-import-lifecycle';
+import { TestDataDeletionLifecycle } from './test-data-deletion-lifecycle';
 import { LeadImportsStore } from './lead-imports-store';
 import { LeadsStore } from './leads-store';
 import { PortalSessionsStore } from './portal-sessions-store';
@@ -90,6 +91,8 @@ export function createStores(
     campaignRecipients: new CampaignRecipientsStore(knex),
     /** The campaign lifecycle's statements (each takes the transaction first). */
     campaignLifecycle: new CampaignLifecycle(),
+    /** Wipes of a tenant's test-mode data (DELETE /test-data): requests and their run. */
+    testDataDeletions: new TestDataDeletionLifecycle(knex),
   };
 }
 

@@ -30,6 +30,8 @@ export interface DeliveryFilter {
   event?: string;
   since?: Date;
   until?: Date;
+  /** Only the deliveries of subscriptions of this mode (docs/API.md, Test mode). */
+  livemode?: boolean;
 }
 
 export interface Delivery {
@@ -243,6 +245,12 @@ export class DeliveriesStore {
     const q = this.db(`${TABLE} as d`).whereNotNull('d.subscription_id').select('d.*', eventType);
     if (filter.tenantId) q.where('d.tenant_id', filter.tenantId);
     if (filter.subscriptionId) q.where('d.subscription_id', filter.subscriptionId);
+    if (filter.livemode !== undefined) {
+      q.whereRaw(
+        'EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = d.subscription_id AND s.livemode = ?)',
+        [filter.livemode],
+      );
+    }
     if (filter.statuses) q.whereIn('d.status', filter.statuses);
     if (filter.event) q.whereRaw(`${eventOfDelivery('e.type')} = ?`, [filter.event]);
     if (filter.since) q.where('d.created_at', '>=', filter.since);

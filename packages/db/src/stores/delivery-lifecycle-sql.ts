@@ -42,6 +42,7 @@ export interface ClaimRow extends DeliveryRow {
     created_at: string;
     receptionist_id: string | null;
     traceparent: string | null;
+    livemode: boolean;
   } | null;
   subscription: {
     url: string;
@@ -62,7 +63,8 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        DELETE FROM event_outbox o USING async_commit, q WHERE o.event_id = q.id
     RETURNING o.event_id
      ), ev AS (
-       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, ${aboutSubscriptionSql('e')} AS about
+       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, e.livemode,
+              ${aboutSubscriptionSql('e')} AS about
          FROM taken t JOIN events e
            ON e.id = t.event_id AND ${idTimeBoundsSql('t.event_id', 'e.created_at')}
         WHERE e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
@@ -71,6 +73,8 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
+          -- A subscription takes the events of its own mode (docs/API.md, Test mode).
+          AND s.livemode = ev.livemode
           AND (s.events = '{}' OR ev.type = ANY (s.events))
           -- An operational event never goes to the subscription it is about.
           AND (ev.about IS NULL OR ev.about <> s.id::text)
@@ -80,6 +84,8 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
        SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
          FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
+        -- A legacy webhook_url takes live events only.
+        WHERE ev.livemode
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
      )
@@ -122,7 +128,7 @@ export const PUBLISH_FAN_OUT_SQL = `${FAN_OUT_CTES}
 /** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
 const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
                                       'receptionist_id', e.receptionist_id,
-                                      'traceparent', e.traceparent)`;
+                                      'traceparent', e.traceparent, 'livemode', e.livemode)`;
 
 /**
  * What a claim or a take returns of each delivery (alias `d`): the row, its event, its
@@ -418,7 +424,7 @@ ${RECOVERED_INSERT_SQL}
  * attempt does count on the delivery (as in RECORD_SQL). Attempts are kept as keptSql says.
  */
 export const EXHAUST_SQL = `WITH ${ASYNC_COMMIT_CTE}, subscription AS (
-       SELECT id, tenant_id, url, is_active, consecutive_failures, failing_level
+       SELECT id, tenant_id, url, is_active, consecutive_failures, failing_level, livemode
          FROM webhook_subscriptions WHERE id = $8::uuid FOR NO KEY UPDATE
      ), input AS (
        SELECT $1::text AS id, $2::int AS round, $3::int AS attempt, $4::int AS status_code,

@@ -425,6 +425,8 @@ export interface ClaimedDelivery {
     createdAt: Date;
     /** The trace the event was written in (W3C traceparent); null when tracing was off. */
     traceparent: string | null;
+    /** false: a test-mode event (docs/API.md, Test mode). */
+    livemode: boolean;
   };
   /** The subscription's target as it is now (null for legacy or deleted subscriptions). */
   subscription: {
@@ -509,6 +511,7 @@ const toClaimed = (r: ClaimRow, e: NonNullable<ClaimRow['event']>): ClaimedDeliv
     receptionistId: e.receptionist_id,
     createdAt: new Date(e.created_at),
     traceparent: e.traceparent ?? null,
+    livemode: e.livemode,
   },
   subscription: r.subscription && {
     url: r.subscription.url,

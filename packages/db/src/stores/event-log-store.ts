@@ -7,6 +7,8 @@ const TABLE = 'events';
 
 /** Filters of a tenant's event log (docs/API.md, Events). */
 export interface EventLogFilter {
+  /** The key's mode: a key reads the events of its mode only (docs/API.md, Test mode). */
+  livemode: boolean;
   /** Any of these types; absent: every type. */
   types?: readonly string[];
   receptionistId?: string;
@@ -23,9 +25,18 @@ interface EventRow {
   type: string;
   data: Record<string, unknown>;
   created_at: Date;
+  livemode: boolean;
 }
 
-const COLUMNS = ['id', 'tenant_id', 'receptionist_id', 'type', 'data', 'created_at'] as const;
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'receptionist_id',
+  'type',
+  'data',
+  'created_at',
+  'livemode',
+] as const;
 
 const toEvent = (r: EventRow): StoredEvent => ({
   id: r.id,
@@ -34,6 +45,7 @@ const toEvent = (r: EventRow): StoredEvent => ({
   type: r.type,
   data: r.data,
   createdAt: r.created_at,
+  livemode: r.livemode,
 });
 
 /**
@@ -60,6 +72,7 @@ export class EventLogStore {
   private filtered(tenantId: string, filter: EventLogFilter, since: Date): Knex.QueryBuilder {
     const q = this.db<EventRow>(TABLE)
       .where('tenant_id', tenantId)
+      .andWhere('livemode', filter.livemode)
       .andWhere('created_at', '>=', filter.from && filter.from > since ? filter.from : since);
     if (filter.toExclusive) q.andWhere('created_at', '<', filter.toExclusive);
     if (filter.types?.length) q.whereIn('type', filter.types);
@@ -79,12 +92,20 @@ export class EventLogStore {
     return newestFirst<EventRow, StoredEvent>(q, page, toEvent, { time: 'created_at' });
   }
 
-  /** The tenant's event `id` if it is dated `since` or later (bounded by its id's time). */
-  async get(tenantId: string, id: string, since: Date): Promise<StoredEvent | undefined> {
+  /**
+   * The tenant's event `id` if it is dated `since` or later (bounded by its id's time) and
+   * of the mode `livemode`.
+   */
+  async get(
+    tenantId: string,
+    id: string,
+    since: Date,
+    livemode: boolean,
+  ): Promise<StoredEvent | undefined> {
     const [from, to] = idTimeWindow([id]);
     const row = (await this.db<EventRow>(TABLE)
       .select(...COLUMNS)
-      .where({ id, tenant_id: tenantId })
+      .where({ id, tenant_id: tenantId, livemode })
       .andWhere('created_at', '>=', from)
       .andWhere('created_at', '<', to)
       .andWhere('created_at', '>=', since)

@@ -16,10 +16,15 @@ export interface NewEvent {
   createdAt: Date;
   /** W3C trace context of the span that wrote it (null: tracing off). */
   traceparent?: string | null;
+  /**
+   * false: a test-mode event (docs/API.md, Test mode), which goes only to the tenant's
+   * test-mode subscriptions; absent: live.
+   */
+  livemode?: boolean;
 }
 
 /** An event as stored (whether it is still in the outbox: EventsStore.pending). */
-export type StoredEvent = Omit<NewEvent, 'traceparent'>;
+export type StoredEvent = Omit<NewEvent, 'traceparent' | 'livemode'> & { livemode: boolean };
 
 interface EventRow {
   id: string;
@@ -28,6 +33,7 @@ interface EventRow {
   type: string;
   data: Record<string, unknown>;
   created_at: Date;
+  livemode: boolean;
 }
 
 const toEvent = (r: EventRow): StoredEvent => ({
@@ -37,6 +43,7 @@ const toEvent = (r: EventRow): StoredEvent => ({
   type: r.type,
   data: r.data,
   createdAt: r.created_at,
+  livemode: r.livemode,
 });
 
 /** An outbox event claimed for publishing, with the trace it belongs to. */
@@ -59,21 +66,23 @@ export interface UnpublishedEvent {
 const INSERT_EVENTS_SQL = `WITH x AS (
   SELECT x.*, t.targeted
     FROM json_to_recordset($1::json) AS x(id text, tenant_id text, receptionist_id text,
-         type text, data jsonb, created_at timestamptz, traceparent text)
+         type text, data jsonb, created_at timestamptz, traceparent text, livemode boolean)
    CROSS JOIN LATERAL (
      SELECT EXISTS (SELECT 1 FROM webhook_subscriptions s
-                     WHERE s.tenant_id = x.tenant_id
+                     WHERE s.tenant_id = x.tenant_id AND s.livemode = x.livemode
                        -- A paused subscription is a target: its deliveries wait.
                        AND (s.is_active OR s.disabled_reason = 'manual')
                        AND (s.events = '{}' OR x.type = ANY (s.events)))
-         OR EXISTS (SELECT 1 FROM receptionists r
-                     WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL)
+         -- A legacy webhook_url takes live events only (test mode: subscriptions).
+         OR (x.livemode AND EXISTS (SELECT 1 FROM receptionists r
+                     WHERE r.id = x.receptionist_id AND r.webhook_url IS NOT NULL))
          AS targeted
    ) t
 ), inserted AS (
   INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at, traceparent,
-                      published_at, fanned_out_at)
-  SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent, now(), now()
+                      published_at, fanned_out_at, livemode)
+  SELECT id, tenant_id, receptionist_id, type, data, created_at, traceparent, now(), now(),
+         livemode
     FROM x
 ), ${queuedSql('x', 'targeted')}, ${streamedSql('x')}
 SELECT (SELECT count(*)::int FROM notified) AS notified,
@@ -103,6 +112,7 @@ export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Prom
         data: e.data,
         created_at: e.createdAt,
         traceparent: e.traceparent ?? null,
+        livemode: e.livemode ?? true,
       })),
     ),
   ]);

@@ -7,7 +7,8 @@ import { newTimeOrderedIdSql } from '../ids';
  * (packages/events): a time-ordered `evt_` id made from the row's `created_at`, account-level
  * (no receptionist), with a row in the outbox for the relay (queuedSql, event-outbox-sql.ts).
  * Each is about one subscription (`data.subscription_id`) and is never delivered to it:
- * fan-out and recovery skip that target.
+ * fan-out and recovery skip that target. Each has the mode of its subscription (docs/API.md,
+ * Test mode).
  */
 export const SUBSCRIPTION_EVENT_TYPES = [
   'webhook.failing',
@@ -35,12 +36,12 @@ export const isoSql = (t: string): string =>
  */
 export const RECOVERED_INSERT_SQL = `-- webhook.recovered: the first success after webhook.failing (failing_level > 0).
        INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
-                           published_at, fanned_out_at)
+                           published_at, fanned_out_at, livemode)
        SELECT ${NEW_EVENT_ID_SQL}, l.tenant_id, NULL, 'webhook.recovered',
               jsonb_build_object('subscription_id', l.id::text, 'url', l.url,
                                  'recovered_at', ${isoSql('c.last_success_at')},
                                  'failures_before', l.consecutive_failures),
-              now(), now(), now()
+              now(), now(), now(), l.livemode
          FROM locked l JOIN touched t ON t.id = l.id JOIN counters c ON c.id = l.id
         WHERE t.any_success AND l.failing_level > 0`;
 
@@ -52,13 +53,13 @@ export const RECOVERED_INSERT_SQL = `-- webhook.recovered: the first success aft
 export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak enters a higher level (each level once per streak),
        -- webhook.disabled when this failure disabled the subscription.
        INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
-                           published_at, fanned_out_at)
+                           published_at, fanned_out_at, livemode)
        SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.failing',
               jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
                                  'consecutive_failures', c.failures,
                                  'disable_threshold', $10::int,
                                  'last_status_code', $4::int, 'last_error', $5::text),
-              now(), now(), now()
+              now(), now(), now(), was.livemode
          FROM subscription was, counted c WHERE c.failing_level > was.failing_level
        UNION ALL
        SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.disabled',
@@ -66,5 +67,5 @@ export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak e
                                  'reason', 'consecutive_failures',
                                  'disabled_at', ${isoSql('c.disabled_at')},
                                  'pending_cancelled', (SELECT count(*)::int FROM canceled)),
-              now(), now(), now()
+              now(), now(), now(), was.livemode
          FROM subscription was, counted c WHERE c.disabled_now`;

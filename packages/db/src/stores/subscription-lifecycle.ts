@@ -27,7 +27,7 @@ export interface WebhookSubscriptionPatch {
  * RECOVERED_INSERT_SQL reads to write webhook.recovered.
  */
 export const SUBSCRIPTION_RECORD_CTES = `locked AS (
-       SELECT s.id, s.tenant_id, s.url, s.consecutive_failures, s.failing_level
+       SELECT s.id, s.tenant_id, s.url, s.consecutive_failures, s.failing_level, s.livemode
          FROM webhook_subscriptions s JOIN touched t ON t.id = s.id
         WHERE (t.any_success AND (s.consecutive_failures <> 0 OR s.failing_level <> 0
                                   OR s.last_success_at IS NULL

@@ -139,7 +139,7 @@ export class WebhookRecoveriesStore {
         `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
          SELECT ${newTimeOrderedIdSql('dlv')}, e.tenant_id, e.id, s.id, now()
            FROM webhook_subscriptions s
-           JOIN events e ON e.tenant_id = s.tenant_id
+           JOIN events e ON e.tenant_id = s.tenant_id AND e.livemode = s.livemode
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
             AND e.created_at >= ? AND e.created_at < ? AND e.fanned_out_at IS NOT NULL
             AND NOT EXISTS (SELECT 1 FROM event_outbox o WHERE o.event_id = e.id)

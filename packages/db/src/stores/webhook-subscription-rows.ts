@@ -34,6 +34,8 @@ export interface WebhookSubscription {
   secretOverlapEndsAt: Date | null;
   /** Counts the changes made by its PATCHes (and enables): its ETag, `W/"<version>"`. */
   version: number;
+  /** false: made by a test-mode key; it takes test-mode events only (docs/API.md, Test mode). */
+  livemode: boolean;
 }
 
 export interface WebhookSubscriptionRow {
@@ -55,6 +57,7 @@ export interface WebhookSubscriptionRow {
   rate_limit_per_second: number | null;
   secret_overlap_ends_at: Date | null;
   version: number;
+  livemode: boolean;
 }
 
 /** Every column except the secret ones: no ordinary read ever loads the ciphertext. */
@@ -77,6 +80,7 @@ export const SUBSCRIPTION_COLUMNS = [
   'rate_limit_per_second',
   'secret_overlap_ends_at',
   'version',
+  'livemode',
 ] as const;
 
 export const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription => ({
@@ -99,4 +103,5 @@ export const toSubscription = (r: WebhookSubscriptionRow): WebhookSubscription =
   rateLimitPerSecond: r.rate_limit_per_second,
   secretOverlapEndsAt: r.secret_overlap_ends_at,
   version: r.version,
+  livemode: r.livemode,
 });

@@ -41,6 +41,8 @@ export interface NewWebhookSubscription {
   secret: SealedSecret;
   /** The request's Idempotency-Key and body fingerprint, stored as the key's backstop. */
   idempotency?: { key: string; fingerprint: string } | null;
+  /** false: made by a test-mode key (default: live). */
+  livemode?: boolean;
 }
 
 /** What {@link WebhookSubscriptionsStore.createWithinLimit} did. */
@@ -63,6 +65,7 @@ async function insert(db: Knex, input: NewWebhookSubscription): Promise<WebhookS
       idempotency_fingerprint: input.idempotency?.fingerprint ?? null,
       secret_ciphertext: input.secret.ciphertext,
       secret_key_id: input.secret.keyId,
+      livemode: input.livemode ?? true,
     })
     .returning(COLUMNS);
   return toSubscription(row as WebhookSubscriptionRow);
@@ -124,17 +127,30 @@ export class WebhookSubscriptionsStore {
   }
 
   /**
-   * The tenant's subscriptions, newest first: (created_at DESC, id DESC); only those of
-   * `only` when given (a portal session limited to some subscriptions).
+   * The mode of the tenant's subscription `id` (true: live), or undefined when the tenant
+   * has none such: what keeps a key to the subscriptions of its mode (docs/API.md, Test mode).
+   */
+  async modeOf(tenantId: string, id: string): Promise<boolean | undefined> {
+    const row = (await this.db(TABLE)
+      .select('livemode')
+      .where({ tenant_id: tenantId, id })
+      .first()) as { livemode: boolean } | undefined;
+    return row?.livemode;
+  }
+
+  /**
+   * The tenant's subscriptions of one mode (`livemode`), newest first: (created_at DESC, id
+   * DESC); only those of `only` when given (a portal session limited to some subscriptions).
    */
   async list(
     tenantId: string,
     page: PageRequest,
     only: readonly string[] | null = null,
+    livemode = true,
   ): Promise<KeysetPage<WebhookSubscription>> {
     const query = this.db<WebhookSubscriptionRow>(TABLE)
       .select(COLUMNS)
-      .where({ tenant_id: tenantId });
+      .where({ tenant_id: tenantId, livemode });
     if (only) void query.whereIn('id', [...only]);
     return newestFirst(query, page, toSubscription, { time: 'created_at' });
   }

@@ -904,6 +904,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/test-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Wipe the account's test-mode data (accepted now, done by the worker)
+         * @description Removes the test-mode data that exists now: ended test-mode calls, test-mode events and their deliveries (calls still on the phone stay until the next wipe). Keys, receptionists and test-mode subscriptions are kept. When it is done, `test_data.deleted` (a test-mode event) is emitted. Live data is never touched; a live or a test-mode admin key may ask.
+         *
+         *     Requires an API key with the `admin` scope (or a wider one).
+         */
+        delete: operations["deleteTestData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "call.started": {
@@ -1280,6 +1302,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "test_data.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_data.deleted
+         * @description `DELETE /test-data` finished wiping the tenant's test-mode data (ended calls, events and their deliveries, as they were when it was asked). A test-mode event, account-level: it goes to the tenant's test-mode subscriptions, which are kept.
+         *
+         *     Delivered as `POST` with `Content-Type: application/json` and `User-Agent: Switchboard-Webhooks/1`. Verify either signature on the raw body before parsing it. At least once: deduplicate on the event id. Order is not guaranteed.
+         */
+        post: operations["testDataDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1307,6 +1351,8 @@ export interface components {
             has_recording: boolean;
             receptionist_id: string;
             receptionist_name: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
             booking: {
                 confirmation: string;
                 /** Format: date */
@@ -1353,6 +1399,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CallDetail */
         CallDetail: {
@@ -1378,6 +1426,8 @@ export interface components {
             has_recording?: boolean;
             receptionist_id?: string;
             receptionist_name?: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode?: boolean;
             customer_phone?: string | null;
             /** Format: date-time */
             answered_at?: string | null;
@@ -1451,6 +1501,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CallStartedEvent */
         CallStartedEvent: {
@@ -1474,6 +1526,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** Campaign */
         Campaign: {
@@ -1537,6 +1591,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** CampaignCreateRequest */
         CampaignCreateRequest: {
@@ -1638,6 +1694,8 @@ export interface components {
              * @description Until then deliveries carry a signature with the previous secret too
              */
             secret_overlap_ends_at: string | null;
+            /** @description false: a test-mode subscription, which receives test-mode events only */
+            livemode: boolean;
             /** @description whsec_ + base64 of 32 random bytes; returned only in this response */
             signing_secret: string;
             _warning: string;
@@ -1654,7 +1712,7 @@ export interface components {
                  * @description Stable, for programs: branch on this (docs/API.md, Errors). A later API version may add codes: treat an unknown one by its `type` and status
                  * @enum {string}
                  */
-                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_carrier_signature" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "precondition_failed" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
+                code: "delivery_in_progress" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal_error" | "invalid_api_key" | "invalid_authorization_header" | "invalid_body" | "invalid_carrier_signature" | "invalid_cursor" | "invalid_ingest_token" | "invalid_json" | "invalid_parameter" | "invalid_path" | "invalid_portal_code" | "invalid_portal_token" | "invalid_state" | "lead_exists" | "limit_exceeded" | "live_mode_only" | "malformed_request" | "method_not_allowed" | "missing_api_key" | "no_recipients" | "not_cancellable" | "payload_too_large" | "precondition_failed" | "rate_limited" | "receptionist_not_ready" | "recovery_in_progress" | "recipient_opted_out" | "request_aborted" | "request_headers_too_large" | "request_timeout" | "resource_not_found" | "route_not_found" | "service_unavailable" | "subscription_disabled" | "too_many_recipients" | "unknown_receptionist" | "unknown_tool" | "unsupported_media_type";
                 /** @description For people; may change */
                 message: string;
                 /** @description The offending field, when there is one */
@@ -1672,7 +1730,7 @@ export interface components {
          * Event
          * @description An event exactly as a webhook delivers it (the envelope); `event` names its type and the shape of its `data`
          */
-        Event: components["schemas"]["CallStartedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallMissedEvent"] | components["schemas"]["SmsReceivedEvent"] | components["schemas"]["SmsSentEvent"] | components["schemas"]["SmsDeliveredEvent"] | components["schemas"]["SmsFailedEvent"] | components["schemas"]["ReceptionistReadyEvent"] | components["schemas"]["ReceptionistErrorEvent"] | components["schemas"]["LeadCreatedEvent"] | components["schemas"]["LeadUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["UsageThresholdEvent"] | components["schemas"]["WebhookFailingEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["WebhookRecoveredEvent"];
+        Event: components["schemas"]["CallStartedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["CallMissedEvent"] | components["schemas"]["SmsReceivedEvent"] | components["schemas"]["SmsSentEvent"] | components["schemas"]["SmsDeliveredEvent"] | components["schemas"]["SmsFailedEvent"] | components["schemas"]["ReceptionistReadyEvent"] | components["schemas"]["ReceptionistErrorEvent"] | components["schemas"]["LeadCreatedEvent"] | components["schemas"]["LeadUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["UsageThresholdEvent"] | components["schemas"]["WebhookFailingEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["WebhookRecoveredEvent"] | components["schemas"]["TestDataDeletedEvent"];
         /** EventType */
         EventType: {
             /** @description The event name, e.g. call.completed */
@@ -1755,6 +1813,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** LeadImport */
         LeadImport: {
@@ -1809,6 +1869,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** LivePortalSession */
         LivePortalSession: {
@@ -1895,6 +1957,8 @@ export interface components {
             customer_name: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** Receptionist */
         Receptionist: {
@@ -1952,6 +2016,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** ReceptionistReadyEvent */
         ReceptionistReadyEvent: {
@@ -1973,6 +2039,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** ReceptionistUpdate */
         ReceptionistUpdate: {
@@ -2040,6 +2108,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsFailedEvent */
         SmsFailedEvent: {
@@ -2066,6 +2136,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsOptOut */
         SmsOptOut: {
@@ -2101,6 +2173,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** SmsSendRequest */
         SmsSendRequest: {
@@ -2145,6 +2219,45 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
+        };
+        /** TestDataDeletedEvent */
+        TestDataDeletedEvent: {
+            /** @description Event id; deduplicate on it */
+            id: string;
+            /** @constant */
+            event: "test_data.deleted";
+            data: {
+                deletion_id: string;
+                calls_deleted: number;
+                events_deleted: number;
+                deliveries_deleted: number;
+                /** Format: date-time */
+                requested_at: string;
+                /** Format: date-time */
+                completed_at: string;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened
+             */
+            timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
+        };
+        /** TestDataDeletion */
+        TestDataDeletion: {
+            id: string;
+            /**
+             * @description running when accepted; `test_data.deleted` says when it completed
+             * @enum {unknown}
+             */
+            status: "running" | "completed";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
         };
         /** Usage */
         Usage: {
@@ -2189,6 +2302,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookDelivery */
         WebhookDelivery: {
@@ -2289,6 +2404,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookFailingEvent */
         WebhookFailingEvent: {
@@ -2309,6 +2426,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookRecoveredEvent */
         WebhookRecoveredEvent: {
@@ -2328,6 +2447,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookRecovery */
         WebhookRecovery: {
@@ -2447,6 +2568,8 @@ export interface components {
              * @description Until then deliveries carry a signature with the previous secret too
              */
             secret_overlap_ends_at: string | null;
+            /** @description false: a test-mode subscription, which receives test-mode events only */
+            livemode: boolean;
         };
         /** WebhookSubscriptionCreate */
         WebhookSubscriptionCreate: {
@@ -2487,6 +2610,8 @@ export interface components {
              * @description When it happened
              */
             timestamp: string;
+            /** @description false: a test-mode event (made with an sk_test_ key; docs: Test mode) */
+            livemode: boolean;
         };
         /** WebhookTestResult */
         WebhookTestResult: {
@@ -2514,6 +2639,8 @@ export interface components {
                 };
                 /** Format: date-time */
                 timestamp: string;
+                /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+                livemode?: boolean;
             };
         };
     };
@@ -3953,6 +4080,7 @@ export interface operations {
                      *           "has_recording": true,
                      *           "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *           "receptionist_name": "Front Desk",
+                     *           "livemode": true,
                      *           "booking": {
                      *             "confirmation": "BK-1042",
                      *             "date": "2026-11-24",
@@ -4206,6 +4334,7 @@ export interface operations {
                      *           "has_recording": true,
                      *           "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *           "receptionist_name": "Front Desk",
+                     *           "livemode": true,
                      *           "booking": {
                      *             "confirmation": "BK-1042",
                      *             "date": "2026-11-24",
@@ -4450,6 +4579,7 @@ export interface operations {
                      *       "has_recording": true,
                      *       "receptionist_id": "rcp_7Hq2Lm9Xc4Tz",
                      *       "receptionist_name": "Front Desk",
+                     *       "livemode": true,
                      *       "booking": {
                      *         "confirmation": "BK-1042",
                      *         "date": "2026-11-24",
@@ -4735,7 +4865,8 @@ export interface operations {
                      *       "from": "+14155550199",
                      *       "to": "+14155550123",
                      *       "customer_name": "Dana Whitfield",
-                     *       "created_at": "2026-11-21T10:20:00.000Z"
+                     *       "created_at": "2026-11-21T10:20:00.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["QueuedOutboundCall"];
@@ -6351,7 +6482,8 @@ export interface operations {
                      *           "last_success_at": "2026-11-21T10:16:36.000Z",
                      *           "last_failure_at": null,
                      *           "rate_limit_per_second": null,
-                     *           "secret_overlap_ends_at": null
+                     *           "secret_overlap_ends_at": null,
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -6591,6 +6723,7 @@ export interface operations {
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
                      *       "secret_overlap_ends_at": null,
+                     *       "livemode": true,
                      *       "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5mq6bH2Ew3o=",
                      *       "_warning": "Store this secret now: it is shown only once."
                      *     }
@@ -6901,7 +7034,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -7391,7 +7525,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -7694,7 +7829,8 @@ export interface operations {
                      *           "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                      *           "message": "This is a test event from Switchboard."
                      *         },
-                     *         "timestamp": "2026-11-21T10:30:00.000Z"
+                     *         "timestamp": "2026-11-21T10:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -7979,7 +8115,8 @@ export interface operations {
                      *       "last_success_at": "2026-11-21T10:16:36.000Z",
                      *       "last_failure_at": null,
                      *       "rate_limit_per_second": null,
-                     *       "secret_overlap_ends_at": null
+                     *       "secret_overlap_ends_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSubscription"];
@@ -9048,7 +9185,8 @@ export interface operations {
                      *           "call_id": "call_3Fh7",
                      *           "direction": "inbound"
                      *         },
-                     *         "timestamp": "2026-11-21T10:16:35.000Z"
+                     *         "timestamp": "2026-11-21T10:16:35.000Z",
+                     *         "livemode": true
                      *       },
                      *       "attempts": [
                      *         {
@@ -10194,7 +10332,8 @@ export interface operations {
                      *               "to": "+14155550199",
                      *               "started_at": "2026-11-21T10:15:00.000Z"
                      *             },
-                     *             "timestamp": "2026-11-21T10:16:35.000Z"
+                     *             "timestamp": "2026-11-21T10:16:35.000Z",
+                     *             "livemode": true
                      *           }
                      *         }
                      *       ],
@@ -10428,7 +10567,8 @@ export interface operations {
                      *             "started_at": "2026-11-21T10:15:00.000Z",
                      *             "ended_at": "2026-11-21T10:16:35.000Z"
                      *           },
-                     *           "timestamp": "2026-11-21T10:16:35.000Z"
+                     *           "timestamp": "2026-11-21T10:16:35.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -10668,7 +10808,7 @@ export interface operations {
                      *
                      *     id: evt_9Xa2bC4dE6fG8hJ0
                      *     event: call.completed
-                     *     data: {"id":"evt_9Xa2bC4dE6fG8hJ0","event":"call.completed","receptionist_id":"rcp_7Hq2Lm9Xc4Tz","data":{"call_id":"call_8Qz3kV1mN7pX2bR4","direction":"inbound","from":"+14155550123","to":"+14155550199","duration_seconds":95,"outcome":"booked","customer_name":"Dana Whitfield","customer_phone":"+14155550123","transcript_summary":"Dana booked a boiler service for Tuesday at 09:30.","booking":{"confirmation":"BK-1042","date":"2026-11-24","time":"09:30","service_type":"Boiler service","address":"12 Elm Street, Springfield"},"started_at":"2026-11-21T10:15:00.000Z","ended_at":"2026-11-21T10:16:35.000Z"},"timestamp":"2026-11-21T10:16:35.000Z"}
+                     *     data: {"id":"evt_9Xa2bC4dE6fG8hJ0","event":"call.completed","receptionist_id":"rcp_7Hq2Lm9Xc4Tz","data":{"call_id":"call_8Qz3kV1mN7pX2bR4","direction":"inbound","from":"+14155550123","to":"+14155550199","duration_seconds":95,"outcome":"booked","customer_name":"Dana Whitfield","customer_phone":"+14155550123","transcript_summary":"Dana booked a boiler service for Tuesday at 09:30.","booking":{"confirmation":"BK-1042","date":"2026-11-24","time":"09:30","service_type":"Boiler service","address":"12 Elm Street, Springfield"},"started_at":"2026-11-21T10:15:00.000Z","ended_at":"2026-11-21T10:16:35.000Z"},"timestamp":"2026-11-21T10:16:35.000Z","livemode":true}
                      *
                      *     : ping
                      */
@@ -10920,7 +11060,8 @@ export interface operations {
                      *         "started_at": "2026-11-21T10:15:00.000Z",
                      *         "ended_at": "2026-11-21T10:16:35.000Z"
                      *       },
-                     *       "timestamp": "2026-11-21T10:16:35.000Z"
+                     *       "timestamp": "2026-11-21T10:16:35.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Event"];
@@ -16091,6 +16232,194 @@ export interface operations {
             };
         };
     };
+    deleteTestData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the wipe runs in the background */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tdd_4Kp8sW2nR6vY1cX3",
+                     *       "status": "running",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TestDataDeletion"];
+                };
+            };
+            /** @description `invalid_parameter`: a value failed validation; `param` names the field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_parameter",
+                     *         "message": "limit must be an integer between 1 and 100",
+                     *         "param": "limit"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `missing_api_key`, `invalid_authorization_header` or `invalid_api_key` (unknown or revoked), with `WWW-Authenticate: Bearer` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "authentication_error",
+                     *         "code": "invalid_api_key",
+                     *         "message": "The API key is unknown or revoked"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: the key lacks the `admin` scope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "permission_error",
+                     *         "code": "insufficient_scope",
+                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the API key spent its burst, another limit of the operation was reached, or the client address spent its burst of requests without a valid key (policy `client-address`); retry after `Retry-After` seconds. `RateLimit-Policy` names the limit that refused, and `RateLimit` then says `r=0` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "rate_limit_error",
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 1 second"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request line (with its query string) and headers exceed 16 KiB; answered before the API key is read (no RateLimit fields), and the connection is closed */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "invalid_request_error",
+                     *         "code": "request_headers_too_large",
+                     *         "message": "The request line and headers exceed 16 KiB"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the body never holds details */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "api_error",
+                     *         "code": "internal_error",
+                     *         "message": "An internal error occurred"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable`: a backing service is away; retry after `Retry-After` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "type": "service_unavailable",
+                     *         "code": "service_unavailable",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     callStartedEvent: {
         parameters: {
             query?: never;
@@ -16143,7 +16472,8 @@ export interface operations {
                  *         "to": "+14155550199",
                  *         "started_at": "2026-11-21T10:15:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallStartedEvent"];
@@ -16231,7 +16561,8 @@ export interface operations {
                  *         "started_at": "2026-11-21T10:15:00.000Z",
                  *         "ended_at": "2026-11-21T10:16:35.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallCompletedEvent"];
@@ -16306,7 +16637,8 @@ export interface operations {
                  *         "missed_at": "2026-11-21T11:02:10.000Z",
                  *         "recovery_scheduled": true
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CallMissedEvent"];
@@ -16382,7 +16714,8 @@ export interface operations {
                  *         "received_at": "2026-11-21T12:00:00.000Z",
                  *         "is_opt_out": false
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsReceivedEvent"];
@@ -16458,7 +16791,8 @@ export interface operations {
                  *         "sent_at": "2026-11-21T10:17:00.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsSentEvent"];
@@ -16533,7 +16867,8 @@ export interface operations {
                  *         "delivered_at": "2026-11-21T10:17:02.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsDeliveredEvent"];
@@ -16611,7 +16946,8 @@ export interface operations {
                  *         "failed_at": "2026-11-21T10:17:03.000Z",
                  *         "campaign_id": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["SmsFailedEvent"];
@@ -16685,7 +17021,8 @@ export interface operations {
                  *         "plan": "standard",
                  *         "provisioned_at": "2026-11-20T09:00:01.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["ReceptionistReadyEvent"];
@@ -16758,7 +17095,8 @@ export interface operations {
                  *         "message": "No numbers are available in area code 999",
                  *         "failed_at": "2026-11-20T09:00:03.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["ReceptionistErrorEvent"];
@@ -16835,7 +17173,8 @@ export interface operations {
                  *         "status": "new",
                  *         "created_at": "2026-11-21T10:16:40.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["LeadCreatedEvent"];
@@ -16915,7 +17254,8 @@ export interface operations {
                  *           "status"
                  *         ]
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["LeadUpdatedEvent"];
@@ -16995,7 +17335,8 @@ export interface operations {
                  *         "skipped": 0,
                  *         "completed_at": "2026-11-21T15:00:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["CampaignCompletedEvent"];
@@ -17068,7 +17409,8 @@ export interface operations {
                  *         "minutes_included": 1000,
                  *         "billing_period_end": "2026-12-01T00:00:00.000Z"
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["UsageThresholdEvent"];
@@ -17140,7 +17482,8 @@ export interface operations {
                  *         "subscription_id": "6f1c2b7e-4a3d-4f8e-9b2a-1c5d7e9f0a3b",
                  *         "message": "This is a test event from Switchboard."
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookTestEvent"];
@@ -17215,7 +17558,8 @@ export interface operations {
                  *         "last_status_code": 503,
                  *         "last_error": null
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookFailingEvent"];
@@ -17289,7 +17633,8 @@ export interface operations {
                  *         "disabled_at": "2026-11-21T11:02:17.000Z",
                  *         "pending_cancelled": 3
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookDisabledEvent"];
@@ -17362,10 +17707,87 @@ export interface operations {
                  *         "recovered_at": "2026-11-21T11:40:03.000Z",
                  *         "failures_before": 12
                  *       },
-                 *       "timestamp": "2026-11-21T10:16:35.000Z"
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges the delivery; the body is read up to 64 KiB and ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (also 3xx: redirects are not followed), or no answer within 10 s, fails the attempt; it is retried (3 attempts by default) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    testDataDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix seconds of the signing moment
+                 * @example 1795256100
+                 */
+                "x-service-timestamp": string;
+                /**
+                 * @description Lowercase hex HMAC-SHA256, keyed with the whole `whsec_…` secret (UTF-8), over `timestamp + "." + raw body`
+                 * @example 5d41402abc4b2a76b9719d911017c592ae2b8e1c6b0d3f2a4c5e6f7081920a3b
+                 */
+                "x-service-signature": string;
+                /**
+                 * @description The event id: the same on every retry, for deduplication
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "x-service-event-id": string;
+                /**
+                 * @description Standard Webhooks id (the event id)
+                 * @example evt_9Xa2bC4dE6fG8hJ0
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp (same value)
+                 * @example 1795256100
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 keyed with the base64-decoded part of the secret after `whsec_`, over `id + "." + timestamp + "." + raw body` (Standard Webhooks / Svix)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9Xa2bC4dE6fG8hJ0",
+                 *       "event": "test_data.deleted",
+                 *       "data": {
+                 *         "deletion_id": "tdd_4Kp8sW2nR6vY1cX3",
+                 *         "calls_deleted": 12,
+                 *         "events_deleted": 31,
+                 *         "deliveries_deleted": 29,
+                 *         "requested_at": "2026-11-21T12:00:00.000Z",
+                 *         "completed_at": "2026-11-21T12:00:01.250Z"
+                 *       },
+                 *       "timestamp": "2026-11-21T10:16:35.000Z",
+                 *       "livemode": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestDataDeletedEvent"];
             };
         };
         responses: {

@@ -104,6 +104,7 @@ async function started({ trx, stores, call, tenantId }: Ctx, m: CallStartedMessa
   await emit(trx, {
     tenantId,
     receptionistId: call.receptionistId,
+    livemode: call.livemode,
     type: 'call.started',
     data: {
       call_id: call.id,
@@ -126,8 +127,11 @@ async function ended({ trx, stores, call, tenantId }: Ctx, m: CallEndedMessage) 
   const firstEnd = call.endedAt === null;
   // Counted once per call: the marker is set by the update that completes the call, only when
   // not set yet; the call row is locked (ensureCall), so no other message can race this one.
+  // A test-mode call is never metered (docs/API.md, Test mode).
   const minutes =
-    status === 'completed' && call.countedMinutes === null ? minutesOf(m.duration_seconds) : null;
+    status === 'completed' && call.livemode && call.countedMinutes === null
+      ? minutesOf(m.duration_seconds)
+      : null;
   await stores.callLifecycle.end(trx, call.id, status, {
     ...(minutes !== null ? { countedMinutes: minutes } : {}),
     customerName,
@@ -175,6 +179,7 @@ async function completedEvent(
   await emit(trx, {
     tenantId,
     receptionistId: call.receptionistId,
+    livemode: call.livemode,
     type: 'call.completed',
     data: {
       call_id: call.id,
@@ -208,6 +213,7 @@ async function missed({ trx, stores, call, tenantId }: Ctx, m: CallMissedMessage
   await emit(trx, {
     tenantId,
     receptionistId: call.receptionistId,
+    livemode: call.livemode,
     type: 'call.missed',
     data: {
       call_id: call.id,

@@ -54,7 +54,11 @@ export function callRoutes(deps: Deps): RouteDef[] {
         const filters = callFilters(req.valid.query);
         const page = pageRequest(req, deps.cursors, 'calls');
         if (receptionistId) await ownReceptionist(tenantId, receptionistId, 'receptionist_id');
-        const result = await calls.list(tenantId, { ...filters, receptionistId }, page);
+        const result = await calls.list(
+          tenantId,
+          { ...filters, receptionistId, livemode: req.auth.livemode },
+          page,
+        );
         res.json({
           calls: result.rows.map(renderCallListItem),
           next_cursor: result.next ? deps.cursors.encode('calls', tenantId, result.next) : null,
@@ -87,7 +91,11 @@ export function callRoutes(deps: Deps): RouteDef[] {
         const filters = callFilters(req.valid.query);
         const page = pageRequest(req, deps.cursors, 'calls');
         await ownReceptionist(tenantId, receptionistId, 'id');
-        const result = await calls.list(tenantId, { ...filters, receptionistId }, page);
+        const result = await calls.list(
+          tenantId,
+          { ...filters, receptionistId, livemode: req.auth.livemode },
+          page,
+        );
         res.json(pageBody(req, deps.cursors, 'calls', result, renderCallListItem));
       },
     }),
@@ -101,7 +109,7 @@ export function callRoutes(deps: Deps): RouteDef[] {
       answer: { description: 'The call', schema: callDetailSchema, example: callDetailExample },
       errors: { 404: 'resource_not_found: no such call in this tenant' },
       name: 'call',
-      find: (tenantId, id) => calls.get(deps.knex, tenantId, id),
+      find: (tenantId, id, livemode) => calls.get(deps.knex, tenantId, id, livemode),
       render: renderCallDetail,
     }),
   ];

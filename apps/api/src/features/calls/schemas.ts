@@ -1,7 +1,12 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { bookingSchema, CALL_OUTCOMES, CALL_STATUSES, END_REASONS } from '@switchboard/db';
 import { costSchema, recordingSchema, transcriptSchema } from '@switchboard/telephony';
-import { historyFilterProperties, nullableTimestamp, timestamp } from '../../shared/schemas';
+import {
+  historyFilterProperties,
+  livemode,
+  nullableTimestamp,
+  timestamp,
+} from '../../shared/schemas';
 
 const nullable = <T extends object>(schema: T) => ({ oneOf: [schema, { type: 'null' }] }) as const;
 
@@ -52,6 +57,7 @@ const listItemProperties = {
   has_recording: { type: 'boolean' },
   receptionist_id: { type: 'string' },
   receptionist_name: { type: 'string' },
+  livemode,
 } as const;
 
 export const callListItemSchema = {
@@ -103,6 +109,7 @@ export const callListItemExample: FromSchema<typeof callListItemSchema> = {
   has_recording: true,
   receptionist_id: 'rcp_7Hq2Lm9Xc4Tz',
   receptionist_name: 'Front Desk',
+  livemode: true,
   booking: {
     confirmation: 'BK-1042',
     date: '2026-11-24',

@@ -5,11 +5,15 @@ import { dateRange } from '../../pagination/date-range';
 
 const DAY_MS = 86_400_000;
 
-/** The validated query's filters (eventFilterProperties) as the store's. */
-export function eventFilter(query: Record<string, unknown>): EventLogFilter {
+/**
+ * The validated query's filters (eventFilterProperties) as the store's, for a key of mode
+ * `livemode`: a key reads the events of its own mode only (docs/API.md, Test mode).
+ */
+export function eventFilter(query: Record<string, unknown>, livemode: boolean): EventLogFilter {
   const types = query.type as string[] | undefined;
   const receptionistId = query.receptionist_id as string | undefined;
   return {
+    livemode,
     ...dateRange(query, { from: 'created_from', to: 'created_to' }),
     ...(types?.length ? { types: [...new Set(types)] } : {}),
     ...(receptionistId ? { receptionistId } : {}),

@@ -42,7 +42,7 @@ export function eventRoutes(deps: Deps): RouteDef[] {
       errors: { 404: 'resource_not_found: no such receptionist (receptionist_id) in this tenant' },
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
-        const filter = eventFilter(req.valid.query);
+        const filter = eventFilter(req.valid.query, req.auth.livemode);
         const page = pageRequest(req, deps.cursors, 'events');
         await ownReceptionistFilter(deps, tenantId, filter);
         const { since } = await eventRetention(deps, tenantId);
@@ -75,7 +75,7 @@ export function eventRoutes(deps: Deps): RouteDef[] {
         const tenantId = req.auth.tenantId;
         const id = req.valid.params.id as string;
         const retention = await eventRetention(deps, tenantId);
-        const event = await eventLog.get(tenantId, id, retention.since);
+        const event = await eventLog.get(tenantId, id, retention.since, req.auth.livemode);
         const portal = req.auth.portal;
         if (event && portal) {
           const seen = portal.subscriptionIds ?? null;

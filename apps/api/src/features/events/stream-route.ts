@@ -42,7 +42,12 @@ async function startOf(
 ): Promise<KeysetPosition> {
   const last = lastEventIdOf(req);
   if (last) {
-    const event = await deps.stores.eventLog.get(req.auth.tenantId, last.id, retention.since);
+    const event = await deps.stores.eventLog.get(
+      req.auth.tenantId,
+      last.id,
+      retention.since,
+      req.auth.livemode,
+    );
     if (event) return { t: event.createdAt.getTime(), id: event.id };
     const at = timeOfId(last.id);
     throw at && at < retention.since
@@ -131,7 +136,7 @@ export function eventStreamRoute(deps: Deps, tag: string): RouteDef {
         throw serviceUnavailable('This API process is stopping; reconnect');
       }
       const { tenantId, keyId } = req.auth;
-      const filter = eventFilter(req.valid.query);
+      const filter = eventFilter(req.valid.query, req.auth.livemode);
       await ownReceptionistFilter(deps, tenantId, filter);
       const retention = await eventRetention(deps, tenantId);
       const position = await startOf(deps, req, filter, retention);

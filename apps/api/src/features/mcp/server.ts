@@ -70,7 +70,7 @@ export function buildMcpServer(deps: Deps, auth: AuthContext): Server {
       const input = (checks.get(tool.name) as (v: unknown) => unknown)(
         request.params.arguments ?? {},
       ) as Record<string, unknown>;
-      return result((await tool.run(deps, auth.tenantId, input)) as object);
+      return result((await tool.run(deps, auth.tenantId, input, auth.livemode)) as object);
     } catch (err) {
       if (err instanceof ApiError) return toolError(err);
       deps.logger.error({ err, tool: tool.name }, 'mcp tool failed');

@@ -16,7 +16,13 @@ export interface McpTool {
   /** Scope the API key needs, as on the REST route. */
   scope: Scope;
   inputSchema: { type: 'object'; properties: object; required?: readonly string[] };
-  run(deps: Deps, tenantId: string, input: Record<string, unknown>): Promise<unknown>;
+  /** `livemode`: the key's mode (docs/API.md, Test mode). */
+  run(
+    deps: Deps,
+    tenantId: string,
+    input: Record<string, unknown>,
+    livemode: boolean,
+  ): Promise<unknown>;
 }
 
 /**
@@ -83,8 +89,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       'One call (GET /api/v1/calls/{id}) with transcript, recording, booking and cost, for context.',
     scope: 'read',
     inputSchema: getCallInputSchema,
-    async run(deps, tenantId, input) {
-      const call = await deps.stores.calls.get(deps.knex, tenantId, input.id as string);
+    async run(deps, tenantId, input, livemode) {
+      const call = await deps.stores.calls.get(deps.knex, tenantId, input.id as string, livemode);
       if (!call) throw notFound('call', 'id');
       return renderCallDetail(call);
     },

@@ -41,7 +41,8 @@ export function outboundCallRoutes(deps: Deps): RouteDef[] {
           'with this key still runs; Retry-After)',
         422: 'idempotency_key_reused: the same key came with another body',
       },
-      create: (tenantId, body, scope) => startOutboundCall(deps, tenantId, body, scope),
+      create: (tenantId, body, scope, auth) =>
+        startOutboundCall(deps, tenantId, body, scope, auth.livemode),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { metadataSchema, phoneNumber, timestamp } from '../../shared/schemas';
+import { livemode, metadataSchema, phoneNumber, timestamp } from '../../shared/schemas';
 
 /** The body of POST /calls/outbound (docs/API.md, Outbound calls); unknown fields are a 400. */
 export const outboundCallBodySchema = {
@@ -38,6 +38,7 @@ export const acceptedOutboundCallSchema = {
     'to',
     'customer_name',
     'created_at',
+    'livemode',
   ],
   properties: {
     id: { type: 'string' },
@@ -48,6 +49,7 @@ export const acceptedOutboundCallSchema = {
     to: { type: 'string' },
     customer_name: { type: ['string', 'null'] },
     created_at: timestamp,
+    livemode,
   },
 } as const;
 
@@ -68,4 +70,5 @@ export const acceptedOutboundCallExample: FromSchema<typeof acceptedOutboundCall
   to: '+14155550123',
   customer_name: 'Dana Whitfield',
   created_at: '2026-11-21T10:20:00.000Z',
+  livemode: true,
 };

@@ -23,6 +23,7 @@ export const renderAcceptedCall = (c: AcceptedOutboundCall, customerName: string
   to: c.to,
   customer_name: customerName,
   created_at: c.createdAt.toISOString(),
+  livemode: c.livemode,
 });
 
 const receptionistNotReady = (r: Receptionist) =>
@@ -46,6 +47,7 @@ export async function startOutboundCall(
   tenantId: string,
   body: OutboundCallBody,
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<IdempotentResponse> {
   const { calls, receptionists } = deps.stores;
   const customerName = body.customer_name ?? null;
@@ -64,6 +66,7 @@ export async function startOutboundCall(
     metadata: body.metadata ?? {},
     idempotency,
     at: new Date(),
+    livemode,
   });
   if (result && !result.created) return replay(result.call);
   if (result) {

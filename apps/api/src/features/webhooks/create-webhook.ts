@@ -34,6 +34,7 @@ async function createWebhook(
   tenantId: string,
   body: CreateWebhookBody,
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<IdempotentResponse & { secret?: string }> {
   const url = await checkSubscriptionUrl(body.url, deps);
   const id = newWebhookSubscriptionId();
@@ -52,6 +53,7 @@ async function createWebhook(
         keyId: deps.secretBox.activeKeyId,
       },
       idempotency,
+      livemode,
     },
     max,
   );
@@ -81,17 +83,23 @@ export async function respondCreateWebhook(
   body: CreateWebhookBody,
 ): Promise<void> {
   const tenantId = req.auth.tenantId;
-  const key = parseIdempotencyKey(req.headers['idempotency-key']);
+  const key = parseIdempotencyKey(req.headers['idempotency-key'], req.auth.livemode);
   let fresh: string | undefined;
   let result: IdempotentResponse;
   if (key === null) {
-    const made = await createWebhook(deps, tenantId, body, null);
+    const made = await createWebhook(deps, tenantId, body, null, req.auth.livemode);
     fresh = made.secret;
     result = made;
   } else {
     const fingerprint = fingerprintRequest('POST /webhooks', body);
     result = await deps.idempotency.run(tenantId, key, fingerprint, async () => {
-      const { secret, ...rest } = await createWebhook(deps, tenantId, body, { key, fingerprint });
+      const { secret, ...rest } = await createWebhook(
+        deps,
+        tenantId,
+        body,
+        { key, fingerprint },
+        req.auth.livemode,
+      );
       fresh = secret;
       return rest;
     });

@@ -127,6 +127,7 @@ export function webhookDeliveryLogRoutes(deps: Deps): RouteDef[] {
           await listPage(req, {
             ...filter,
             tenantId: req.auth.tenantId,
+            livemode: req.auth.livemode,
             ...(typeof only === 'string' ? { subscriptionId: only.toLowerCase() } : {}),
           }),
         );

@@ -248,6 +248,7 @@ export const webhookDeliveryDetailExample: FromSchema<typeof webhookDeliveryDeta
     receptionist_id: 'rcp_8Jk2mN4pQ6',
     data: { call_id: 'call_3Fh7', direction: 'inbound' },
     timestamp: '2026-11-21T10:16:35.000Z',
+    livemode: true,
   },
   attempts: [
     {

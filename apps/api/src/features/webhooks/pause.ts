@@ -32,6 +32,7 @@ export async function updateAndReport(
     if (updated && wasActive && updated.disabledAt) {
       await emit(trx, {
         tenantId,
+        livemode: updated.livemode,
         type: 'webhook.disabled',
         data: {
           subscription_id: updated.id,

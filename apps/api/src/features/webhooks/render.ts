@@ -28,4 +28,5 @@ export const renderWebhookSubscription = (s: WebhookSubscription): WebhookSubscr
     s.secretOverlapEndsAt && s.secretOverlapEndsAt.getTime() > Date.now()
       ? s.secretOverlapEndsAt.toISOString()
       : null,
+  livemode: s.livemode,
 });

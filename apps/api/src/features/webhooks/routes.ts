@@ -127,7 +127,7 @@ export function webhookRoutes(deps: Deps): RouteDef[] {
       family: 'webhooks',
       cursors: deps.cursors,
       list: (tenantId, page, auth) =>
-        store.list(tenantId, page, auth.portal?.subscriptionIds ?? null),
+        store.list(tenantId, page, auth.portal?.subscriptionIds ?? null, auth.livemode),
       render: renderWebhookSubscription,
     }),
     defineRoute({

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { EVENT_NAME_PATTERN, nullableTimestamp, timestamp } from '../../shared/schemas';
+import { EVENT_NAME_PATTERN, livemode, nullableTimestamp, timestamp } from '../../shared/schemas';
 import { etagHeaderDoc } from '../../http/if-match';
 
 /** 1 to 1,000 attempts per second across every worker, or null for unlimited. */
@@ -130,6 +130,10 @@ const readProperties = {
     ...nullableTimestamp,
     description: 'Until then deliveries carry a signature with the previous secret too',
   },
+  livemode: {
+    ...livemode,
+    description: 'false: a test-mode subscription, which receives test-mode events only',
+  },
 } as const;
 
 const readRequired = [
@@ -149,6 +153,7 @@ const readRequired = [
   'last_failure_at',
   'rate_limit_per_second',
   'secret_overlap_ends_at',
+  'livemode',
 ] as const;
 
 /** The read shape (list and get): never carries the signing secret. */
@@ -221,6 +226,7 @@ export const webhookTestResultSchema = {
           properties: { subscription_id: { type: 'string' }, message: { type: 'string' } },
         },
         timestamp,
+        livemode,
       },
     },
   },
@@ -249,6 +255,7 @@ export const webhookSubscriptionExample: FromSchema<typeof webhookSubscriptionSc
   last_failure_at: null,
   rate_limit_per_second: null,
   secret_overlap_ends_at: null,
+  livemode: true,
 };
 
 /** The 200 of a route that answers with one subscription (never its secret). */
@@ -302,5 +309,6 @@ export const webhookTestResultExample: FromSchema<typeof webhookTestResultSchema
       message: 'This is a test event from Switchboard.',
     },
     timestamp: '2026-11-21T10:30:00.000Z',
+    livemode: true,
   },
 };

@@ -36,7 +36,7 @@ export async function sendTestDelivery(
   if (!sealed) throw notFound('webhook subscription', 'id'); // deleted meanwhile
   const secret = deps.secretBox.decrypt(sealed.ciphertext, webhookSecretContext(tenantId, id));
   const eventId = newId('evt');
-  const payload = buildTestEnvelope(eventId, id, new Date());
+  const payload = buildTestEnvelope(eventId, id, new Date(), subscription.livemode);
   const body = JSON.stringify(payload);
   const headers = signPayload({ secret, eventId, body });
   const result = await deps.webhookSender.send({ url: subscription.url, body, headers });
