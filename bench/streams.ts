@@ -19,8 +19,13 @@
  * 5. The same ingestion, the k-th message for tenant k mod tenants: every stream of an
  *    event's tenant must receive it. Latency = the time the stream's load process read it −
  *    the time the ingest request was sent (also − its 202, the commit acknowledged), over
- *    every (event, stream) pair; receipts missing, repeated or of another tenant are
- *    counted and fail the run.
+ *    every (event, stream) pair. Every event in the database at the end must have reached
+ *    every stream of its tenant: receipts missing, repeated or of another tenant, and
+ *    ingest answers other than 202, are counted and fail the run. Also per phase: the CPU
+ *    seconds of the API and of the bench database's backends, and the transactions
+ *    committed in that database per event (pg_stat_database, read 11 s after the phase
+ *    so that every backend flushed its counts: the ingestion's, the streams' reads, and
+ *    the idle streams' polls and lease renewals, whose rate alone is reported from step 4).
  * 6. Prints the table, writes bench/.results/streams-<timestamp>.json, drops the database
  *    and deletes the run's Redis keys (also on Ctrl-C).
  *
@@ -195,7 +200,12 @@ interface PhaseResult {
   phase: string;
   streams: number;
   events: number;
+  /** Messages answered otherwise than 202 (or not at all), by answer. */
   ingestFailed: number;
+  ingestFailures: Record<string, number>;
+  /** Events in the database at the end (a message whose answer was lost may have committed). */
+  committed: number;
+  /** Receipts expected: every committed event on every stream of its tenant. */
   expected: number;
   received: number;
   missing: number;
@@ -208,7 +218,25 @@ interface PhaseResult {
   ingestAckMs: { p50: number; p99: number };
   seconds: number;
   cpuSeconds: { api: number; postgres: number; listeners: number };
+  /** Transactions committed in the bench database (pg_stat_database), per event. */
+  postgresXactsPerEvent: number;
   load: string;
+}
+
+/** Transactions committed in the current database so far (flushed within a second). */
+async function xacts(knex: Knex): Promise<number> {
+  const r = (await knex.raw(
+    'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
+  )) as { rows: { xact_commit: string }[] };
+  return Number(r.rows[0]?.xact_commit ?? Number.NaN);
+}
+
+/** The tags (`from`) of the `call.started` events in the database. */
+async function committedTags(knex: Knex): Promise<Set<string>> {
+  const rows = (await knex('events')
+    .where({ type: 'call.started' })
+    .select(knex.raw(`data->>'from' AS tag`))) as { tag: string }[];
+  return new Set(rows.map((r) => r.tag));
 }
 
 const summary = (values: number[]) => {
@@ -250,6 +278,7 @@ async function measure(
     earlier: 0,
   };
   const loadBefore = load();
+  const xactsBefore = await xacts(ctx.knex);
   const pgBefore = await backendsCpu(ctx.knex);
   const apiBefore = cpuSnapshot(ctx.api.proc.pid);
   const listenersBefore = ctx.listeners.map((l) => cpuSnapshot(l.proc.pid)?.group ?? 0);
@@ -265,20 +294,38 @@ async function measure(
     tenantOf,
     sent: tally.sent,
   });
-  let expected = 0;
-  for (const s of tally.sent.values()) expected += streamsOf.get(s.tenant)?.length ?? 0;
-  await waitUntil(`${label}: last receipts`, expected, () => tally.got.size, DRAIN_S);
+  // Every event that committed must reach every stream of its tenant, whatever its answer.
+  const receiptsOf = async () => {
+    const committed = await committedTags(ctx.knex);
+    const counted = [...tally.sent].filter(([tag]) => committed.has(tag));
+    let expected = 0;
+    for (const [, s] of counted) expected += streamsOf.get(s.tenant)?.length ?? 0;
+    return { counted, expected };
+  };
+  const due = await receiptsOf();
+  await waitUntil(`${label}: last receipts`, due.expected, () => tally.got.size, DRAIN_S);
+  // Again: a message whose request timed out may have committed meanwhile.
+  const { counted, expected } = await receiptsOf();
   current = null;
   const seconds = (performance.now() - started) / 1000;
   const apiAfter = cpuSnapshot(ctx.api.proc.pid);
   const pgAfter = await backendsCpu(ctx.knex);
   const listenersAfter = ctx.listeners.map((l) => cpuSnapshot(l.proc.pid)?.group ?? 0);
+  // A backend flushes its statistics at most once a second, and an idle one within 10 s.
+  await sleep(11_000);
+  const xactsAfter = await xacts(ctx.knex);
+  const ingestFailures: Record<string, number> = {};
+  for (const s of tally.sent.values()) {
+    if (s.status === 202) continue;
+    const why = s.status === null ? (s.error ?? 'no answer') : String(s.status);
+    ingestFailures[why] = (ingestFailures[why] ?? 0) + 1;
+  }
 
   const latencies: number[] = [];
   const fromAck: number[] = [];
   const missingExamples: string[] = [];
   let missing = 0;
-  for (const [tag, s] of tally.sent) {
+  for (const [tag, s] of counted) {
     for (const stream of streamsOf.get(s.tenant) ?? []) {
       const at = tally.got.get(`${stream}:${tag}`);
       if (at === undefined) {
@@ -302,6 +349,8 @@ async function measure(
     streams: streams.length,
     events: tally.sent.size,
     ingestFailed: failed,
+    ingestFailures,
+    committed: counted.length,
     expected,
     received: tally.got.size,
     missing,
@@ -325,6 +374,7 @@ async function measure(
         listenersAfter.reduce((s, v, i) => s + v - (listenersBefore[i] ?? 0), 0).toFixed(2),
       ),
     },
+    postgresXactsPerEvent: Number(((xactsAfter - xactsBefore) / tally.sent.size).toFixed(1)),
     load: `${loadBefore} → ${load()}`,
   };
 }
@@ -474,11 +524,13 @@ async function main(): Promise<number> {
     }
     const idleApi0 = cpuSnapshot(api.proc.pid);
     const idlePg0 = await backendsCpu(knex);
+    const idleXacts0 = await xacts(knex);
     await step(`${SETTLE_S} s with ${fmt(STREAMS)} streams open (heartbeats, renewals)`, () =>
       sleep(SETTLE_S * 1000),
     );
     const idleApi1 = cpuSnapshot(api.proc.pid);
     const idlePg1 = await backendsCpu(knex);
+    const idleXacts1 = await xacts(knex);
     const rssOpen = await rss(apiPid);
     const perStream = (rssOpen - rssIdle) / STREAMS;
     log(
@@ -505,6 +557,7 @@ async function main(): Promise<number> {
         (((idleApi1?.group ?? 0) - (idleApi0?.group ?? 0)) / SETTLE_S).toFixed(3),
       ),
       postgresCpuPerSecond: Number((cpuDelta(idlePg0, idlePg1) / SETTLE_S).toFixed(3)),
+      postgresXactsPerSecond: Number(((idleXacts1 - idleXacts0) / SETTLE_S).toFixed(1)),
     };
     const phases = [baseline, loaded];
     const failures = phases.reduce(
@@ -531,6 +584,7 @@ async function main(): Promise<number> {
           'ingest 202 p50 / p99',
           'CPU s API',
           'CPU s pg',
+          'pg xacts / event',
           'load',
         ],
         ...phases.map((p) => [
@@ -545,16 +599,23 @@ async function main(): Promise<number> {
           `${fmt(p.ingestAckMs.p50, 1)} / ${fmt(p.ingestAckMs.p99, 1)}`,
           fmt(p.cpuSeconds.api, 2),
           fmt(p.cpuSeconds.postgres, 2),
+          fmt(p.postgresXactsPerEvent, 1),
           p.load,
         ]),
       ]),
       '',
       `memory (API VmRSS, median of 5 readings): ${fmt(rssIdle / MIB, 1)} MiB with no stream open, ${fmt(rssOpen / MIB, 1)} MiB with ${fmt(STREAMS)} open after ${SETTLE_S} s: ${fmt(perStream / 1024, 1)} KiB a stream; ${fmt(rssAfter / MIB, 1)} MiB after the run`,
-      `idle, ${fmt(STREAMS)} streams open: API ${fmt(idle.apiCpuPerSecond, 3)} CPU s/s, Postgres (bench database) ${fmt(idle.postgresCpuPerSecond, 3)} CPU s/s`,
+      `idle, ${fmt(STREAMS)} streams open: API ${fmt(idle.apiCpuPerSecond, 3)} CPU s/s, Postgres (bench database) ${fmt(idle.postgresCpuPerSecond, 3)} CPU s/s and ${fmt(idle.postgresXactsPerSecond, 1)} transactions/s`,
       `load processes' CPU during the run: ${fmt(loaded.cpuSeconds.listeners, 2)} s`,
       ...phases.map(
         (p) =>
-          `${p.phase}: missing ${fmt(p.missing)}, repeated ${fmt(p.duplicates)}, of another tenant ${fmt(p.foreign)}, ingest failures ${fmt(p.ingestFailed)}${p.missingExamples.length ? `; e.g. ${p.missingExamples.join(', ')}` : ''}`,
+          `${p.phase}: ${fmt(p.committed)} of ${fmt(p.events)} events committed; receipts missing ${fmt(p.missing)}, repeated ${fmt(p.duplicates)}, of another tenant ${fmt(p.foreign)}; ingest answers other than 202: ${fmt(p.ingestFailed)}${
+            p.ingestFailed
+              ? ` (${Object.entries(p.ingestFailures)
+                  .map(([k, v]) => `${k}: ${v}`)
+                  .join(', ')})`
+              : ''
+          }${p.missingExamples.length ? `; e.g. ${p.missingExamples.join(', ')}` : ''}`,
       ),
       `streams ended by the server during the run: ${ended.length}${ended.length ? ` (${ended.slice(0, 5).join('; ')})` : ''}`,
     ];

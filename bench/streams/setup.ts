@@ -74,6 +74,8 @@ export interface Sent {
   sentAt: number;
   ackAt: number | null;
   status: number | null;
+  /** Why it got no answer (a timeout, a reset), when it got none. */
+  error?: string;
 }
 
 /** The `from` of the k-th message of a phase: how a receipt names its event. */
@@ -160,7 +162,8 @@ export async function ingest(
           },
         );
         req.on('timeout', () => req.destroy(new Error('timed out')));
-        req.on('error', () => {
+        req.on('error', (err) => {
+          entry.error = err.message;
           failed += 1;
           bar.increment();
           done();
