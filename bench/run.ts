@@ -76,6 +76,12 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       "tenant A's ingest → receipt beside tenant D's burst of events and tenant C's 60 hung subscriptions; A's GET /usage beside a bogus-key flood (issue 22)",
   },
+  {
+    name: 'streams',
+    file: 'bench/streams.ts',
+    description:
+      'ingest → event stream latency with 1 and with 1,000 streams open on one API process; its memory per stream (issue 46)',
+  },
 ];
 
 const ROOT = resolve(__dirname, '..');

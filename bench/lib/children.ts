@@ -121,19 +121,34 @@ let installed = false;
 
 /**
  * Children die with the benchmark: on a normal exit, an error, Ctrl-C or SIGTERM.
- * `onSignal` lets the benchmark stop its own work (e.g. a running autocannon) first.
+ * `onSignal` lets the benchmark stop its own work (e.g. a running autocannon) first; when it
+ * returns a promise (its own cleanup: a database to drop, Redis keys to delete), the process
+ * exits once both it and the children's stop have settled.
  */
-export function installChildCleanup(onSignal?: () => void): void {
+export function installChildCleanup(onSignal?: () => void | Promise<void>): void {
   if (installed) return;
   installed = true;
   process.on('exit', () => {
     for (const c of running) signalGroup(c.proc, 'SIGKILL');
   });
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and relayed by
+    // the tsx CLI), and a second, unhandled SIGINT would kill it in the middle of cleaning up.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       log(`\n${signal}: stopping child processes`);
-      onSignal?.();
-      void stopAllChildren().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      // Called at once, before the children are signalled (it may stop what loads them).
+      let own: Promise<void>;
+      try {
+        own = Promise.resolve(onSignal?.()).catch(() => undefined);
+      } catch {
+        own = Promise.resolve();
+      }
+      void Promise.all([stopAllChildren(), own]).finally(() =>
+        process.exit(signal === 'SIGINT' ? 130 : 143),
+      );
     });
   }
 }

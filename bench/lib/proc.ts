@@ -87,3 +87,28 @@ export function cpuSecondsOf(pids: readonly number[]): Map<number, number> {
   }
   return out;
 }
+
+/** Resident memory of a process (VmRSS of /proc/<pid>/status) in bytes, or null. */
+export function vmRssBytes(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The process of group `pgid` with the most resident memory: the server itself, whether it
+ * was started compiled (the group's leader) or under tsx (a grandchild of the leader).
+ */
+export function largestOfGroup(pgid: number): number | null {
+  let best: { pid: number; rss: number } | null = null;
+  for (const s of readStats() ?? []) {
+    if (s.pgrp !== pgid) continue;
+    const rss = vmRssBytes(s.pid) ?? 0;
+    if (!best || rss > best.rss) best = { pid: s.pid, rss };
+  }
+  return best?.pid ?? null;
+}
