@@ -83,8 +83,9 @@ it('delivers 1,000 events with two workers, one SIGKILLed mid-run', async () => 
     ).map((r: { event_id: string }) => r.event_id),
   );
 
+  // A hang bound only: at load 12 the surviving worker took longer than a minute.
   await waitFor('every event received', () => new Set(idsOf()).size === EVENTS, {
-    timeoutMs: 60_000,
+    timeoutMs: 240_000,
     intervalMs: 100,
   });
   await waitFor(
@@ -124,4 +125,4 @@ it('delivers 1,000 events with two workers, one SIGKILLed mid-run', async () => 
   for (const r of receiver.requests) {
     expect(r.headers['x-service-event-id']).toBe((JSON.parse(r.body) as { id: string }).id);
   }
-}, 150_000);
+}, 360_000);
