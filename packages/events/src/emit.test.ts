@@ -28,6 +28,7 @@ describe('event catalog', () => {
         'webhook.disabled',
         'webhook.recovered',
         'usage.threshold',
+        'test_data.deleted',
       ].sort(),
     );
   });

@@ -16276,7 +16276,8 @@ export interface operations {
                      *         "type": "invalid_request_error",
                      *         "code": "invalid_parameter",
                      *         "message": "limit must be an integer between 1 and 100",
-                     *         "param": "limit"
+                     *         "param": "limit",
+                     *         "doc_url": "docs/API.md#error-invalid_parameter"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16298,7 +16299,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "authentication_error",
                      *         "code": "invalid_api_key",
-                     *         "message": "The API key is unknown or revoked"
+                     *         "message": "The API key is unknown or revoked",
+                     *         "doc_url": "docs/API.md#error-invalid_api_key"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16320,7 +16322,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "permission_error",
                      *         "code": "insufficient_scope",
-                     *         "message": "This API key lacks the admin scope required by this operation"
+                     *         "message": "This API key lacks the admin scope required by this operation",
+                     *         "doc_url": "docs/API.md#error-insufficient_scope"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16344,7 +16347,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "rate_limit_error",
                      *         "code": "rate_limited",
-                     *         "message": "Too many requests; retry after 1 second"
+                     *         "message": "Too many requests; retry after 1 second",
+                     *         "doc_url": "docs/API.md#error-rate_limited"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16364,7 +16368,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "invalid_request_error",
                      *         "code": "request_headers_too_large",
-                     *         "message": "The request line and headers exceed 16 KiB"
+                     *         "message": "The request line and headers exceed 16 KiB",
+                     *         "doc_url": "docs/API.md#error-request_headers_too_large"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16386,7 +16391,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "api_error",
                      *         "code": "internal_error",
-                     *         "message": "An internal error occurred"
+                     *         "message": "An internal error occurred",
+                     *         "doc_url": "docs/API.md#error-internal_error"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
@@ -16410,7 +16416,8 @@ export interface operations {
                      *       "error": {
                      *         "type": "service_unavailable",
                      *         "code": "service_unavailable",
-                     *         "message": "A backing service is unavailable; retry shortly"
+                     *         "message": "A backing service is unavailable; retry shortly",
+                     *         "doc_url": "docs/API.md#error-service_unavailable"
                      *       },
                      *       "request_id": "req_8a3f0c2b9d4e1f6a7b5c2d90"
                      *     }
