@@ -23,21 +23,21 @@ import pg from 'pg';
 import { catalog, DEFAULT_JOB_OPTIONS } from '@switchboard/queues';
 import { runBareServer, serveUntilSignal } from '../lib/bare-server';
 
-const KEY_SQL = `SELECT id, tenant_id, scopes FROM api_keys
+const KEY_SQL = `SELECT id, tenant_id, scopes, livemode FROM api_keys
   WHERE key_hash = $1 AND revoked_at IS NULL`;
 
 const PAGE_SQL = `SELECT c.id, c.direction, c.status, c.from_number, c.to_number, c.customer_name,
     c.duration_seconds, c.outcome, c.started_at, c.ended_at, c.booking, c.receptionist_id,
-    r.name AS receptionist_name, (c.transcript IS NOT NULL) AS has_transcript,
+    c.livemode, r.name AS receptionist_name, (c.transcript IS NOT NULL) AS has_transcript,
     (c.recording IS NOT NULL) AS has_recording
   FROM calls c JOIN receptionists r ON r.id = c.receptionist_id
-  WHERE c.tenant_id = $1 ORDER BY c.started_at DESC, c.id DESC LIMIT 21`;
+  WHERE c.tenant_id = $1 AND c.livemode = $2 ORDER BY c.started_at DESC, c.id DESC LIMIT 21`;
 
 const INSERT_SQL = `INSERT INTO calls (id, tenant_id, receptionist_id, direction, status,
     from_number, to_number, customer_name, purpose, metadata, started_at, created_at,
-    idempotency_key, idempotency_fingerprint)
+    idempotency_key, idempotency_fingerprint, livemode)
   SELECT $1, r.tenant_id, r.id, 'outbound', 'queued', r.phone_number, $2, $3, NULL, '{}', $4, $4,
-    $5, $6
+    $5, $6, $9
   FROM receptionists r
   WHERE r.id = $7 AND r.tenant_id = $8 AND r.status = 'ready' AND r.phone_number IS NOT NULL
   ON CONFLICT DO NOTHING
@@ -57,6 +57,7 @@ interface PageRow {
   booking: (Record<string, unknown> & { address?: unknown }) | null;
   receptionist_id: string;
   receptionist_name: string;
+  livemode: boolean;
   has_transcript: boolean;
   has_recording: boolean;
 }
@@ -84,6 +85,7 @@ const renderItem = (c: PageRow) => {
     receptionist_id: c.receptionist_id,
     receptionist_name: c.receptionist_name,
     booking,
+    livemode: c.livemode,
   };
 };
 
@@ -120,14 +122,19 @@ async function main(): Promise<void> {
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
   });
 
-  const tenantOf = async (req: Request, res: Response): Promise<string | null> => {
+  /** The key's tenant and mode (a test-mode key sees and makes test-mode calls only). */
+  const keyOf = async (
+    req: Request,
+    res: Response,
+  ): Promise<{ tenantId: string; livemode: boolean } | null> => {
     const key = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const hash = key ? createHash('sha256').update(key).digest('hex') : null;
     const row = hash
-      ? (await pool.query<{ id: string; tenant_id: string }>(KEY_SQL, [hash])).rows[0]
+      ? (await pool.query<{ id: string; tenant_id: string; livemode: boolean }>(KEY_SQL, [hash]))
+          .rows[0]
       : undefined;
     if (!row) res.status(401).json({ error: 'unknown key' });
-    return row?.tenant_id ?? null;
+    return row ? { tenantId: row.tenant_id, livemode: row.livemode } : null;
   };
 
   const app = express();
@@ -135,9 +142,10 @@ async function main(): Promise<void> {
     res.json({ status: 'ok' });
   });
   app.get('/page', async (req, res) => {
-    const tenantId = await tenantOf(req, res);
-    if (!tenantId) return;
-    const { rows } = await pool.query<PageRow>(PAGE_SQL, [tenantId]);
+    const key = await keyOf(req, res);
+    if (!key) return;
+    const { tenantId } = key;
+    const { rows } = await pool.query<PageRow>(PAGE_SQL, [tenantId, key.livemode]);
     const more = rows.length > 20;
     if (more) rows.length = 20;
     const last = rows[rows.length - 1];
@@ -148,8 +156,9 @@ async function main(): Promise<void> {
     });
   });
   app.post('/outbound', express.json(), async (req, res) => {
-    const tenantId = await tenantOf(req, res);
-    if (!tenantId) return;
+    const key = await keyOf(req, res);
+    if (!key) return;
+    const { tenantId } = key;
     const body = req.body as { receptionist_id: string; to: string; customer_name?: string };
     const idem = req.headers['idempotency-key'] as string;
     const redisKey = `${prefix}:bare:idem:${tenantId}:${idem}`;
@@ -171,6 +180,7 @@ async function main(): Promise<void> {
       'bare',
       body.receptionist_id,
       tenantId,
+      key.livemode,
     ]);
     const call = rows[0];
     if (!call) {
@@ -188,6 +198,7 @@ async function main(): Promise<void> {
       to: call.to_number,
       customer_name: body.customer_name ?? null,
       created_at: call.created_at.toISOString(),
+      livemode: key.livemode,
     };
     const location = `/api/v1/calls/${call.id}`;
     await redis.set(

@@ -27,6 +27,7 @@ export * from './stores/api-key-changes';
 export * from './stores/receptionists-store';
 export * from './stores/provisioning-lifecycle';
 export * from './stores/usage-store';
+export { listCallsStatement } from './stores/calls-list';
 export * from './stores/events-store';
 export * from './stores/event-log-store';
 export * from './stores/event-streams-store';

@@ -49,19 +49,12 @@ function statementFor(mask: number): Statement {
   return s;
 }
 
-/**
- * One page of a tenant's calls, newest first by (started_at, id), the keyset rule of
- * `keysetPage` written as a named prepared statement: Postgres parses it once per
- * connection, and the request builds no query. Same rows, order and next position as the
- * list built with knex (`test/api/calls-list.test.ts`). With a receptionist filter the
- * planner walks the per-receptionist index; otherwise the per-tenant one.
- */
-export async function listCalls(
-  db: Knex,
+/** The statement and values of one page (`listCalls` runs it; a benchmark EXPLAINs it). */
+export function listCallsStatement(
   tenantId: string,
   filters: CallFilters,
   page: PageRequest,
-): Promise<KeysetPage<CallSummary>> {
+): Statement & { values: unknown[] } {
   let mask = 0;
   const values: unknown[] = [tenantId];
   OPTIONAL.forEach(([field], i) => {
@@ -75,7 +68,23 @@ export async function listCalls(
     values.push(new Date(page.after.t), page.after.id);
   }
   values.push(page.limit + 1);
-  const { name, text } = statementFor(mask);
+  return { ...statementFor(mask), values };
+}
+
+/**
+ * One page of a tenant's calls, newest first by (started_at, id), the keyset rule of
+ * `keysetPage` written as a named prepared statement: Postgres parses it once per
+ * connection, and the request builds no query. Same rows, order and next position as the
+ * list built with knex (`test/api/calls-list.test.ts`). With a receptionist filter the
+ * planner walks the per-receptionist index; otherwise the per-tenant one.
+ */
+export async function listCalls(
+  db: Knex,
+  tenantId: string,
+  filters: CallFilters,
+  page: PageRequest,
+): Promise<KeysetPage<CallSummary>> {
+  const { name, text, values } = listCallsStatement(tenantId, filters, page);
   const rows = await runPrepared<SummaryRow>(db, name, text, values);
   const hasMore = rows.length > page.limit;
   if (hasMore) rows.length = page.limit;
