@@ -1,5 +1,4 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure } from './api';
 import type {
   LogFilter,
   WebhookDelivery,
@@ -14,27 +13,22 @@ import { EditEndpoint } from './edit';
 import { RecoverPanel } from './recover';
 import { RotateSecret, RotateUnavailable } from './rotate';
 import { StatusBadge } from './endpoints';
-import { plain, when } from './format';
-import { ErrorNote, NotFound } from './states';
+import { when } from './format';
+import { useLoadFailure } from './load-state';
+import { ErrorNote, Loading, NotFound } from './states';
 
 /** One endpoint: its health, its actions (per capability) and its delivery log. */
 export function EndpointPage(props: PageProps & { id: string }) {
   const { client, can, onFailure, id } = props;
   const [endpoint, setEndpoint] = useState<WebhookSubscription | null>(null);
-  const [missing, setMissing] = useState(false);
   const [stats, setStats] = useState<WebhookStats | null>(null);
   const [log, setLog] = useState<WebhookDelivery[]>([]);
   const [filter, setFilter] = useState<LogFilter>({});
-  const [error, setError] = useState<string | null>(null);
   const [test, setTest] = useState<WebhookTestResult | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const confirm = useRef<HTMLDialogElement>(null);
 
-  const fail = (err: unknown) => {
-    if (onFailure(err)) return;
-    if (err instanceof ApiFailure && (err.status === 404 || err.status === 403)) setMissing(true);
-    else setError(plain(err));
-  };
+  const { missing, error, setError, fail } = useLoadFailure(onFailure, [404, 403]);
   const reload = () => {
     client.getEndpoint(id).then(setEndpoint, fail);
     client.stats(id).then(setStats, fail);
@@ -55,14 +49,7 @@ export function EndpointPage(props: PageProps & { id: string }) {
   };
 
   if (missing) return <NotFound what="Endpoint" />;
-  if (!endpoint) {
-    return (
-      <section aria-busy="true">
-        <ErrorNote message={error} />
-        <p>Loading…</p>
-      </section>
-    );
-  }
+  if (!endpoint) return <Loading error={error} />;
   return (
     <>
       <section aria-labelledby="ep-title">

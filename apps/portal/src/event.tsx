@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, type EventEnvelope } from './api';
+import type { EventEnvelope } from './api';
 import type { PageProps } from './page-props';
-import { plain, when } from './format';
-import { ErrorNote, NotFound } from './states';
+import { when } from './format';
+import { useLoadFailure } from './load-state';
+import { Loading, NotFound } from './states';
 
 /**
  * One event (GET /events/{id}), opened from an endpoint's delivery log: the envelope exactly
@@ -12,26 +13,13 @@ import { ErrorNote, NotFound } from './states';
 export function EventPage(props: PageProps & { id: string; endpointId: string }) {
   const { client, onFailure, id, endpointId } = props;
   const [event, setEvent] = useState<EventEnvelope | null>(null);
-  const [missing, setMissing] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { missing, error, fail } = useLoadFailure(onFailure, [404, 400]);
   useEffect(() => {
-    client.event(id).then(setEvent, (err: unknown) => {
-      if (onFailure(err)) return;
-      if (err instanceof ApiFailure && (err.status === 404 || err.status === 400)) {
-        setMissing(true);
-      } else setError(plain(err));
-    });
+    client.event(id).then(setEvent, fail);
   }, [id, client]);
 
   if (missing) return <NotFound what="Event" />;
-  if (!event) {
-    return (
-      <section aria-busy="true">
-        <ErrorNote message={error} />
-        <p>Loading…</p>
-      </section>
-    );
-  }
+  if (!event) return <Loading error={error} />;
   return (
     <section aria-labelledby="event-title" data-testid="event">
       <p>

@@ -58,3 +58,13 @@ export function ErrorNote({ message }: { message: string | null }) {
     </p>
   );
 }
+
+/** A page whose subject is still loading (with the reason, if loading it failed). */
+export function Loading({ error }: { error: string | null }) {
+  return (
+    <section aria-busy="true">
+      <ErrorNote message={error} />
+      <p>Loading…</p>
+    </section>
+  );
+}
