@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../support/api-process';
+import { USER_DOCS } from '../support/user-docs';
 
 // The examples of the README and the docs pages run as written after `npm start` (which
 // prints the B= and KEY= lines they use), whatever PORT it was given, and pasting them one
 // after the other never reuses an idempotency key with another body (a 422).
-const DOCS = [
-  'README.md',
-  'docs/getting-started.md',
-  'docs/api-guide.md',
-  'docs/webhooks.md',
-  'docs/API.md',
-  'packages/sdk/README.md',
-];
+const DOCS = USER_DOCS;
 
 /** The fenced code blocks of a Markdown file, with their language. */
 const blocks = (file: string) =>

@@ -9,6 +9,7 @@ import { killOnExit } from '../support/children';
 import { createTestContext, type TestContext } from '../support/context';
 import { redisEnv, testEnv } from '../support/env';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { USER_DOCS } from '../support/user-docs';
 
 // Every shell example of the README and the guides runs as written against a started stack
 // (a seeded demo tenant, one API process on a port that is not the default, one worker), in
@@ -17,14 +18,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 // --fail-with-body). A block that cannot run as written carries the marker
 // `<!-- not runnable: why -->` on the line right before its opening fence (docs/getting-
 // started.md, "Examples in the docs"); an unmarked block that fails fails this test.
-const DOCS = [
-  'README.md',
-  'docs/getting-started.md',
-  'docs/api-guide.md',
-  'docs/webhooks.md',
-  'docs/API.md',
-  'packages/sdk/README.md',
-];
+const DOCS = USER_DOCS;
 const SHELL = new Set(['bash', 'sh', 'shell']);
 const MARKER = /^<!-- not runnable: (\S.*?) -->$/;
 const run = promisify(execFile);
