@@ -242,7 +242,7 @@ describe('what counts as a change', () => {
   it("a lead import that changes a lead changes the lead's version", async () => {
     const path = await (kinds[2] as Kind).make();
     const id = path.split('/').pop() as string;
-    const lead = await ctx.deps.stores.leads.get(ctx.deps.knex, tenantId, id);
+    const lead = await ctx.deps.stores.leads.get(ctx.deps.knex, tenantId, id, true);
     if (!lead) throw new Error('lead not found');
     const current = await etagOf(path);
     await ctx.deps.stores.leads.updateMany(

@@ -93,6 +93,7 @@ describe('SMS history', () => {
         'error_message',
         'from',
         'id',
+        'livemode',
         'message',
         'metadata',
         'receptionist_id',

@@ -80,6 +80,7 @@ describe('inbound SMS', () => {
       sent_at: null,
       delivered_at: null,
       received_at: '2026-11-21T10:15:00.123Z',
+      livemode: true,
     });
   });
 

@@ -65,6 +65,7 @@ describe('POST /sms/send', () => {
       sent_at: null,
       delivered_at: null,
       received_at: null,
+      livemode: true,
     });
     const detail = await request(ctx.app)
       .get(`/api/v1/sms/${res.body.id}`)

@@ -58,6 +58,7 @@ it('accepts a campaign and sends its messages on a pool of one connection', asyn
       allow_repeat: true,
     },
     null,
+    true,
   );
   expect(accepted.status).toBe(202);
   const campaignId = (accepted.body as { id: string }).id;

@@ -91,6 +91,7 @@ describe('POST /campaigns', () => {
       created_at: expect.any(String),
       started_at: null,
       completed_at: null,
+      livemode: true,
     });
     const rows = await recipientsOf(res.body.id);
     expect(rows).toEqual([

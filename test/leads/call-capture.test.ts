@@ -87,7 +87,7 @@ describe('lead_captured calls', () => {
     expect(after).toHaveLength(before + 1);
     expect(after[after.length - 1]).toMatchObject({ type: 'lead.updated', receptionistId: rcp });
     expect(after[after.length - 1]?.data.changed_fields).toEqual(['name', 'receptionist_id']);
-    const stored = await ctx.deps.stores.leads.get(ctx.deps.knex, tenantId, lead.id);
+    const stored = await ctx.deps.stores.leads.get(ctx.deps.knex, tenantId, lead.id, true);
     expect(stored).toMatchObject({ name: 'Sam Ortiz', notes: 'From the web form', source: 'api' });
     // Called again, with another name: the lead already has one, so nothing changes.
     await ingest(ended('+14155550151', 'lead_captured', 'Samuel'));

@@ -182,7 +182,11 @@ describe('short searches at scale', () => {
     ctx.deps.knex.on('query', listen);
     let found: number;
     try {
-      const page = await ctx.deps.stores.leads.search(tenantId, { q }, { limit: 10 });
+      const page = await ctx.deps.stores.leads.search(
+        tenantId,
+        { livemode: true, q },
+        { limit: 10 },
+      );
       found = page.rows.length;
     } finally {
       ctx.deps.knex.removeListener('query', listen);

@@ -10,7 +10,7 @@ import { startLeadImports } from './lead-imports';
 import { startMaintenance, type MaintenanceTimings } from './maintenance';
 import { collectOutboxLag, collectQueueDepths } from './metrics';
 import { startProvisioning, type ProvisioningOptions } from './provisioning';
-import { startSmsSender, type SimulatorSmsOptions } from './sms';
+import { startSmsSender, type SimulatorSmsOptions, type SmsProvider } from './sms';
 import { startTestDataDeletions } from './test-data';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
 
@@ -30,6 +30,8 @@ export interface RunnerOptions extends WebhookDeliveryOptions, MaintenanceTiming
   campaignPollMs?: number;
   /** The outbound dialler's provider for live calls (default: the simulator). */
   telephonyProvider?: TelephonyProvider;
+  /** The SMS carrier for live messages (default: the simulator). */
+  smsProvider?: SmsProvider;
 }
 
 export interface Runner {
@@ -48,6 +50,7 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     ...opts,
     staleSendingMs: opts.smsStaleSendingMs,
     simulator: opts.smsSimulator,
+    provider: opts.smsProvider,
   });
   // Campaigns close first (their pump starts in-process sends), then the SMS sender.
   const components: Component[] = [

@@ -11,6 +11,8 @@ export interface CapturedCaller {
   callId: string;
   phone: string | null;
   name: string | null;
+  /** The call's mode: a test-mode call's caller becomes a test-mode lead. */
+  livemode: boolean;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function captureCallLead(
   const name = caller.name?.trim().slice(0, LEAD_NAME_MAX) || null;
   const created = await store.insert(trx, {
     tenantId: caller.tenantId,
+    livemode: caller.livemode,
     source: 'call',
     fields: {
       phone: caller.phone,
@@ -41,7 +44,7 @@ export async function captureCallLead(
     await emit(trx, leadCreated(created));
     return;
   }
-  const lead = await store.findByPhone(trx, caller.tenantId, caller.phone, true);
+  const lead = await store.findByPhone(trx, caller.tenantId, caller.livemode, caller.phone, true);
   if (!lead) return;
   const { changes, changed } = diffLead(lead, {
     ...(lead.name ? {} : { name }),

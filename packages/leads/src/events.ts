@@ -14,6 +14,7 @@ const common = (lead: Lead) => ({
 export const leadCreated = (lead: Lead): EmitInput<'lead.created'> => ({
   tenantId: lead.tenantId,
   receptionistId: lead.receptionistId,
+  livemode: lead.livemode,
   type: 'lead.created',
   data: { ...common(lead), created_at: lead.createdAt.toISOString() },
 });
@@ -22,6 +23,7 @@ export const leadCreated = (lead: Lead): EmitInput<'lead.created'> => ({
 export const leadUpdated = (lead: Lead, changed: string[]): EmitInput<'lead.updated'> => ({
   tenantId: lead.tenantId,
   receptionistId: lead.receptionistId,
+  livemode: lead.livemode,
   type: 'lead.updated',
   data: { ...common(lead), updated_at: lead.updatedAt.toISOString(), changed_fields: changed },
 });

@@ -19,6 +19,8 @@ export interface CreateLeadCommand {
   fields: LeadFields;
   /** Idempotency-Key and request fingerprint, stored with the row (the Postgres backstop). */
   idempotency: { key: string; fingerprint: string } | null;
+  /** The key's mode: false makes a test-mode lead (docs/API.md, Test mode). */
+  livemode: boolean;
 }
 
 /** `created: false`: the Idempotency-Key already holds this lead (the caller replays it). */
@@ -38,18 +40,19 @@ async function requireReceptionist(
   }
 }
 
-/** The lead that holds a phone (or, for a phone-less lead, an email), if any. */
+/** The lead of mode `livemode` holding a phone (or, for a phone-less lead, an email), if any. */
 async function holder(
   db: Knex,
   store: LeadsStore,
   tenantId: string,
+  livemode: boolean,
   f: { phone?: string | null; email?: string | null },
   exceptId?: string,
 ): Promise<LeadExistsError | null> {
-  const byPhone = f.phone ? await store.findByPhone(db, tenantId, f.phone) : undefined;
+  const byPhone = f.phone ? await store.findByPhone(db, tenantId, livemode, f.phone) : undefined;
   if (byPhone && byPhone.id !== exceptId) return new LeadExistsError(byPhone.id, 'phone');
   if (!f.phone && f.email) {
-    const byEmail = await store.findPhonelessByEmail(db, tenantId, f.email);
+    const byEmail = await store.findPhonelessByEmail(db, tenantId, livemode, f.email);
     if (byEmail && byEmail.id !== exceptId) return new LeadExistsError(byEmail.id, 'email');
   }
   return null;
@@ -80,21 +83,22 @@ export async function createLead(
       const held = await store.findByIdempotencyKey(trx, cmd.tenantId, cmd.idempotency.key);
       if (held) return { lead: held, created: false };
     }
-    const taken = await holder(trx, store, cmd.tenantId, cmd.fields);
+    const taken = await holder(trx, store, cmd.tenantId, cmd.livemode, cmd.fields);
     if (taken) throw taken;
     throw new Error('lead insert conflicted, but no lead holds its keys');
   });
 }
 
 /**
- * Applies `fields` to the tenant's lead and emits `lead.updated` naming the fields whose
- * value changed, in one transaction; nothing changed → nothing written, nothing emitted.
- * Undefined when the lead is not the tenant's; VersionMismatch when its version (read under
- * the row's lock, so no other edit comes between) is not one `condition` accepts.
+ * Applies `fields` to the tenant's lead of mode `livemode` and emits `lead.updated` naming the
+ * fields whose value changed, in one transaction; nothing changed → nothing written, nothing
+ * emitted. Undefined when the lead is not the tenant's; VersionMismatch when its version (read
+ * under the row's lock, so no other edit comes between) is not one `condition` accepts.
  */
 export async function updateLead(
   { knex, stores }: Db,
   tenantId: string,
+  livemode: boolean,
   id: string,
   fields: LeadFields,
   condition: VersionCondition = null,
@@ -102,7 +106,7 @@ export async function updateLead(
   const store = stores.leads;
   try {
     return await knex.transaction(async (trx) => {
-      const lead = await store.getForUpdate(trx, tenantId, id);
+      const lead = await store.getForUpdate(trx, tenantId, id, livemode);
       if (!lead) return undefined;
       requireVersion(condition, lead.version);
       const { changes, changed } = diffLead(lead, fields);
@@ -112,7 +116,7 @@ export async function updateLead(
       if (changes.receptionistId) {
         await requireReceptionist(trx, stores, tenantId, changes.receptionistId);
       }
-      const taken = await holder(trx, store, tenantId, next, id);
+      const taken = await holder(trx, store, tenantId, livemode, next, id);
       if (taken) throw taken;
       const updated = await store.update(trx, id, changes, new Date());
       await emit(trx, leadUpdated(updated, changed));
@@ -121,7 +125,7 @@ export async function updateLead(
   } catch (err) {
     // A racing writer took the phone (or email) between the check and the update.
     if (!isUniqueViolation(err)) throw err;
-    const taken = await holder(knex, store, tenantId, fields, id);
+    const taken = await holder(knex, store, tenantId, livemode, fields, id);
     throw taken ?? err;
   }
 }

@@ -2,15 +2,17 @@ import { emit } from '@switchboard/events';
 import type { Knex, Sms, SmsLifecycle, SmsReceipt } from '@switchboard/db';
 
 /**
- * The events of SMS outcomes (docs/API.md, SMS), emitted in the transaction of the
- * lifecycle transition they report, by whichever code path made it: the sender (sent,
- * failed), ingestion (receipts), the reconciler (interrupted sends, held receipts).
+ * The events of SMS outcomes (docs/API.md, SMS), in the message's mode (a test-mode message's
+ * reach test-mode subscriptions only: docs/API.md, Test mode), emitted in the transaction of the
+ * lifecycle transition they report, by whichever code path made it: the sender (sent, failed),
+ * ingestion (receipts), the reconciler (interrupted sends, held receipts).
  */
 export async function emitSmsSent(db: Knex, sms: Sms): Promise<void> {
   if (!sms.sentAt) throw new Error(`SMS ${sms.id} has no sent_at`);
   await emit(db, {
     tenantId: sms.tenantId,
     receptionistId: sms.receptionistId,
+    livemode: sms.livemode,
     type: 'sms.sent',
     data: {
       sms_id: sms.id,
@@ -28,6 +30,7 @@ export async function emitSmsOutcome(db: Knex, sms: Sms): Promise<void> {
   const base = {
     tenantId: sms.tenantId,
     receptionistId: sms.receptionistId,
+    livemode: sms.livemode,
   };
   if (sms.status === 'delivered') {
     await emit(db, {

@@ -3,12 +3,13 @@ import type { RouteDef } from '../openapi/route';
 import type { Step } from './step';
 
 /**
- * The tags whose operations test mode does not cover yet (docs/API.md, Test mode): their data
- * has no mode (SMS, leads, campaigns), reaches a real provider (receptionists' numbers), or
- * grants live access (portal links). A test-mode key gets 403 `live_mode_only` there, before
- * anything is read or made; reading receptionists stays open (test calls need them).
+ * The tags whose operations test mode does not cover (docs/API.md, Test mode): they act on
+ * the account's live data for an agent (MCP), reach a real provider (receptionists'
+ * numbers), or grant live access (portal links). A test-mode key gets 403 `live_mode_only`
+ * there, before anything is read or made; reading receptionists stays open (test calls and
+ * texts need them). SMS, leads and campaigns have a mode (decision 0117).
  */
-const LIVE_ONLY_TAGS: ReadonlySet<string> = new Set(['SMS', 'Leads', 'Campaigns', 'MCP', 'Portal']);
+const LIVE_ONLY_TAGS: ReadonlySet<string> = new Set(['MCP', 'Portal']);
 
 /** Whether a test-mode key is refused on `route`. */
 export const isLiveOnly = (route: Pick<RouteDef, 'tag' | 'method'>): boolean =>

@@ -38,8 +38,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
     '(Server-Sent Events) that resumes where it left off.',
   'Test mode':
     'Keys made with `--mode test` (`sk_test_…`) make test data (`livemode: false`) that ' +
-    'live keys never see, and see none of the live data; test-mode calls are always ' +
-    'simulated and never metered. Wipe the test data here.',
+    'live keys never see, and see none of the live data; test-mode calls and SMS ' +
+    '(campaigns included) are always simulated and never metered. Wipe the test data here.',
   Portal:
     'Links to the tenant portal, a web page where a tenant’s team manages its webhooks ' +
     'without an API key: create and revoke sessions, and trade a link’s one-use code.',

@@ -56,6 +56,7 @@ export async function completeCampaign(
   await emit(db, {
     tenantId: campaign.tenantId,
     receptionistId: campaign.receptionistId,
+    livemode: campaign.livemode,
     type: 'campaign.completed',
     data: {
       campaign_id: campaign.id,

@@ -92,6 +92,8 @@ async function storeMessage(
     campaignId: claim.campaignId,
     idempotency: null,
     at: new Date(),
+    // A test campaign's messages are test-mode SMS: simulated, never metered.
+    livemode: claim.livemode,
   });
   if (sms) return true;
   const why = await deps.stores.sms.whyNotSendable(

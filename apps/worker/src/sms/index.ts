@@ -19,7 +19,10 @@ export { SimulatorSmsProvider, simulatorHandoffs, type SimulatorSmsOptions } fro
 export interface SmsSenderOptions extends QueueTimings, ReconcileOptions {
   /** How long a message may stay claimed (`sending`) before it is failed as interrupted. */
   staleSendingMs?: number;
-  /** Defaults to the simulator at SIMULATOR_SPEED. */
+  /**
+   * Live messages' carrier; defaults to the simulator. Test-mode messages always go to the
+   * simulator.
+   */
   provider?: SmsProvider;
   /** Options of that default simulator (tests: a fixed receipt delay). */
   simulator?: SimulatorSmsOptions;
@@ -46,18 +49,17 @@ export interface SmsSender extends Component {
  * yields, so no outcome is recorded without them.
  */
 export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): SmsSender {
-  const provider =
-    opts.provider ??
-    new SimulatorSmsProvider(
-      deps.config.simulatorSpeed,
-      deps.redis,
-      deps.config.queuePrefix,
-      deps.queues,
-      opts.simulator,
-    );
+  const simulator = new SimulatorSmsProvider(
+    deps.config.simulatorSpeed,
+    deps.redis,
+    deps.config.queuePrefix,
+    deps.queues,
+    opts.simulator,
+  );
+  const provider = opts.provider ?? simulator;
   const staleSendingMs = opts.staleSendingMs ?? 120_000;
   const hooks = new SmsOutcomeHooks();
-  const send = sendProcessor(deps, provider, hooks, { staleSendingMs });
+  const send = sendProcessor(deps, provider, hooks, { staleSendingMs, simulator });
   // In-process sends at once, beside the queue worker's own concurrency.
   const inlineBudget = Math.max(1, Math.floor(deps.config.workerConcurrency / 2));
   const inFlight = new Set<Promise<void>>();
@@ -66,14 +68,12 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
     concurrency: deps.config.workerConcurrency,
   });
   // The simulated carrier's receipts, due in Redis (any worker applies them, this one or the
-  // next after a restart). Started whenever the simulator is the provider.
-  const receipts =
-    provider instanceof SimulatorSmsProvider
-      ? startQueueWorker(deps, 'smsSimulatorReceipts', simulatorReceiptProcessor(deps), {
-          ...opts,
-          concurrency: deps.config.workerConcurrency,
-        })
-      : null;
+  // next after a restart). Always started: test-mode messages go to the simulator whatever
+  // carrier live ones use.
+  const receipts = startQueueWorker(deps, 'smsSimulatorReceipts', simulatorReceiptProcessor(deps), {
+    ...opts,
+    concurrency: deps.config.workerConcurrency,
+  });
   const reconciler = startSmsReconciler(deps, hooks, { ...reconcileTimings(opts), staleSendingMs });
   return {
     name: 'sms',
@@ -89,8 +89,8 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
       return true;
     },
     async close() {
-      await Promise.all([worker.close(), reconciler.close(), receipts?.close(), ...inFlight]);
-      await provider.close();
+      await Promise.all([worker.close(), reconciler.close(), receipts.close(), ...inFlight]);
+      await Promise.all([provider.close(), provider === simulator ? null : simulator.close()]);
     },
   };
 }

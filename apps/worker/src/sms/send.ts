@@ -19,8 +19,10 @@ const requestOf = (sms: Sms): SmsRequest => ({
 export type SendSms = (data: SmsJob) => Promise<void>;
 
 /**
- * The sms processor (jobId = message id). Invariant: a message is handed to the provider at
- * most once. The job carries only the id; the processor claims the row (queued → sending,
+ * The sms processor (jobId = message id). A test-mode message (docs/API.md, Test mode) is
+ * handed to `opts.simulator` whatever `provider` is: the mode rides with the message (read by
+ * the claim), not with the process. Invariant: a message is handed to a provider at most
+ * once. The job carries only the id; the processor claims the row (queued → sending,
  * committed durably) before the hand-off and sends only if that claim won, so a duplicate job,
  * a re-run after a crash, a reconciler re-add or an in-process send racing its own job never
  * sends it a second time. Each outcome is recorded with its event and the owners' hooks
@@ -28,10 +30,11 @@ export type SendSms = (data: SmsJob) => Promise<void>;
  */
 export function sendProcessor(
   deps: WorkerDeps,
-  provider: SmsProvider,
+  live: SmsProvider,
   hooks: SmsOutcomeHooks,
-  opts: { staleSendingMs: number },
+  opts: { staleSendingMs: number; simulator?: SmsProvider },
 ): SendSms {
+  const simulator = opts.simulator ?? live;
   const lifecycle = deps.stores.smsLifecycle;
   return async (data) => {
     // Before the claim: the reconciler judges a send interrupted `staleSendingMs` after it.
@@ -44,6 +47,7 @@ export function sendProcessor(
     });
     // Gone, claimed already, or failed by the claim.
     if (sms?.status !== 'sending') return;
+    const provider = sms.livemode ? live : simulator;
     let result: SmsSendResult;
     try {
       result = await provider.send(requestOf(sms));
@@ -77,10 +81,10 @@ export function sendProcessor(
 const RECORD_MARGIN_MS = 10_000;
 
 /**
- * The carrier's answer, in one durable transaction: `failed` with `sms.failed`, or `sent`
- * with its usage, its `sms.sent` and a receipt that came early; the owners' hooks (a
- * campaign's recipient) either way. Harmless to repeat (each write is conditional on the
- * message still being `sending`): false when it no longer was.
+ * The carrier's answer, in one durable transaction: `failed` with `sms.failed`, or `sent` with its
+ * usage (live messages only), its `sms.sent` and a receipt that came early; the owners' hooks (a
+ * campaign's recipient) either way. Harmless to repeat (each write is conditional on the message
+ * still being `sending`): false when it no longer was.
  */
 function recordOutcome(
   deps: WorkerDeps,
@@ -101,12 +105,15 @@ function recordOutcome(
       providerMessageId: result.providerMessageId,
     });
     if (!sent?.sentAt) return false;
-    await deps.stores.usage.countSms(trx, {
-      tenantId: sent.tenantId,
-      receptionistId: sent.receptionistId,
-      at: sent.sentAt,
-      direction: 'outbound',
-    });
+    // A test-mode message is never metered (docs/API.md, Test mode).
+    if (sent.livemode) {
+      await deps.stores.usage.countSms(trx, {
+        tenantId: sent.tenantId,
+        receptionistId: sent.receptionistId,
+        at: sent.sentAt,
+        direction: 'outbound',
+      });
+    }
     await emitSmsSent(trx, sent);
     // A campaign's message: its recipient is sent, counted, maybe the campaign completed.
     await hooks.run(trx, sent);

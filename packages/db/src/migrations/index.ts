@@ -31,6 +31,7 @@ import * as m101 from './101_resource_versions';
 import * as m105 from './105_event_log';
 import * as m106 from './106_event_streams';
 import * as m107 from './107_test_mode';
+import * as m108 from './108_test_mode_sms_leads_campaigns';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -76,6 +77,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['105_event_log', m105],
   ['106_event_streams', m106],
   ['107_test_mode', m107],
+  ['108_test_mode_sms_leads_campaigns', m108],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */

@@ -20,6 +20,8 @@ export interface NewCampaign {
   sendRatePerMinute: number;
   allowRepeat: boolean;
   idempotency: { key: string; fingerprint: string } | null;
+  /** false: made with a test-mode key (default: live). */
+  livemode?: boolean;
 }
 
 /** What the recipients insert stored: enough to check the rendered message's length. */
@@ -47,6 +49,8 @@ export interface ClaimedRecipient {
   message: string;
   /** The campaign's `allow_repeat`. */
   allowRepeat: boolean;
+  /** The campaign's mode: its message is of that mode. */
+  livemode: boolean;
 }
 
 /** How a recipient ended, as the counters see it. */
@@ -114,6 +118,7 @@ export class CampaignLifecycle {
         recipients: 0,
         idempotency_key: input.idempotency?.key ?? null,
         idempotency_fingerprint: input.idempotency?.fingerprint ?? null,
+        livemode: input.livemode ?? true,
       })
       .onConflict(db.raw('(tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL'))
       .ignore()
@@ -121,17 +126,19 @@ export class CampaignLifecycle {
     return row && toCampaign(row);
   }
 
-  /** The first of `leadIds` that is not one of the tenant's leads, or null. */
+  /** The first of `leadIds` that is not one of the tenant's leads of mode `livemode`, or null. */
   async firstUnknownLead(
     db: Knex,
     tenantId: string,
+    livemode: boolean,
     leadIds: readonly string[],
   ): Promise<string | null> {
     const result = (await db.raw(
       `SELECT x.id FROM json_array_elements_text(?::json) WITH ORDINALITY AS x(id, ord)
-        WHERE NOT EXISTS (SELECT 1 FROM leads l WHERE l.id = x.id AND l.tenant_id = ?)
+        WHERE NOT EXISTS (SELECT 1 FROM leads l
+                           WHERE l.id = x.id AND l.tenant_id = ? AND l.livemode = ?)
         ORDER BY x.ord LIMIT 1`,
-      [JSON.stringify(leadIds), tenantId],
+      [JSON.stringify(leadIds), tenantId, livemode],
     )) as { rows: Array<{ id: string }> };
     return result.rows[0]?.id ?? null;
   }
@@ -147,7 +154,7 @@ export class CampaignLifecycle {
     source: RecipientSource,
     cap: number,
   ): Promise<RecipientsAdded> {
-    const picked = pickedRecipients(campaign.tenantId, source, cap);
+    const picked = pickedRecipients(campaign.tenantId, campaign.livemode, source, cap);
     const result = (await db.raw(
       `WITH picked AS (${picked.sql}),
        ins AS (
@@ -201,7 +208,7 @@ export class CampaignLifecycle {
          FROM next, campaigns c
         WHERE r.campaign_id = ? AND r.seq = next.seq AND c.id = r.campaign_id
        RETURNING r.seq, r.phone, r.name, r.state, r.sms_id, c.tenant_id, c.receptionist_id,
-                 c.message, c.allow_repeat`,
+                 c.message, c.allow_repeat, c.livemode`,
       [campaignId, newId('sms'), campaignId],
     )) as {
       rows: Array<{
@@ -214,6 +221,7 @@ export class CampaignLifecycle {
         receptionist_id: string;
         message: string;
         allow_repeat: boolean;
+        livemode: boolean;
       }>;
     };
     const r = result.rows[0];
@@ -229,24 +237,26 @@ export class CampaignLifecycle {
         receptionistId: r.receptionist_id,
         message: r.message,
         allowRepeat: r.allow_repeat,
+        livemode: r.livemode,
       }
     );
   }
 
   /**
-   * Records that a campaign texts `claim.phone` now, unless a campaign of the tenant did
-   * within `windowMs` (and the claim's campaign does not allow repeats): false then, and
-   * nothing changes. One upsert in the message's transaction: a concurrent one for the same
-   * number waits on the row and then sees it moved, so two campaigns never both win.
+   * Records that a campaign texts `claim.phone` now, unless a campaign of the tenant did within
+   * `windowMs` (and the claim's campaign does not allow repeats): false then, and nothing changes.
+   * Contacts are kept per mode: a test campaign's text never holds back a live one (docs/API.md,
+   * Test mode). One upsert in the message's transaction: a concurrent one for the same number
+   * waits on the row and then sees it moved, so two campaigns never both win.
    */
   async recordContact(db: Knex, claim: ClaimedRecipient, windowMs: number): Promise<boolean> {
     const result = (await db.raw(
-      `INSERT INTO campaign_contacts AS cc (tenant_id, phone, last_sent_at)
-       VALUES (?, ?, now())
-       ON CONFLICT (tenant_id, phone) DO UPDATE SET last_sent_at = now()
+      `INSERT INTO campaign_contacts AS cc (tenant_id, livemode, phone, last_sent_at)
+       VALUES (?, ?, ?, now())
+       ON CONFLICT (tenant_id, livemode, phone) DO UPDATE SET last_sent_at = now()
         WHERE ? OR cc.last_sent_at <= now() - make_interval(secs => ?)
        RETURNING 1`,
-      [claim.tenantId, claim.phone, claim.allowRepeat, windowMs / 1000],
+      [claim.tenantId, claim.livemode, claim.phone, claim.allowRepeat, windowMs / 1000],
     )) as { rows: unknown[] };
     return result.rows.length === 1;
   }
@@ -324,19 +334,19 @@ export class CampaignLifecycle {
   /**
    * queued | running → canceled, and every pending recipient → canceled; counts one more
    * version. Messages already stored (claimed before this commits) still travel the SMS path
-   * and are counted. Undefined when the tenant has no such campaign in one of those states
-   * with a version `condition` accepts.
+   * and are counted. Undefined when the tenant has no such campaign (of mode `livemode`,
+   * when given) in one of those states with a version `condition` accepts.
    */
   async cancel(
     db: Knex,
     tenantId: string,
     id: string,
     condition: VersionCondition = null,
+    livemode?: boolean,
   ): Promise<Campaign | undefined> {
-    const [row] = (await whereVersion(
-      db('campaigns').where({ tenant_id: tenantId, id }).whereIn('status', ['queued', 'running']),
-      condition,
-    )
+    const mine = db('campaigns').where({ tenant_id: tenantId, id });
+    if (livemode !== undefined) mine.andWhere('livemode', livemode);
+    const [row] = (await whereVersion(mine.whereIn('status', ['queued', 'running']), condition)
       .update({
         status: 'canceled',
         canceled_at: db.fn.now(),

@@ -11,7 +11,9 @@ export type RecipientSource =
 
 /**
  * The `picked` CTE of the recipients insert: one row per distinct phone with the name of the
- * tenant's lead that has it (or null), the lead id, and `ord`, the sending order.
+ * tenant's lead that has it (or null), the lead id, and `ord`, the sending order. Leads are
+ * those of the campaign's mode only: a test campaign never reaches a live lead, nor a live
+ * campaign a test lead (docs/API.md, Test mode).
  * - lead ids: the tenant's leads with a phone, in the order given (a repeated id counts once;
  *   leads without a phone are skipped; ids of other tenants match nothing);
  * - a lead filter: the tenant's leads with a phone matching it, oldest first, at most `cap`;
@@ -20,17 +22,18 @@ export type RecipientSource =
  */
 export function pickedRecipients(
   tenantId: string,
+  livemode: boolean,
   source: RecipientSource,
   cap: number,
-): { sql: string; bindings: Array<string | number> } {
+): { sql: string; bindings: Array<string | number | boolean> } {
   if ('phones' in source) {
     return {
       sql: `SELECT i.phone, l.name, l.id AS lead_id, i.ord
               FROM (SELECT phone, min(ord) AS ord
                       FROM json_array_elements_text(?::json) WITH ORDINALITY AS x(phone, ord)
                      GROUP BY phone) i
-              LEFT JOIN leads l ON l.tenant_id = ? AND l.phone = i.phone`,
-      bindings: [JSON.stringify(source.phones), tenantId],
+              LEFT JOIN leads l ON l.tenant_id = ? AND l.livemode = ? AND l.phone = i.phone`,
+      bindings: [JSON.stringify(source.phones), tenantId, livemode],
     };
   }
   if ('leadIds' in source) {
@@ -39,15 +42,15 @@ export function pickedRecipients(
               FROM (SELECT id, min(ord) AS ord
                       FROM json_array_elements_text(?::json) WITH ORDINALITY AS x(id, ord)
                      GROUP BY id) i
-              JOIN leads l ON l.id = i.id AND l.tenant_id = ?
+              JOIN leads l ON l.id = i.id AND l.tenant_id = ? AND l.livemode = ?
              WHERE l.phone IS NOT NULL
              ORDER BY l.phone, i.ord`,
-      bindings: [JSON.stringify(source.leadIds), tenantId],
+      bindings: [JSON.stringify(source.leadIds), tenantId, livemode],
     };
   }
   const { status, tag } = source.leadFilter;
-  const where = ['tenant_id = ?', 'phone IS NOT NULL'];
-  const bindings: Array<string | number> = [tenantId];
+  const where = ['tenant_id = ?', 'livemode = ?', 'phone IS NOT NULL'];
+  const bindings: Array<string | number | boolean> = [tenantId, livemode];
   if (status) {
     where.push('status = ?');
     bindings.push(status);

@@ -53,18 +53,17 @@ export class CampaignRecipientsStore {
    * One page of the recipients of the tenant's campaign, last in sending order first: the
    * keyset is (the campaign's created_at, seq), the first constant within a campaign, so
    * pages are stable however the recipients' states change during a walk. Undefined when the
-   * tenant has no such campaign.
+   * tenant has no such campaign (of mode `filters.livemode`, when given: docs/API.md, Test mode).
    */
   async list(
     tenantId: string,
     campaignId: string,
-    filters: { outcome?: CampaignRecipientOutcome },
+    filters: { outcome?: CampaignRecipientOutcome; livemode?: boolean },
     page: PageRequest,
   ): Promise<KeysetPage<CampaignRecipient> | undefined> {
-    const campaign = (await this.db('campaigns')
-      .select('id')
-      .where({ tenant_id: tenantId, id: campaignId })
-      .first()) as { id: string } | undefined;
+    const found = this.db('campaigns').select('id').where({ tenant_id: tenantId, id: campaignId });
+    if (filters.livemode !== undefined) found.andWhere('livemode', filters.livemode);
+    const campaign = (await found.first()) as { id: string } | undefined;
     if (!campaign) return undefined;
     const q = this.db({ r: 'campaign_recipients' })
       .join({ c: 'campaigns' }, 'c.id', 'r.campaign_id')

@@ -31,6 +31,11 @@ export interface Campaign {
   idempotencyFingerprint: string | null;
   /** Counts the changes clients made to it (its cancel): its ETag, `W/"<version>"`. */
   version: number;
+  /**
+   * false: a test-mode campaign (made with a test-mode key): its recipients are test leads
+   * or numbers, its messages test-mode SMS (docs/API.md, Test mode).
+   */
+  livemode: boolean;
 }
 
 export interface CampaignRow {
@@ -54,6 +59,7 @@ export interface CampaignRow {
   canceled_at: Date | null;
   idempotency_fingerprint: string | null;
   version: number;
+  livemode: boolean;
 }
 
 /** Named explicitly (no `*`): a later column does not change what a statement returns. */
@@ -78,6 +84,7 @@ export const CAMPAIGN_COLUMNS = [
   'canceled_at',
   'idempotency_fingerprint',
   'version',
+  'livemode',
 ] as const;
 
 /** The column list for raw SQL, qualified by `alias` when given. */
@@ -105,4 +112,5 @@ export const toCampaign = (r: CampaignRow): Campaign => ({
   canceledAt: r.canceled_at,
   idempotencyFingerprint: r.idempotency_fingerprint,
   version: r.version,
+  livemode: r.livemode,
 });

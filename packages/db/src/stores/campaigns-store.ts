@@ -28,12 +28,14 @@ export interface ReceiptCounts {
 export class CampaignsStore {
   constructor(private readonly db: Knex) {}
 
-  /** The tenant's campaign, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string): Promise<Campaign | undefined> {
-    const row = (await this.db(TABLE)
-      .select(CAMPAIGN_COLUMNS)
-      .where({ tenant_id: tenantId, id })
-      .first()) as CampaignRow | undefined;
+  /**
+   * The tenant's campaign, or undefined (another tenant's id is simply not found, nor, when
+   * `livemode` is given, a campaign of the other mode: docs/API.md, Test mode).
+   */
+  async get(tenantId: string, id: string, livemode?: boolean): Promise<Campaign | undefined> {
+    const q = this.db(TABLE).select(CAMPAIGN_COLUMNS).where({ tenant_id: tenantId, id });
+    if (livemode !== undefined) q.andWhere('livemode', livemode);
+    const row = (await q.first()) as CampaignRow | undefined;
     return row && toCampaign(row);
   }
 
@@ -53,9 +55,9 @@ export class CampaignsStore {
     return row && toCampaign(row);
   }
 
-  /** One page of the tenant's campaigns, newest first by (created_at, id). */
-  async list(tenantId: string, page: PageRequest): Promise<KeysetPage<Campaign>> {
-    const q = this.db(TABLE).select(CAMPAIGN_COLUMNS).where('tenant_id', tenantId);
+  /** One page of the tenant's campaigns of one mode, newest first by (created_at, id). */
+  async list(tenantId: string, page: PageRequest, livemode = true): Promise<KeysetPage<Campaign>> {
+    const q = this.db(TABLE).select(CAMPAIGN_COLUMNS).where({ tenant_id: tenantId, livemode });
     return newestFirst(q, page, toCampaign, { time: 'created_at' });
   }
 

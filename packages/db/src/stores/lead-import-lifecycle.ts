@@ -37,10 +37,15 @@ const isUniqueViolation = (err: unknown): boolean => (err as { code?: string }).
  * import only while it is processing, so a completed import is never failed.
  */
 export class LeadImportLifecycle {
-  /** Starts a staged upload: a row nobody else sees until `finalize`. */
-  async createStaging(db: Knex, tenantId: string, source: 'api' | 'cli'): Promise<string> {
+  /** Starts a staged upload (of mode `livemode`): a row nobody else sees until `finalize`. */
+  async createStaging(
+    db: Knex,
+    tenantId: string,
+    source: 'api' | 'cli',
+    livemode = true,
+  ): Promise<string> {
     const id = newId('imp');
-    await db(TABLE).insert({ id, tenant_id: tenantId, status: 'uploading', source });
+    await db(TABLE).insert({ id, tenant_id: tenantId, status: 'uploading', source, livemode });
     return id;
   }
 

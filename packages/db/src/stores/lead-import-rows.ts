@@ -31,6 +31,8 @@ export interface LeadImport {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** false: made with a test-mode key; its leads are test-mode leads (docs/API.md, Test mode). */
+  livemode: boolean;
 }
 
 export interface LeadImportRow {
@@ -51,6 +53,7 @@ export interface LeadImportRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  livemode: boolean;
 }
 
 export const toImport = (r: LeadImportRow): LeadImport => ({
@@ -71,6 +74,7 @@ export const toImport = (r: LeadImportRow): LeadImport => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   completedAt: r.completed_at,
+  livemode: r.livemode,
 });
 
 /** What one committed batch adds to an import. */

@@ -25,10 +25,10 @@ export class LeadImportsStore {
     await this.db(CHUNKS).insert({ import_id: importId, seq, data });
   }
 
-  /** The tenant's import (never a staged upload), or undefined. */
-  async get(tenantId: string, id: string): Promise<LeadImport | undefined> {
+  /** The tenant's import of mode `livemode` (never a staged upload), or undefined. */
+  async get(tenantId: string, id: string, livemode: boolean): Promise<LeadImport | undefined> {
     const row = (await this.db(TABLE)
-      .where({ tenant_id: tenantId, id })
+      .where({ tenant_id: tenantId, id, livemode })
       .whereNot('status', 'uploading')
       .first()) as LeadImportRow | undefined;
     return row && toImport(row);

@@ -28,6 +28,11 @@ export interface Lead extends LeadContent {
   updatedAt: Date;
   /** Counts the changes made by its PATCHes and imports: its ETag, `W/"<version>"`. */
   version: number;
+  /**
+   * false: a test-mode lead (made with a test-mode key, by its import, or by a test-mode
+   * call): seen and used by test-mode keys and test campaigns only (docs/API.md, Test mode).
+   */
+  livemode: boolean;
 }
 
 /** The writable fields of a lead (docs/API.md, Leads), as the domain names them. */
@@ -52,6 +57,7 @@ export interface LeadRow extends LeadContent {
   created_at: Date;
   updated_at: Date;
   version: number;
+  livemode: boolean;
 }
 
 export const toLead = (r: LeadRow): Lead => ({
@@ -71,6 +77,7 @@ export const toLead = (r: LeadRow): Lead => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   version: r.version,
+  livemode: r.livemode,
 });
 
 /** Column values of the given fields (undefined = not given, so not written). */

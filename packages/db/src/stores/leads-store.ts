@@ -23,9 +23,13 @@ export interface NewLead {
   lastImportId?: string | null;
   /** Defaults to now. */
   createdAt?: Date;
+  /** false: a test-mode lead (default: live). */
+  livemode?: boolean;
 }
 
 export interface LeadSearchFilters {
+  /** The leads of one mode (the API always gives its key's); default: live. */
+  livemode?: boolean;
   /** Name or email fragment (case-insensitive), or phone digits; matched anywhere. */
   q?: string;
   status?: LeadStatus;
@@ -60,7 +64,11 @@ export interface LeadBatchUpdate {
   metadata: Record<string, string>;
 }
 
-/** The leads table. Methods that take `db` first run inside the caller's transaction. */
+/**
+ * The leads table. Methods that take `db` first run inside the caller's transaction. A lead
+ * is unique per phone (and per email among leads without a phone) within its mode, so every
+ * lookup names the mode it looks in (docs/API.md, Test mode).
+ */
 export class LeadsStore {
   constructor(private readonly db: Knex) {}
 
@@ -85,12 +93,14 @@ export class LeadsStore {
     const rows = leads.map((l) => ({ ...this.newRow(l), metadata: l.fields.metadata ?? {} }));
     const result = (await db.raw(
       `INSERT INTO leads (id, tenant_id, name, phone, email, source, status, notes, tags,
-                          metadata, receptionist_id, last_import_id, created_at, updated_at)
+                          metadata, receptionist_id, last_import_id, created_at, updated_at,
+                          livemode)
        SELECT id, tenant_id, name, phone, email, source, status, notes, tags, metadata,
-              receptionist_id, last_import_id, created_at, created_at
+              receptionist_id, last_import_id, created_at, created_at, livemode
          FROM json_to_recordset(?::json) AS x(id text, tenant_id text, name text, phone text,
               email text, source text, status text, notes text, tags text[], metadata jsonb,
-              receptionist_id text, last_import_id text, created_at timestamptz)
+              receptionist_id text, last_import_id text, created_at timestamptz,
+              livemode boolean)
        ON CONFLICT DO NOTHING
        RETURNING id`,
       [JSON.stringify(rows)],
@@ -137,29 +147,40 @@ export class LeadsStore {
     return toLead(row);
   }
 
-  /** The tenant's lead, or undefined (another tenant's id is simply not found). */
-  async get(db: Knex, tenantId: string, id: string): Promise<Lead | undefined> {
-    const row = (await db(TABLE).where({ tenant_id: tenantId, id }).first()) as LeadRow | undefined;
-    return row && toLead(row);
-  }
-
-  async getForUpdate(db: Knex, tenantId: string, id: string): Promise<Lead | undefined> {
-    const row = (await db(TABLE).where({ tenant_id: tenantId, id }).forUpdate().first()) as
+  /**
+   * The tenant's lead of mode `livemode`, or undefined (another tenant's id, or a lead of
+   * the other mode, is simply not found).
+   */
+  async get(db: Knex, tenantId: string, id: string, livemode: boolean): Promise<Lead | undefined> {
+    const row = (await db(TABLE).where({ tenant_id: tenantId, id, livemode }).first()) as
       LeadRow | undefined;
     return row && toLead(row);
   }
 
-  async findByPhone(db: Knex, tenantId: string, phone: string, lock = false) {
-    const q = db(TABLE).where({ tenant_id: tenantId, phone });
+  async getForUpdate(
+    db: Knex,
+    tenantId: string,
+    id: string,
+    livemode: boolean,
+  ): Promise<Lead | undefined> {
+    const row = (await db(TABLE)
+      .where({ tenant_id: tenantId, id, livemode })
+      .forUpdate()
+      .first()) as LeadRow | undefined;
+    return row && toLead(row);
+  }
+
+  async findByPhone(db: Knex, tenantId: string, livemode: boolean, phone: string, lock = false) {
+    const q = db(TABLE).where({ tenant_id: tenantId, livemode, phone });
     if (lock) q.forUpdate();
     const row = (await q.first()) as LeadRow | undefined;
     return row && toLead(row);
   }
 
   /** The phone-less lead with this email (unique per tenant, case-insensitive). */
-  async findPhonelessByEmail(db: Knex, tenantId: string, email: string) {
+  async findPhonelessByEmail(db: Knex, tenantId: string, livemode: boolean, email: string) {
     const row = (await db(TABLE)
-      .where({ tenant_id: tenantId })
+      .where({ tenant_id: tenantId, livemode })
       .whereNull('phone')
       .whereRaw('lower(email) = lower(?)', [email])
       .first()) as LeadRow | undefined;
@@ -173,10 +194,15 @@ export class LeadsStore {
   }
 
   /** The tenant's leads with these phones, locked for the caller's transaction. */
-  async lockByPhones(db: Knex, tenantId: string, phones: readonly string[]): Promise<Lead[]> {
+  async lockByPhones(
+    db: Knex,
+    tenantId: string,
+    livemode: boolean,
+    phones: readonly string[],
+  ): Promise<Lead[]> {
     if (phones.length === 0) return [];
     const rows = (await db(TABLE)
-      .where({ tenant_id: tenantId })
+      .where({ tenant_id: tenantId, livemode })
       .whereIn('phone', phones)
       .orderBy('id')
       .forUpdate()) as LeadRow[];
@@ -187,10 +213,15 @@ export class LeadsStore {
    * The tenant's leads with these emails (lower-cased), locked; for each email the phone-less
    * lead comes first, then the oldest.
    */
-  async lockByEmails(db: Knex, tenantId: string, emails: readonly string[]): Promise<Lead[]> {
+  async lockByEmails(
+    db: Knex,
+    tenantId: string,
+    livemode: boolean,
+    emails: readonly string[],
+  ): Promise<Lead[]> {
     if (emails.length === 0) return [];
     const rows = (await db(TABLE)
-      .where({ tenant_id: tenantId })
+      .where({ tenant_id: tenantId, livemode })
       .whereRaw(`lower(email) IN (${emails.map(() => '?').join(', ')})`, [...emails])
       .orderByRaw('(phone IS NULL) DESC, created_at, id')
       .forUpdate()) as LeadRow[];
@@ -208,7 +239,9 @@ export class LeadsStore {
     filters: LeadSearchFilters,
     page: PageRequest,
   ): Promise<KeysetPage<Lead>> {
-    const q = this.db(TABLE).select('*').where('tenant_id', tenantId);
+    const q = this.db(TABLE)
+      .select('*')
+      .where({ tenant_id: tenantId, livemode: filters.livemode ?? true });
     if (filters.status) q.andWhere('status', filters.status);
     if (filters.tag) q.andWhereRaw('tags @> ARRAY[?]::text[]', [filters.tag]);
     if (filters.q) {
@@ -257,6 +290,7 @@ export class LeadsStore {
       idempotency_fingerprint: l.idempotency?.fingerprint ?? null,
       created_at: l.createdAt ?? new Date(),
       updated_at: l.createdAt ?? new Date(),
+      livemode: l.livemode ?? true,
     };
   }
 }

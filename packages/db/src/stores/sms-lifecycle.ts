@@ -40,10 +40,11 @@ const unlessOptedOut = (next: string, stopped: string) => `
 const CREATE_OUTBOUND = `
   INSERT INTO sms_messages (id, tenant_id, receptionist_id, direction, status, from_number,
     to_number, message, segments, campaign_id, metadata, created_at, updated_at,
-    idempotency_key, idempotency_fingerprint, send_at, reply_kind)
+    idempotency_key, idempotency_fingerprint, send_at, reply_kind, livemode)
   SELECT $1, r.tenant_id, r.id, 'outbound',
          CASE WHEN $12::timestamptz IS NULL THEN 'queued' ELSE 'scheduled' END,
-         r.phone_number, $2, $3, $4, $5, $6::jsonb, $7, $7, $8, $9, $12::timestamptz, $13::text
+         r.phone_number, $2, $3, $4, $5, $6::jsonb, $7, $7, $8, $9, $12::timestamptz, $13::text,
+         $14::boolean
     FROM receptionists r
    WHERE r.id = $10 AND r.tenant_id = $11 AND r.status = 'ready' AND r.phone_number IS NOT NULL
      AND ($13::text IS NOT DISTINCT FROM 'opt_out' OR NOT EXISTS (SELECT 1 FROM sms_opt_outs o
@@ -73,7 +74,7 @@ export class SmsLifecycle {
   /** Insert (queued or scheduled) under an id the caller chose; undefined when refused. */
   async insertOutbound(db: Knex, id: string, input: NewOutboundSms): Promise<Sms | undefined> {
     // A named prepared statement: planned once per connection (the request's hot statement).
-    const [row] = await runPrepared<SmsRow>(db, 'sms_create_outbound_v2', CREATE_OUTBOUND, [
+    const [row] = await runPrepared<SmsRow>(db, 'sms_create_outbound_v3', CREATE_OUTBOUND, [
       id,
       input.to,
       input.message,
@@ -87,6 +88,7 @@ export class SmsLifecycle {
       input.tenantId,
       input.sendAt ?? null,
       input.replyKind ?? null,
+      input.livemode ?? true,
     ]);
     return row && toSms(row);
   }
@@ -130,10 +132,21 @@ export class SmsLifecycle {
     );
   }
 
-  /** scheduled → cancelled by the tenant; undefined when it is not the tenant's scheduled message. */
-  async cancel(db: Knex, tenantId: string, id: string): Promise<Sms | undefined> {
+  /**
+   * scheduled → cancelled by the tenant; undefined when it is not the tenant's scheduled
+   * message (of mode `livemode`, when given: docs/API.md, Test mode).
+   */
+  async cancel(
+    db: Knex,
+    tenantId: string,
+    id: string,
+    livemode?: boolean,
+  ): Promise<Sms | undefined> {
     const [row] = (await db(TABLE)
       .where({ tenant_id: tenantId, id, status: 'scheduled' })
+      .modify((q) => {
+        if (livemode !== undefined) q.andWhere('livemode', livemode);
+      })
       .update({ status: 'cancelled', failed_at: db.fn.now(), updated_at: db.fn.now() })
       .returning([...SMS_COLUMNS])) as SmsRow[];
     return row && toSms(row);

@@ -25,6 +25,7 @@ export interface SmsRow {
   delivered_at: Date | null;
   failed_at: Date | null;
   reply_kind: Sms['replyKind'];
+  livemode: boolean;
 }
 
 /** Named explicitly (no `*`): a later column does not change what a statement returns. */
@@ -51,6 +52,7 @@ export const SMS_COLUMNS = [
   'delivered_at',
   'failed_at',
   'reply_kind',
+  'livemode',
 ] as const;
 
 /** The column list for raw SQL, qualified by `alias` when given. */
@@ -80,4 +82,5 @@ export const toSms = (r: SmsRow): Sms => ({
   deliveredAt: r.delivered_at,
   failedAt: r.failed_at,
   replyKind: r.reply_kind,
+  livemode: r.livemode,
 });

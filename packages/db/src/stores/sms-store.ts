@@ -68,12 +68,14 @@ export class SmsStore {
     return row && toSms(row);
   }
 
-  /** The tenant's message, or undefined (another tenant's id is simply not found). */
-  async get(tenantId: string, id: string): Promise<Sms | undefined> {
-    const row = (await this.db(TABLE)
-      .select(SMS_COLUMNS)
-      .where({ tenant_id: tenantId, id })
-      .first()) as SmsRow | undefined;
+  /**
+   * The tenant's message, or undefined (another tenant's id is simply not found, nor, when
+   * `livemode` is given, a message of the other mode: docs/API.md, Test mode).
+   */
+  async get(tenantId: string, id: string, livemode?: boolean): Promise<Sms | undefined> {
+    const q = this.db(TABLE).select(SMS_COLUMNS).where({ tenant_id: tenantId, id });
+    if (livemode !== undefined) q.andWhere('livemode', livemode);
+    const row = (await q.first()) as SmsRow | undefined;
     return row && toSms(row);
   }
 
@@ -93,6 +95,7 @@ export class SmsStore {
     const q = this.db(TABLE)
       .select(SMS_COLUMNS)
       .where({ tenant_id: tenantId, receptionist_id: receptionistId });
+    if (filters.livemode !== undefined) q.andWhere('livemode', filters.livemode);
     if (filters.direction) q.andWhere('direction', filters.direction);
     if (filters.from) q.andWhere('created_at', '>=', filters.from);
     if (filters.toExclusive) q.andWhere('created_at', '<', filters.toExclusive);

@@ -56,6 +56,12 @@ export interface Sms {
   replyKind: SmsReplyKind | null;
   /** The body fingerprint stored with the message's Idempotency-Key; null without a key. */
   idempotencyFingerprint: string | null;
+  /**
+   * false: a test-mode message (made with a test-mode key, or by a test campaign): sent by
+   * the simulated carrier only, never metered, seen by test-mode keys only (docs/API.md,
+   * Test mode). Inbound messages and keyword replies are live.
+   */
+  livemode: boolean;
 }
 
 /** What POST /sms/send stores before it answers 202. */
@@ -75,6 +81,8 @@ export interface NewOutboundSms {
   /** The Idempotency-Key and the fingerprint of the request body that first used it. */
   idempotency: { key: string; fingerprint: string } | null;
   at: Date;
+  /** false: a test-mode message (default: live). */
+  livemode?: boolean;
 }
 
 /** An inbound message as ingestion stores it (`received`). */
@@ -90,6 +98,8 @@ export interface NewInboundSms {
 }
 
 export interface SmsFilters {
+  /** The messages of one mode (the API always gives its key's: docs/API.md, Test mode). */
+  livemode?: boolean;
   direction?: SmsDirection;
   /** Inclusive lower bound on created_at. */
   from?: Date;

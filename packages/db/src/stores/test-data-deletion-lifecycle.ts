@@ -19,7 +19,17 @@ export interface TestDataWiped {
   calls: number;
   events: number;
   deliveries: number;
+  sms: number;
+  leads: number;
+  campaigns: number;
 }
+
+/** SMS still in motion (the sender may hold its claim): kept, as calls on the phone are. */
+const SMS_IN_MOTION = ['queued', 'sending'];
+/** Campaigns still sending: kept with their messages (their outcomes settle recipients). */
+const OPEN_CAMPAIGNS = ['queued', 'running'];
+/** Imports still reading their file: kept (their next batch needs the row). */
+const OPEN_IMPORTS = ['uploading', 'processing'];
 
 interface DeletionRow {
   id: string;
@@ -43,13 +53,16 @@ const toDeletion = (r: DeletionRow): TestDataDeletion => ({
  *
  *   request ─▶ running ──complete (the worker, with the wipe, in one transaction)──▶ completed
  *
- * The request row is committed before DELETE /test-data answers 202, so no crash loses an
- * accepted request: the worker's reconciler re-adds the job of a row left running. A wipe
- * removes what was test data when the request was made: the tenant's test-mode events dated
- * up to then with their deliveries, and its test-mode calls that had ended by then. A call
- * still on the phone is kept (its reports would otherwise make it again, as a live call);
- * the next wipe takes it. Keys, receptionists and test-mode subscriptions are configuration,
- * not data: they stay, and the subscriptions receive `test_data.deleted`.
+ * The request row is committed before DELETE /test-data answers 202, so no crash loses an accepted
+ * request: the worker's reconciler re-adds the job of a row left running. A wipe removes what was
+ * test data when the request was made: the tenant's test-mode events dated up to then with their
+ * deliveries, its test-mode calls that had ended by then, its test-mode SMS, leads (with their
+ * imports), campaigns (with their recipients) and campaign contacts. What is still in motion is
+ * kept, and the next wipe takes it: a call on the phone (its reports would otherwise make it
+ * again, as a live call), a message queued or with the sender, a campaign still sending and its
+ * messages (their outcomes settle its recipients), an import still reading its file. Keys,
+ * receptionists and test-mode subscriptions are configuration, not data: they stay, and the
+ * subscriptions receive `test_data.deleted`.
  */
 export class TestDataDeletionLifecycle {
   constructor(private readonly db: Knex) {}
@@ -97,10 +110,43 @@ export class TestDataDeletionLifecycle {
          DELETE FROM calls
           WHERE tenant_id = ? AND NOT livemode AND created_at <= ? AND status = ANY (?::text[])
       RETURNING 1
+       ), open_campaigns AS (
+         SELECT id FROM campaigns
+          WHERE tenant_id = ? AND NOT livemode AND status = ANY (?::text[])
+       ), sms_gone AS (
+         -- By the tenant's receptionists: the messages' own index (sms_receptionist_order_idx).
+         DELETE FROM sms_messages s
+          WHERE s.receptionist_id IN (SELECT id FROM receptionists WHERE tenant_id = ?)
+            AND s.tenant_id = ? AND NOT s.livemode AND s.created_at <= ?
+            AND NOT (s.status = ANY (?::text[]))
+            AND (s.campaign_id IS NULL OR s.campaign_id NOT IN (SELECT id FROM open_campaigns))
+      RETURNING 1
+       ), campaigns_gone AS (
+         DELETE FROM campaigns
+          WHERE tenant_id = ? AND NOT livemode AND created_at <= ?
+            AND NOT (status = ANY (?::text[]))
+      RETURNING 1
+       ), contacts_gone AS (
+         DELETE FROM campaign_contacts
+          WHERE tenant_id = ? AND NOT livemode AND last_sent_at <= ?
+      RETURNING 1
+       ), leads_gone AS (
+         DELETE FROM leads WHERE tenant_id = ? AND NOT livemode AND created_at <= ?
+      RETURNING 1
+       ), imports_gone AS (
+         DELETE FROM lead_imports
+          WHERE tenant_id = ? AND NOT livemode AND created_at <= ?
+            AND NOT (status = ANY (?::text[]))
+      RETURNING 1
        )
        SELECT (SELECT count(*)::int FROM calls_gone) AS calls,
               (SELECT count(*)::int FROM events_gone) AS events,
-              (SELECT count(*)::int FROM deliveries) AS deliveries`,
+              (SELECT count(*)::int FROM deliveries) AS deliveries,
+              (SELECT count(*)::int FROM sms_gone) AS sms,
+              (SELECT count(*)::int FROM leads_gone) AS leads,
+              (SELECT count(*)::int FROM campaigns_gone) AS campaigns,
+              -- Every data-modifying CTE runs; these two are not reported.
+              (SELECT count(*) FROM contacts_gone) + (SELECT count(*) FROM imports_gone) AS rest`,
       [
         d.tenantId,
         d.createdAt,
@@ -110,9 +156,33 @@ export class TestDataDeletionLifecycle {
         d.tenantId,
         d.createdAt,
         [...FINAL_CALL_STATUSES],
+        d.tenantId,
+        OPEN_CAMPAIGNS,
+        d.tenantId,
+        d.tenantId,
+        d.createdAt,
+        SMS_IN_MOTION,
+        d.tenantId,
+        d.createdAt,
+        OPEN_CAMPAIGNS,
+        d.tenantId,
+        d.createdAt,
+        d.tenantId,
+        d.createdAt,
+        d.tenantId,
+        d.createdAt,
+        OPEN_IMPORTS,
       ],
     )) as { rows: TestDataWiped[] };
-    return rows[0] ?? { calls: 0, events: 0, deliveries: 0 };
+    const r = rows[0];
+    return {
+      calls: r?.calls ?? 0,
+      events: r?.events ?? 0,
+      deliveries: r?.deliveries ?? 0,
+      sms: r?.sms ?? 0,
+      leads: r?.leads ?? 0,
+      campaigns: r?.campaigns ?? 0,
+    };
   }
 
   /** running → completed, in the wipe's transaction. */

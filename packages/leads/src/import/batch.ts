@@ -46,22 +46,23 @@ function laterWins(earlier: LeadFields, later: LeadFields): LeadFields {
   return { ...earlier, ...later, ...(metadata ? { metadata } : {}) };
 }
 
-/** The tenant's leads that hold these rows' keys, locked, by key. */
+/** The tenant's leads of the import's mode that hold these rows' keys, locked, by key. */
 async function lockExisting(
   trx: Knex,
   store: LeadsStore,
-  tenantId: string,
+  imp: LeadImport,
   rows: readonly ValidRow[],
 ): Promise<Map<string, Lead>> {
+  const { tenantId, livemode } = imp;
   const phones = rows.flatMap((r) => (r.fields.phone ? [r.fields.phone] : []));
   const emails = rows.flatMap((r) =>
     r.fields.phone ? [] : [(r.fields.email as string).toLowerCase()],
   );
   const byKey = new Map<string, Lead>();
-  for (const lead of await store.lockByPhones(trx, tenantId, phones))
+  for (const lead of await store.lockByPhones(trx, tenantId, livemode, phones))
     byKey.set(lead.phone as string, lead);
   // Phone-less leads first, then the oldest: the first lead seen for an email wins.
-  for (const lead of await store.lockByEmails(trx, tenantId, emails)) {
+  for (const lead of await store.lockByEmails(trx, tenantId, livemode, emails)) {
     const key = `email:${(lead.email as string).toLowerCase()}`;
     if (!byKey.has(key)) byKey.set(key, lead);
   }
@@ -106,7 +107,7 @@ export async function applyBatch(
   for (let pass = 0; pass < 2 && pending.length > 0; pass++) {
     const insertFirst = pass === 0 ? pending.filter((r) => r.fields.phone) : [];
     const lookFirst = pass === 0 ? pending.filter((r) => !r.fields.phone) : pending;
-    const existing = await lockExisting(trx, store, imp.tenantId, lookFirst);
+    const existing = await lockExisting(trx, store, imp, lookFirst);
     const fresh: ValidRow[] = [...insertFirst];
     for (const r of lookFirst) {
       const lead = existing.get(r.key);
@@ -141,6 +142,8 @@ export async function applyBatch(
         source: 'csv_import' as const,
         fields: r.fields,
         lastImportId: imp.id,
+        // An import made with a test-mode key makes test-mode leads.
+        livemode: imp.livemode,
       })),
     );
     const insertedKeys = new Map(inserted.map((l) => [rowKey(l), l]));

@@ -31,9 +31,11 @@ export async function stageFile(
   tenantId: string,
   file: Readable,
   source: 'api' | 'cli',
+  /** The key's mode: a test-mode import makes test-mode leads (the CLI's are live). */
+  livemode = true,
 ): Promise<StagedFile> {
   const lifecycle = stores.leadImportLifecycle;
-  const importId = await lifecycle.createStaging(knex, tenantId, source);
+  const importId = await lifecycle.createStaging(knex, tenantId, source, livemode);
   try {
     return { importId, ...(await store(stores, importId, file)) };
   } catch (err) {

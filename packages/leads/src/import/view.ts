@@ -17,4 +17,5 @@ export const renderLeadImport = (i: LeadImport) => ({
   failure_reason: i.failureReason,
   created_at: i.createdAt.toISOString(),
   completed_at: i.completedAt?.toISOString() ?? null,
+  livemode: i.livemode,
 });

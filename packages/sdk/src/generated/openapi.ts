@@ -1564,6 +1564,8 @@ export interface components {
             started_at: string | null;
             /** Format: date-time */
             completed_at: string | null;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** CampaignCompletedEvent */
         CampaignCompletedEvent: {
@@ -1787,6 +1789,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** LeadCreatedEvent */
         LeadCreatedEvent: {
@@ -1842,6 +1846,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             completed_at: string | null;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** LeadUpdatedEvent */
         LeadUpdatedEvent: {
@@ -2086,6 +2092,8 @@ export interface components {
             delivered_at: string | null;
             /** Format: date-time */
             received_at: string | null;
+            /** @description false when made with a test-mode key (sk_test_): test data, seen by test keys only */
+            livemode: boolean;
         };
         /** SmsDeliveredEvent */
         SmsDeliveredEvent: {
@@ -2233,6 +2241,9 @@ export interface components {
                 calls_deleted: number;
                 events_deleted: number;
                 deliveries_deleted: number;
+                sms_deleted: number;
+                leads_deleted: number;
+                campaigns_deleted: number;
                 /** Format: date-time */
                 requested_at: string;
                 /** Format: date-time */
@@ -5214,7 +5225,8 @@ export interface operations {
                      *       "send_at": null,
                      *       "sent_at": null,
                      *       "delivered_at": null,
-                     *       "received_at": null
+                     *       "received_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Sms"];
@@ -5754,7 +5766,8 @@ export interface operations {
                      *       "send_at": null,
                      *       "sent_at": "2026-11-21T10:15:00.412Z",
                      *       "delivered_at": "2026-11-21T10:15:01.020Z",
-                     *       "received_at": null
+                     *       "received_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Sms"];
@@ -6234,7 +6247,8 @@ export interface operations {
                      *           "send_at": null,
                      *           "sent_at": "2026-11-21T10:15:00.412Z",
                      *           "delivered_at": "2026-11-21T10:15:01.020Z",
-                     *           "received_at": null
+                     *           "received_at": null,
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -12870,7 +12884,8 @@ export interface operations {
                      *           },
                      *           "receptionist_id": null,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
-                     *           "updated_at": "2026-11-21T10:15:00.000Z"
+                     *           "updated_at": "2026-11-21T10:15:00.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -13129,7 +13144,8 @@ export interface operations {
                      *       },
                      *       "receptionist_id": null,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
-                     *       "updated_at": "2026-11-21T10:15:00.000Z"
+                     *       "updated_at": "2026-11-21T10:15:00.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Lead"];
@@ -13465,7 +13481,8 @@ export interface operations {
                      *       "errors": [],
                      *       "failure_reason": null,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
-                     *       "completed_at": null
+                     *       "completed_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["LeadImport"];
@@ -13770,7 +13787,8 @@ export interface operations {
                      *       ],
                      *       "failure_reason": null,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
-                     *       "completed_at": "2026-11-21T10:15:01.250Z"
+                     *       "completed_at": "2026-11-21T10:15:01.250Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["LeadImport"];
@@ -14004,7 +14022,8 @@ export interface operations {
                      *       },
                      *       "receptionist_id": null,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
-                     *       "updated_at": "2026-11-21T10:15:00.000Z"
+                     *       "updated_at": "2026-11-21T10:15:00.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Lead"];
@@ -14270,7 +14289,8 @@ export interface operations {
                      *       },
                      *       "receptionist_id": null,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
-                     *       "updated_at": "2026-11-22T08:00:00.000Z"
+                     *       "updated_at": "2026-11-22T08:00:00.000Z",
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Lead"];
@@ -14601,7 +14621,8 @@ export interface operations {
                      *           "send_rate_per_minute": 60,
                      *           "created_at": "2026-11-21T10:15:00.000Z",
                      *           "started_at": "2026-11-21T10:15:00.084Z",
-                     *           "completed_at": null
+                     *           "completed_at": null,
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -14843,7 +14864,8 @@ export interface operations {
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": null,
-                     *       "completed_at": null
+                     *       "completed_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Campaign"];
@@ -15172,7 +15194,8 @@ export interface operations {
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
-                     *       "completed_at": null
+                     *       "completed_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Campaign"];
@@ -15650,7 +15673,8 @@ export interface operations {
                      *       "send_rate_per_minute": 60,
                      *       "created_at": "2026-11-21T10:15:00.000Z",
                      *       "started_at": "2026-11-21T10:15:00.084Z",
-                     *       "completed_at": null
+                     *       "completed_at": null,
+                     *       "livemode": true
                      *     }
                      */
                     "application/json": components["schemas"]["Campaign"];
@@ -17787,6 +17811,9 @@ export interface operations {
                  *         "calls_deleted": 12,
                  *         "events_deleted": 31,
                  *         "deliveries_deleted": 29,
+                 *         "sms_deleted": 8,
+                 *         "leads_deleted": 40,
+                 *         "campaigns_deleted": 2,
                  *         "requested_at": "2026-11-21T12:00:00.000Z",
                  *         "completed_at": "2026-11-21T12:00:01.250Z"
                  *       },

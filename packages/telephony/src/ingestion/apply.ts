@@ -155,6 +155,7 @@ async function ended({ trx, stores, call, tenantId }: Ctx, m: CallEndedMessage) 
       callId: call.id,
       phone: customerPhone,
       name: customerName,
+      livemode: call.livemode,
     });
   }
   // Last, because it holds the tenant's usage row locked until the commit (see usage.ts).

@@ -73,6 +73,7 @@ async function accept(
   tenantId: string,
   body: CreateCampaignBody,
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<{ campaign: Campaign; created: boolean }> {
   const { campaigns, campaignLifecycle: lifecycle } = deps.stores;
   const holder = async () =>
@@ -88,6 +89,7 @@ async function accept(
     sendRatePerMinute: body.send_rate_per_minute,
     allowRepeat: body.allow_repeat,
     idempotency,
+    livemode,
   });
   if (!campaign) {
     // The key's holder committed while this insert waited for it.
@@ -97,7 +99,7 @@ async function accept(
   }
   const source = sourceOf(body.recipients);
   if ('leadIds' in source) {
-    const unknown = await lifecycle.firstUnknownLead(trx, tenantId, source.leadIds);
+    const unknown = await lifecycle.firstUnknownLead(trx, tenantId, livemode, source.leadIds);
     if (unknown) throw notFound(`lead ${unknown}`, 'recipients.lead_ids');
   }
   const added = await lifecycle.addRecipients(trx, campaign, source, MAX_RECIPIENTS + 1);
@@ -106,21 +108,23 @@ async function accept(
 }
 
 /**
- * Accepts a campaign (202). Invariants: the recipients are resolved and expanded once, here,
- * in the transaction that stores the campaign (deduplicated by phone, leads without a phone
- * skipped), so `recipients` in the 202 is final and any refusal stores nothing; the start
- * job is added after the commit, and a failure to add it still answers 202 because every
- * worker starts a campaign left queued. With an Idempotency-Key, a key that already holds a
- * campaign is a replay of it (or a 422 when the body differs), decided by Postgres.
+ * Accepts a campaign (202) of the key's mode (`livemode`): a test-mode campaign reaches test leads
+ * only and sends test-mode SMS (docs/API.md, Test mode). Invariants: the recipients are resolved
+ * and expanded once, here, in the transaction that stores the campaign (deduplicated by phone,
+ * leads without a phone skipped), so `recipients` in the 202 is final and any refusal stores
+ * nothing; the start job is added after the commit, and a failure to add it still answers 202
+ * because every worker starts a campaign left queued. With an Idempotency-Key, a key that already
+ * holds a campaign is a replay of it (or a 422 when the body differs), decided by Postgres.
  */
 export async function createCampaign(
   deps: Deps,
   tenantId: string,
   body: CreateCampaignBody,
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<IdempotentResponse> {
   const { campaign, created } = await deps.knex.transaction((trx) =>
-    accept(deps, trx, tenantId, body, idempotency),
+    accept(deps, trx, tenantId, body, idempotency, livemode),
   );
   if (!created) replayOrReject(campaign.idempotencyFingerprint, idempotency);
   else await enqueueStart(deps, campaign.id);

@@ -105,7 +105,7 @@ export function campaignRecipientsRoute(deps: Deps): RouteDef {
       const result = await deps.stores.campaignRecipients.list(
         req.auth.tenantId,
         req.valid.params.id as string,
-        { outcome },
+        { outcome, livemode: req.auth.livemode },
         page,
       );
       if (!result) throw notFound('campaign', 'id');

@@ -23,6 +23,7 @@ export const renderCampaign = (c: CampaignWithReceipts) => ({
   created_at: c.createdAt.toISOString(),
   started_at: c.startedAt?.toISOString() ?? null,
   completed_at: c.completedAt?.toISOString() ?? null,
+  livemode: c.livemode,
 });
 
 /** Adds each campaign's receipt counts (one statement for the whole list). */

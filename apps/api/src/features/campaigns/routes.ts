@@ -63,7 +63,8 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
           'the first request with this Idempotency-Key runs',
         422: 'idempotency_key_reused: the key was used with another body',
       },
-      create: (tenantId, body, scope) => createCampaign(deps, tenantId, body, scope),
+      create: (tenantId, body, scope, auth) =>
+        createCampaign(deps, tenantId, body, scope, auth.livemode),
     }),
     defineListRoute({
       path: '/campaigns',
@@ -76,8 +77,8 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       itemExample: runningCampaignExample,
       family: 'campaigns',
       cursors: deps.cursors,
-      list: async (tenantId, page) => {
-        const result = await campaigns.list(tenantId, page);
+      list: async (tenantId, page, auth) => {
+        const result = await campaigns.list(tenantId, page, auth.livemode);
         return { rows: await withReceipts(deps, result.rows), next: result.next };
       },
       render: renderCampaign,
@@ -96,7 +97,7 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       },
       errors: { 404: 'resource_not_found: no such campaign in this account' },
       name: 'campaign',
-      find: (tenantId, id) => campaigns.get(tenantId, id),
+      find: (tenantId, id, livemode) => campaigns.get(tenantId, id, livemode),
       render: async (found) => {
         const [withCounts] = await withReceipts(deps, [found]);
         return renderCampaign(withCounts ?? { ...found, delivered: 0, undelivered: 0 });
@@ -131,7 +132,8 @@ export function campaignRoutes(deps: Deps): RouteDef[] {
       },
       handler: async (req, res) => {
         const id = req.valid.params.id as string;
-        const canceled = await cancelCampaign(deps, req.auth.tenantId, id, ifMatchOf(req));
+        const { tenantId, livemode } = req.auth;
+        const canceled = await cancelCampaign(deps, tenantId, livemode, id, ifMatchOf(req));
         sendVersioned(res, canceled.version, canceled.body);
       },
     }),

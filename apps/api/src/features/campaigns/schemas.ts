@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { LEAD_TAG_MAX, leadFieldSchemas } from '@switchboard/leads';
-import { nullableTimestamp, phoneNumber, timestamp } from '../../shared/schemas';
+import { livemode, nullableTimestamp, phoneNumber, timestamp } from '../../shared/schemas';
 
 /** The most recipients one campaign may have (docs/API.md, Campaigns). */
 export const MAX_RECIPIENTS = 10_000;
@@ -152,6 +152,7 @@ const campaignProperties = {
   created_at: timestamp,
   started_at: nullableTimestamp,
   completed_at: nullableTimestamp,
+  livemode,
 } as const;
 
 /** The campaign shape (docs/API.md, Campaigns). */
@@ -191,6 +192,7 @@ export const queuedCampaignExample: FromSchema<typeof campaignSchema> = {
   created_at: '2026-11-21T10:15:00.000Z',
   started_at: null,
   completed_at: null,
+  livemode: true,
 };
 
 export const runningCampaignExample: FromSchema<typeof campaignSchema> = {

@@ -5,11 +5,11 @@ import { withLeadErrors } from './errors';
 import { renderLead } from './render';
 
 /**
- * Creates a lead (201) for the REST API or MCP, emitting `lead.created` with it. With an
- * Idempotency-Key, a key that already holds a lead replays it (or is a 422 for another
- * body) before anything else is checked: a retry of a create that succeeded is never told
- * `lead_exists` about the lead it made. Once Redis forgot the response (24 h), the replay
- * shows the lead as it is now.
+ * Creates a lead (201) of the key's mode (`livemode`) for the REST API or MCP, emitting
+ * `lead.created` with it. With an Idempotency-Key, a key that already holds a lead replays it (or
+ * is a 422 for another body) before anything else is checked: a retry of a create that succeeded
+ * is never told `lead_exists` about the lead it made. Once Redis forgot the response (24 h), the
+ * replay shows the lead as it is now.
  */
 export async function createLeadFor(
   deps: Deps,
@@ -17,6 +17,7 @@ export async function createLeadFor(
   body: LeadInput,
   source: 'api' | 'mcp',
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<IdempotentResponse> {
   return withLeadErrors(async () => {
     const { lead, created } = await createLead(deps, {
@@ -24,6 +25,7 @@ export async function createLeadFor(
       source,
       fields: toLeadFields(body),
       idempotency,
+      livemode,
     });
     if (!created) replayOrReject(lead.idempotencyFingerprint, idempotency);
     return {

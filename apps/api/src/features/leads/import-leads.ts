@@ -37,7 +37,9 @@ export async function importLeads(deps: Deps, req: Request, res: Response): Prom
   if (declared > MAX_IMPORT_BYTES) throw tooLarge();
   let staged;
   try {
-    staged = await withLeadErrors(() => stageFile(deps, tenantId, req, 'api'));
+    // A test-mode key's import makes test-mode leads (docs/API.md, Test mode).
+    const { livemode } = req.auth;
+    staged = await withLeadErrors(() => stageFile(deps, tenantId, req, 'api', livemode));
   } catch (err) {
     // The rest of an unread chunked body is not drained: the connection is closed instead.
     if (!req.complete && req.headers['content-length'] === undefined) {

@@ -14,4 +14,5 @@ export const renderLead = (l: Lead) => ({
   receptionist_id: l.receptionistId,
   created_at: l.createdAt.toISOString(),
   updated_at: l.updatedAt.toISOString(),
+  livemode: l.livemode,
 });

@@ -52,7 +52,10 @@ export function leadRoutes(deps: Deps): RouteDef[] {
         },
       },
       handler: async (req, res) => {
-        res.json(await searchLeadsFor(deps, req.auth.tenantId, req.valid.query as LeadSearchQuery));
+        const { tenantId, livemode } = req.auth;
+        res.json(
+          await searchLeadsFor(deps, tenantId, livemode, req.valid.query as LeadSearchQuery),
+        );
       },
     }),
     defineCreateRoute<LeadInput>(deps.idempotency, {
@@ -75,7 +78,8 @@ export function leadRoutes(deps: Deps): RouteDef[] {
         409: `${LEAD_EXISTS}; or idempotency_request_in_progress (Retry-After)`,
         422: 'idempotency_key_reused: the key was used with another body',
       },
-      create: (tenantId, body, scope) => createLeadFor(deps, tenantId, body, 'api', scope),
+      create: (tenantId, body, scope, auth) =>
+        createLeadFor(deps, tenantId, body, 'api', scope, auth.livemode),
     }),
     defineRoute({
       method: 'post',
@@ -127,7 +131,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       },
       errors: { 404: 'resource_not_found: no such import in this account' },
       name: 'import',
-      find: (tenantId, id) => deps.stores.leadImports.get(tenantId, id),
+      find: (tenantId, id, livemode) => deps.stores.leadImports.get(tenantId, id, livemode),
       render: renderLeadImport,
     }),
     defineGetRoute({
@@ -140,7 +144,7 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       answer: { description: 'The lead', schema: leadSchema, example: leadExample },
       errors: { 404: 'resource_not_found: no such lead in this account' },
       name: 'lead',
-      find: (tenantId, id) => deps.stores.leads.get(deps.knex, tenantId, id),
+      find: (tenantId, id, livemode) => deps.stores.leads.get(deps.knex, tenantId, id, livemode),
       render: renderLead,
       version: (lead) => lead.version,
     }),
@@ -174,7 +178,8 @@ export function leadRoutes(deps: Deps): RouteDef[] {
       handler: async (req, res) => {
         const id = req.valid.params.id as string;
         const body = req.valid.body as UpdateLeadBody;
-        const lead = await updateLeadFor(deps, req.auth.tenantId, id, body, ifMatchOf(req));
+        const { tenantId, livemode } = req.auth;
+        const lead = await updateLeadFor(deps, tenantId, livemode, id, body, ifMatchOf(req));
         sendVersioned(res, lead.version, renderLead(lead));
       },
     }),

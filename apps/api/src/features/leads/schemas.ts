@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { LEAD_TAG_MAX, leadFieldSchemas } from '@switchboard/leads';
-import { cursorSchema, nullableTimestamp, timestamp } from '../../shared/schemas';
+import { cursorSchema, livemode, nullableTimestamp, timestamp } from '../../shared/schemas';
 
 /** Request bodies are the leads package's own (REST, MCP and CSV accept the same values). */
 export { createLeadBodySchema, updateLeadBodySchema } from '@switchboard/leads';
@@ -22,6 +22,7 @@ export const leadSchema = {
     'receptionist_id',
     'created_at',
     'updated_at',
+    'livemode',
   ],
   properties: {
     id: { type: 'string' },
@@ -36,6 +37,7 @@ export const leadSchema = {
     receptionist_id: { type: ['string', 'null'] },
     created_at: timestamp,
     updated_at: timestamp,
+    livemode,
   },
 } as const;
 
@@ -99,6 +101,7 @@ export const leadImportSchema = {
     'failure_reason',
     'created_at',
     'completed_at',
+    'livemode',
   ],
   properties: {
     id: { type: 'string' },
@@ -119,6 +122,7 @@ export const leadImportSchema = {
     failure_reason: { type: ['string', 'null'] },
     created_at: timestamp,
     completed_at: nullableTimestamp,
+    livemode,
   },
 } as const;
 
@@ -135,6 +139,7 @@ export const leadExample: FromSchema<typeof leadSchema> = {
   receptionist_id: null,
   created_at: '2026-11-21T10:15:00.000Z',
   updated_at: '2026-11-21T10:15:00.000Z',
+  livemode: true,
 };
 
 export const createLeadExample = {
@@ -161,6 +166,7 @@ export const leadImportExample: FromSchema<typeof leadImportSchema> = {
   failure_reason: null,
   created_at: '2026-11-21T10:15:00.000Z',
   completed_at: null,
+  livemode: true,
 };
 
 export const completedLeadImportExample: FromSchema<typeof leadImportSchema> = {

@@ -55,8 +55,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       'Create a lead (the body of POST /api/v1/leads). Needs a phone (E.164) or an email; one lead per phone. Returns the lead.',
     scope: 'write',
     inputSchema: createLeadBodySchema,
-    async run(deps, tenantId, input) {
-      return (await createLeadFor(deps, tenantId, input as LeadInput, 'mcp', null)).body;
+    async run(deps, tenantId, input, livemode) {
+      return (await createLeadFor(deps, tenantId, input as LeadInput, 'mcp', null, livemode)).body;
     },
   },
   {
@@ -65,12 +65,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
       'Update a lead: its id plus any fields of PATCH /api/v1/leads/{id} (tags and metadata are replaced as a whole). Returns the lead.',
     scope: 'write',
     inputSchema: updateLeadInputSchema,
-    async run(deps, tenantId, input) {
+    async run(deps, tenantId, input, livemode) {
       const { id, ...fields } = input as UpdateLeadBody & { id: string };
       if (Object.keys(fields).length === 0) {
         throw invalidParameter('body', 'Send at least one field to change besides id');
       }
-      return renderLead(await updateLeadFor(deps, tenantId, id, fields));
+      return renderLead(await updateLeadFor(deps, tenantId, livemode, id, fields));
     },
   },
   {
@@ -79,8 +79,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       'Search leads (GET /api/v1/leads/search): q matches a name or email fragment or phone digits; status, tag, limit (1-50, default 10) and cursor from the previous page.',
     scope: 'read',
     inputSchema: leadSearchQuerySchema,
-    async run(deps, tenantId, input) {
-      return searchLeadsFor(deps, tenantId, input as LeadSearchQuery);
+    async run(deps, tenantId, input, livemode) {
+      return searchLeadsFor(deps, tenantId, livemode, input as LeadSearchQuery);
     },
   },
   {

@@ -19,6 +19,7 @@ export const renderSms = (s: Sms) => ({
   sent_at: s.sentAt?.toISOString() ?? null,
   delivered_at: s.deliveredAt?.toISOString() ?? null,
   received_at: s.receivedAt?.toISOString() ?? null,
+  livemode: s.livemode,
 });
 
 /**

@@ -46,7 +46,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
           'recipient_opted_out: the recipient replied STOP (nothing is stored or sent); or ' +
           'idempotency_key_reused: the key was used with another body',
       },
-      create: (tenantId, body, scope) => sendSms(deps, tenantId, body, scope),
+      create: (tenantId, body, scope, auth) => sendSms(deps, tenantId, body, scope, auth.livemode),
     }),
     // Before /sms/:id, which would take "opt-outs" for an id.
     optOutsRoute(deps),
@@ -66,11 +66,12 @@ export function smsRoutes(deps: Deps): RouteDef[] {
       handler: async (req, res) => {
         const tenantId = req.auth.tenantId;
         const id = req.valid.params.id as string;
-        if (await deps.stores.smsLifecycle.cancel(deps.knex, tenantId, id)) {
+        const { livemode } = req.auth;
+        if (await deps.stores.smsLifecycle.cancel(deps.knex, tenantId, id, livemode)) {
           res.status(204).end();
           return;
         }
-        const found = await sms.get(tenantId, id);
+        const found = await sms.get(tenantId, id, livemode);
         if (!found) throw notFound('SMS', 'id');
         throw conflict(
           'not_cancellable',
@@ -88,7 +89,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
       answer: { description: 'The message', schema: smsSchema, example: sentSmsExample },
       errors: { 404: 'resource_not_found: no such message in this account' },
       name: 'SMS',
-      find: (tenantId, id) => sms.get(tenantId, id),
+      find: (tenantId, id, livemode) => sms.get(tenantId, id, livemode),
       render: renderSms,
     }),
     defineRoute({
@@ -113,6 +114,7 @@ export function smsRoutes(deps: Deps): RouteDef[] {
         const receptionistId = req.valid.params.id as string;
         const query = req.valid.query;
         const filters = {
+          livemode: req.auth.livemode,
           direction: query.direction as 'inbound' | 'outbound' | undefined,
           ...dateRange(query),
         };

@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import {
   historyFilterProperties,
+  livemode,
   metadataSchema,
   nullableTimestamp,
   phoneNumber,
@@ -84,6 +85,7 @@ const smsProperties = {
   sent_at: nullableTimestamp,
   delivered_at: nullableTimestamp,
   received_at: nullableTimestamp,
+  livemode,
 } as const;
 
 /** The message shape (docs/API.md, SMS), in the 202, the detail and the history. */
@@ -125,6 +127,7 @@ export const queuedSmsExample: FromSchema<typeof smsSchema> = {
   sent_at: null,
   delivered_at: null,
   received_at: null,
+  livemode: true,
 };
 
 export const sentSmsExample: FromSchema<typeof smsSchema> = {

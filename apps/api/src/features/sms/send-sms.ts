@@ -33,18 +33,20 @@ const refusal = (reason: SendRefusal, receptionistId: string, to: string): ApiEr
 };
 
 /**
- * Accepts an outbound SMS. Invariants: nothing is stored for a recipient who opted out of
- * the tenant (the opt-out check is part of the insert); the row is committed before this
- * returns (so before the 202); the send job is added only after that commit, and a failure to
- * add it still answers 202, because the SMS reconciler enqueues queued messages whose job is
- * missing. With an Idempotency-Key, a key that already holds a message is a replay of it (or
- * a 422 when the body differs), decided by Postgres whatever Redis remembers.
+ * Accepts an outbound SMS, of the key's mode (`livemode`: a test-mode key's message is sent by the
+ * simulated carrier only and never metered, docs/API.md, Test mode). Invariants: nothing is stored
+ * for a recipient who opted out of the tenant (the opt-out check is part of the insert); the row
+ * is committed before this returns (so before the 202); the send job is added only after that
+ * commit, and a failure to add it still answers 202, because the SMS reconciler enqueues queued
+ * messages whose job is missing. With an Idempotency-Key, a key that already holds a message is a
+ * replay of it (or a 422 when the body differs), decided by Postgres whatever Redis remembers.
  */
 export async function sendSms(
   deps: Deps,
   tenantId: string,
   body: SendSmsBody,
   idempotency: IdempotencyScope | null,
+  livemode: boolean,
 ): Promise<IdempotentResponse> {
   // Text that Postgres (NUL) or the outbox's jsonb (unpaired surrogates) cannot store.
   if (safeSmsText(body.message) !== body.message) {
@@ -61,6 +63,7 @@ export async function sendSms(
     metadata: body.metadata ?? {},
     idempotency,
     at: new Date(),
+    livemode,
   };
   // Nothing stored: say why. Should the obstacle be gone by then (the recipient opted back
   // in between the two statements), the insert is tried once more.
