@@ -139,9 +139,11 @@ it('keeps modes and tenants apart in the shared reads', async () => {
   const liveLast = await emit(ctx.deps.knex, usage(a.tenantId));
   const testLast = await emit(ctx.deps.knex, usage(a.tenantId, false));
   await waitFor('the last events', () =>
-    [ids(live).includes(liveLast), ids(test).includes(testLast), ids(other).includes(otherEvent)].every(
-      Boolean,
-    ),
+    [
+      ids(live).includes(liveLast),
+      ids(test).includes(testLast),
+      ids(other).includes(otherEvent),
+    ].every(Boolean),
   );
   expect(ids(live)).toEqual([liveEvent, liveLast]);
   expect(ids(test)).toEqual([testEvent, testLast]);

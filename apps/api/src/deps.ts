@@ -3,8 +3,6 @@ import { AnonymousLimits } from './http/anonymous-limit';
 import {
   createKnex,
   createStores,
-  EventLogStore,
-  EventStreamsStore,
   watchApiKeyChanges,
   type Knex,
   type Stores,
@@ -122,8 +120,9 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     poolMax: STREAM_POOL_MAX,
     acquireTimeoutMs: STREAM_ACQUIRE_TIMEOUT_MS,
   });
+  const streamStores = createStores(streamKnex);
   const eventStreams = new EventStreamHub(
-    { log: new EventLogStore(streamKnex), leases: new EventStreamsStore(streamKnex) },
+    { log: streamStores.eventLog, leases: streamStores.eventStreams },
     {
       databaseUrl: config.databaseUrl,
       renewMs: config.eventStreams.heartbeatMs,

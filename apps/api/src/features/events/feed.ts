@@ -151,7 +151,9 @@ export class TenantFeed {
     // A full batch of settled events may be followed by more: read on from its last one.
     // Otherwise every event dated `settled` or earlier was in the read.
     const more = young < 0 && events.length === READ_BATCH ? events[events.length - 1] : undefined;
-    const reached = more ? { t: more.createdAt.getTime(), id: more.id } : { t: settled + 1, id: '' };
+    const reached = more
+      ? { t: more.createdAt.getTime(), id: more.id }
+      : { t: settled + 1, id: '' };
     const frontier = compareKeyset(reached, from) > 0 ? reached : from;
     this.frontier = frontier;
     const batch: FeedBatch = { events: ready.map(feedEvent), frontier };

@@ -6,7 +6,13 @@ import {
   type KeysetPosition,
 } from '@switchboard/db';
 import type { Logger } from '@switchboard/logger';
-import { feedEvent, READ_BATCH, type FeedBatch, type FeedSubscriber, type TenantFeed } from './feed';
+import {
+  feedEvent,
+  READ_BATCH,
+  type FeedBatch,
+  type FeedSubscriber,
+  type TenantFeed,
+} from './feed';
 import type { SseWriter, StreamEnd } from './sse';
 
 export interface StreamTiming {
