@@ -29,6 +29,12 @@ import { createApiMetrics, type ApiMetrics } from './metrics/registry';
 import { CursorCodec } from './pagination/cursor';
 import { EventStreamHub } from './features/events/hub';
 
+/** Connections of the event streams' pool (besides the one LISTEN connection). */
+const STREAM_POOL_MAX = 2;
+const STREAM_ACQUIRE_TIMEOUT_MS = 10_000;
+/** The least time a client is given to take what was written before it is dropped. */
+const MIN_DRAIN_MS = 10_000;
+
 /** Everything the API's routes use, built in one place (the composition root). */
 export interface Deps {
   config: ApiConfig;
@@ -56,7 +62,7 @@ export interface Deps {
   lifecycle: Lifecycle;
   /** Every store, built once over `knex` (packages/db, `createStores`). */
   stores: Stores;
-  /** The open event streams of this process and their one LISTEN connection. */
+  /** The open event streams of this process, their LISTEN connection and their own pool. */
   eventStreams: EventStreamHub;
   /** Closes pools and connections; call once `lifecycle.idle()` has resolved. */
   close(): Promise<void>;
@@ -104,13 +110,31 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     ca: overrides.webhookCa,
   });
   const lifecycle = new Lifecycle();
+  // The event streams' own pool: a stream's lease (taken, renewed, let go) and its reads
+  // (its catch-up, its tenant's shared reads) go through it, never through `knex`, so at most
+  // STREAM_POOL_MAX connections serve every stream of the process and requests never wait
+  // behind them (docs/decisions/0118-one-read-per-tenant-for-event-streams.md). Its work
+  // queues by design (a thousand streams reconnecting at once): it waits longer for a
+  // connection than a request does.
+  const streamKnex = createKnex(config.databaseUrl, {
+    poolMax: STREAM_POOL_MAX,
+    acquireTimeoutMs: STREAM_ACQUIRE_TIMEOUT_MS,
+  });
+  const streamStores = createStores(streamKnex);
   const eventStreams = new EventStreamHub(
-    stores.eventStreams,
+    { log: streamStores.eventLog, leases: streamStores.eventStreams },
     {
       databaseUrl: config.databaseUrl,
       renewMs: config.eventStreams.heartbeatMs,
       maxPerKey: config.eventStreams.maxPerKey,
+      timing: {
+        settleMs: config.eventStreams.settleMs,
+        pollMs: config.eventStreams.pollMs,
+        // A client that takes nothing for two heartbeats (10 s at least) is gone or too slow.
+        drainTimeoutMs: Math.max(config.eventStreams.heartbeatMs * 2, MIN_DRAIN_MS),
+      },
     },
+    metrics.eventStreamReads,
     logger,
   );
   // Streams never end by themselves: a stop ends them, so the server can close.
@@ -146,7 +170,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       webhookSender.close();
       await eventStreams.close();
       await keyChanges.close();
-      await Promise.allSettled([knex.destroy(), closeQueues(queues, redis)]);
+      await Promise.allSettled([knex.destroy(), streamKnex.destroy(), closeQueues(queues, redis)]);
     },
   };
 }

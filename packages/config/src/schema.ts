@@ -297,7 +297,8 @@ export const envSchema = {
       minimum: 50,
       maximum: 600000,
       default: 5000,
-      description: 'milliseconds between reads of an idle event stream without a notification',
+      description:
+        "milliseconds between reads of an idle tenant's event streams without a notification",
     },
     EVENT_STREAM_MAX_BUFFER_BYTES: {
       type: 'integer',

@@ -105,7 +105,7 @@ export interface Config {
   /**
    * API: `GET /events/stream` (docs/API.md, Events). Heartbeats every `heartbeatMs` (leases
    * of open streams are renewed as often); at most `maxPerKey` streams per API key; an event
-   * is streamed once it is `settleMs` old by Postgres' clock (docs/decisions/0101-event-streams.md); an idle stream reads every `pollMs` without a notification; a client that has
+   * is streamed once it is `settleMs` old by Postgres' clock (docs/decisions/0101-event-streams.md); the shared read of a tenant's streams (docs/decisions/0118-one-read-per-tenant-for-event-streams.md) happens every `pollMs` without a notification; a client that has
    * more than `maxBufferBytes` waiting to be sent is dropped.
    */
   readonly eventStreams: {

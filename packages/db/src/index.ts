@@ -18,7 +18,7 @@ export {
   type TimeWindow,
   type TimeOrderedPrefix,
 } from './ids';
-export { keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
+export { compareKeyset, keysetPage, type KeysetPage, type KeysetPosition } from './keyset';
 export { createStores, type Db, type Stores } from './stores/create-stores';
 export * from './stores/tenants-store';
 export * from './stores/api-keys-store';

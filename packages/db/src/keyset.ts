@@ -78,3 +78,11 @@ export async function newestFirst<Row extends { id: string }, T>(
   });
   return { rows: result.rows.map(toItem), next: result.next };
 }
+
+/**
+ * Orders positions as Postgres orders `(time, id)` ascending: ids of one format (a prefix and
+ * lowercase hex) compare alike in JavaScript and in any collation, and '' comes first, so
+ * `{ t, id: '' }` is the position before every row of time `t`.
+ */
+export const compareKeyset = (a: KeysetPosition, b: KeysetPosition): number =>
+  a.t - b.t || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

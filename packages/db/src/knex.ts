@@ -16,6 +16,11 @@ export interface KnexOptions {
    * when the plan starts): knex's own queries with bindings would be planned so too.
    */
   genericPlans?: boolean;
+  /**
+   * How long a query waits for a free connection before failing (3 s by default: a request
+   * fails fast). A pool whose work queues by design, not a request's, waits longer.
+   */
+  acquireTimeoutMs?: number;
 }
 
 const isConnectionWarning = (message: string): boolean =>
@@ -47,7 +52,7 @@ export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex
       max: options.poolMax ?? 10,
       ...(options.genericPlans && { afterCreate: planOnce }),
     },
-    acquireConnectionTimeout: 3000,
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? 3000,
     ...(options.quietConnectionErrors && {
       log: {
         warn: (message: string) => {

@@ -25,6 +25,7 @@ export interface ApiMetrics {
   leadsCreated: Counter;
   campaignsStarted: Counter;
   logLinesDropped: Counter;
+  eventStreamReads: Counter<'read'>;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -94,6 +95,12 @@ export function createApiMetrics(): ApiMetrics {
     logLinesDropped: counter(
       'switchboard_log_lines_dropped_total',
       'Log lines dropped because stdout did not take them (more than 16 MiB held)',
+    ),
+    eventStreamReads: counter(
+      'switchboard_event_stream_reads_total',
+      'Reads of the event log by event streams: `shared` (one per tenant and mode, for every ' +
+        'stream of it in this process), `catch_up` (one stream, from where it starts)',
+      ['read'],
     ),
   };
 }

@@ -49,13 +49,27 @@ const toEvent = (r: EventRow): StoredEvent => ({
 });
 
 /**
- * Events read after a position, and `now()` of the statement that read them: a time no
- * later than its snapshot, so every event dated `readAt - x` or earlier whose transaction
- * had committed `x` after its date is among them. Null when none was read.
+ * Events read after a position, and `now()` of the statement that read them (also when it
+ * read none): a time no later than its snapshot, so every event dated `readAt - x` or
+ * earlier whose transaction had committed `x` after its date is among them (up to the limit).
  */
 export interface EventsAfter {
   events: StoredEvent[];
-  readAt: Date | null;
+  readAt: Date;
+}
+
+/**
+ * Whether `e` passes `filter`, as `EventLogStore`'s reads apply it in SQL (the tenant and the
+ * retention cutoff aside): for a read shared by streams with different filters.
+ */
+export function matchesEventLogFilter(e: StoredEvent, filter: EventLogFilter): boolean {
+  return (
+    e.livemode === filter.livemode &&
+    (!filter.from || e.createdAt >= filter.from) &&
+    (!filter.toExclusive || e.createdAt < filter.toExclusive) &&
+    (!filter.types?.length || filter.types.includes(e.type)) &&
+    (!filter.receptionistId || e.receptionistId === filter.receptionistId)
+  );
 }
 
 /**
@@ -126,7 +140,7 @@ export class EventLogStore {
   ): Promise<EventsAfter> {
     const at = new Date(after.t);
     const q = this.filtered(tenantId, filter, since)
-      .select(...COLUMNS, this.db.raw('now() AS read_at'))
+      .select(...COLUMNS)
       .andWhere('created_at', '>=', at)
       .andWhereRaw('(created_at, id) > (?, ?)', [at, after.id])
       .orderBy([
@@ -134,8 +148,15 @@ export class EventLogStore {
         { column: 'id', order: 'asc' },
       ])
       .limit(limit);
-    const rows = (await q) as Array<EventRow & { read_at: Date }>;
-    return { events: rows.map(toEvent), readAt: rows[0]?.read_at ?? null };
+    // One row with the clock and no event when none follows.
+    const { rows } = (await this.db.raw(
+      `SELECT n.read_at, e.* FROM (SELECT now() AS read_at) n LEFT JOIN ? e ON true
+        ORDER BY e.created_at, e.id`,
+      [q],
+    )) as { rows: Array<{ read_at: Date } & (EventRow | Record<keyof EventRow, null>)> };
+    const readAt = rows[0]?.read_at;
+    if (!readAt) throw new Error('event log: the read returned no clock');
+    return { events: rows.flatMap((r) => (r.id === null ? [] : [toEvent(r)])), readAt };
   }
 
   /** Postgres' clock. */

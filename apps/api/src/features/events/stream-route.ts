@@ -8,14 +8,11 @@ import { eventFilter, eventRetention, expiredEvent, ownReceptionistFilter } from
 import type { EventRetention } from './filters';
 import { EVENT_ID_PATTERN, eventStreamExample, eventStreamQuerySchema } from './schemas';
 import { SseWriter } from './sse';
-import { EventStream } from './stream';
 
 /** The reconnection delay clients are told. */
 const RETRY_MS = 2_000;
 /** Seconds a client refused for its key's open streams is told to wait. */
 const LIMIT_RETRY_AFTER_SEC = 5;
-/** The least time a client is given to take what was written before it is dropped. */
-const MIN_DRAIN_MS = 10_000;
 
 const lastEventIdOf = (req: Request): { id: string; param: string } | null => {
   const header = req.headers['last-event-id'];
@@ -157,31 +154,8 @@ export function eventStreamRoute(deps: Deps, tag: string): RouteDef {
         maxBufferBytes: settings.maxBufferBytes,
         retryMs: RETRY_MS,
       });
-      const stream = new EventStream(
-        deps.stores.eventLog,
-        sse,
-        { tenantId, filter, since: retention.since },
-        position,
-        {
-          settleMs: settings.settleMs,
-          pollMs: settings.pollMs,
-          // A client that takes nothing for two heartbeats (10 s at least) is gone or too slow.
-          drainTimeoutMs: Math.max(settings.heartbeatMs * 2, MIN_DRAIN_MS),
-        },
-        deps.logger,
-      );
-      deps.eventStreams.attach(
-        {
-          leaseId: lease.id,
-          tenantId,
-          keyId,
-          wake: () => stream.wake(),
-          end: (reason) => stream.end(reason),
-        },
-        sse.ended,
-      );
-      sse.open();
-      await stream.run();
+      const scope = { tenantId, filter, since: retention.since };
+      await deps.eventStreams.serve({ leaseId: lease.id, keyId, scope, position }, sse);
     },
   });
 }
