@@ -108,7 +108,9 @@ async function seriesValue(
 ): Promise<number> {
   const { values } = await metric.get();
   const match = values.find((v) =>
-    Object.entries(labels).every(([k, value]) => (v.labels as Record<string, unknown>)[k] === value),
+    Object.entries(labels).every(
+      ([k, value]) => (v.labels as Record<string, unknown>)[k] === value,
+    ),
   );
   return match?.value ?? 0;
 }
@@ -161,7 +163,9 @@ async function refusedEarly(
     expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(answer.headers['ratelimit-policy']).toBe('"client-address";q=5;w=5');
-    expect(answer.headers.ratelimit).toBe(`"client-address";r=0;t=${answer.headers['retry-after']}`);
+    expect(answer.headers.ratelimit).toBe(
+      `"client-address";r=0;t=${answer.headers['retry-after']}`,
+    );
     const before1 = { requests: before.requests + 1, rateLimited: before.rateLimited + 1 };
     expect(await counts(c)).toEqual(before1);
     return answer;
