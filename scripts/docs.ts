@@ -10,7 +10,7 @@ import { servedOpenApiDocument } from './openapi/served-document';
 //   npm run docs -- --port 4100  # another port for the stand-alone reference
 //   npm run docs -- --standalone # always serve the reference of this checkout
 //
-// The stand-alone page shows the document built from this checkout's code (createApp), the
+// The stand-alone page shows the document built from this checkout's code (createApi), the
 // same one the API serves; it needs neither Postgres nor Redis. Ctrl-C stops it.
 const { values } = parseArgs({
   options: {

@@ -2,7 +2,7 @@ import { lintOpenApi } from './openapi/lint';
 import { servedOpenApiDocument } from './openapi/served-document';
 import { lintWithSpectral } from './openapi/spectral';
 
-// Lints the OpenAPI document createApp serves, with Redocly CLI (redocly.yaml) and Spectral
+// Lints the OpenAPI document createApi serves, with Redocly CLI (redocly.yaml) and Spectral
 // CLI (.spectral.yaml). Exit 1 on any warning or error, as `npm test` does.
 //
 //   npm run lint:openapi

@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { servedOpenApiDocument } from './openapi/served-document';
 import { renderSdkTypes, SDK_TYPES_FILE } from './openapi/sdk-types';
 
-// Regenerates packages/sdk/src/generated/openapi.ts from the document createApp serves.
+// Regenerates packages/sdk/src/generated/openapi.ts from the document createApi serves.
 //
 //   npm run sdk:generate            # rewrite the file
 //   npm run sdk:generate -- --check # exit 1 if the checked-in file is stale

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '@switchboard/config';
-import { createApp, createDeps } from '../../apps/api/src/app';
+import { createApi, createDeps } from '../../apps/api/src/app';
 
 /**
- * The OpenAPI document exactly as the API serves it: createApp on an ephemeral port of
+ * The OpenAPI document exactly as the API serves it: createApi on an ephemeral port of
  * 127.0.0.1, then GET /api/v1/openapi.json. Building the app opens no database connection
  * (knex is lazy), so this runs without Postgres; Redis is used when it answers, never needed.
  */
@@ -15,7 +15,7 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
     LOG_LEVEL: 'silent',
   });
   const deps = createDeps(config);
-  const server = createApp(deps).listen(0, '127.0.0.1');
+  const server = createApi(deps).app.listen(0, '127.0.0.1');
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve).once('error', reject);

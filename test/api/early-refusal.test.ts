@@ -26,15 +26,15 @@ const bogus = (i: number) => `Bearer sk_live_${String(i).padStart(32, '0')}`;
 
 /** Requests without a valid credential, of every kind the address's bucket counts. */
 const probes: Array<(i: number) => request.Test> = [
-  (i) => request(ctx.app).get('/api/v1/calls').set('Authorization', bogus(i)),
-  () => request(ctx.app).get('/v1/leads/search?q=ab'),
-  () => request(ctx.app).post('/api/v1/leads').set('Authorization', 'Basic abc').send('{'),
+  (i) => request(ctx.listener).get('/api/v1/calls').set('Authorization', bogus(i)),
+  () => request(ctx.listener).get('/v1/leads/search?q=ab'),
+  () => request(ctx.listener).post('/api/v1/leads').set('Authorization', 'Basic abc').send('{'),
   () =>
-    request(ctx.app)
+    request(ctx.listener)
       .post('/internal/v1/telephony/events')
       .set('Authorization', 'Bearer wrong-token')
       .send({}),
-  () => request(ctx.app).post('/api/v1/portal/exchange').send({ code: 'x' }),
+  () => request(ctx.listener).post('/api/v1/portal/exchange').send({ code: 'x' }),
 ];
 
 /** One request, and how many Redis commands the API process sent while it was served. */
@@ -107,22 +107,22 @@ it('a refused address still gets its known key, the ingestion token and routes w
   await waitFor(
     'the key seen valid',
     async () =>
-      (await request(ctx.app).get('/api/v1/usage').set('Authorization', auth)).status === 200,
+      (await request(ctx.listener).get('/api/v1/usage').set('Authorization', auth)).status === 200,
   );
   const checks: Array<[() => request.Test, number]> = [
-    [() => request(ctx.app).get('/api/v1/usage').set('Authorization', auth), 200],
+    [() => request(ctx.listener).get('/api/v1/usage').set('Authorization', auth), 200],
     [
       () =>
-        request(ctx.app)
+        request(ctx.listener)
           .post('/internal/v1/telephony/events')
           .set('Authorization', `Bearer ${ctx.config.ingestToken}`)
           .send({}),
       400,
     ],
-    [() => request(ctx.app).get('/healthz'), 200],
-    [() => request(ctx.app).get('/api/v1/openapi.json'), 200],
-    [() => request(ctx.app).get('/api/v1/no-such-route'), 404],
-    [() => request(ctx.app).put('/api/v1/usage'), 405],
+    [() => request(ctx.listener).get('/healthz'), 200],
+    [() => request(ctx.listener).get('/api/v1/openapi.json'), 200],
+    [() => request(ctx.listener).get('/api/v1/no-such-route'), 404],
+    [() => request(ctx.listener).put('/api/v1/usage'), 405],
   ];
   for (const [send, status] of checks) {
     await refusedEarly();
@@ -151,7 +151,7 @@ it('an early 429 is written in the turn its request arrives: no timer, no Redis'
   // refused as the request arrives, one after it (same turn) whether the answer is written.
   // An answer written by then waited for no timer, no Redis and no I/O at all (a held
   // answer, as the tarpit this replaced sent, is still unwritten there).
-  const server = createServer(ctx.app);
+  const server = createServer(ctx.listener);
   const arrivals = new Map<string, { refused: boolean; written?: boolean }>();
   server.prependListener('request', (req: IncomingMessage) => {
     const address = req.socket.remoteAddress ?? '';
@@ -192,7 +192,7 @@ it('an early 429 is written in the turn its request arrives: no timer, no Redis'
 });
 
 it('an address over its limit gets its 429s on connections closed after them; its 401s keep theirs', async () => {
-  const api = await listen(ctx.app);
+  const api = await listen(ctx.listener);
   const agent = keepAliveAgent();
   try {
     const seen = { 401: 0, 429: 0 };

@@ -7,7 +7,7 @@ import { insertCalls } from '../support/fixtures';
 import { responseChecker } from '../support/openapi-responses';
 import { addReceptionist } from '../support/receptionist';
 
-// The SDK against the real API (createApp on an ephemeral port, real Postgres and Redis):
+// The SDK against the real API (createApi on an ephemeral port, real Postgres and Redis):
 // every method but the delivery log (test/sdk/webhooks.test.ts, which needs the worker),
 // pagination over 250 calls, and typed errors. Every response the SDK receives is checked
 // against the served OpenAPI document, so the document, the SDK and the API agree.

@@ -6,7 +6,7 @@ import { responseChecker } from '../support/openapi-responses';
 import { createTestContext, type TestContext } from '../support/context';
 import { receptionistTenant } from '../support/receptionist';
 
-// The SDK's `campaigns` group against the real API (createApp on an ephemeral port, real
+// The SDK's `campaigns` group against the real API (createApi on an ephemeral port, real
 // Postgres and Redis, no worker): create with an idempotency key, list across pages, get,
 // cancel, recipients, typed errors. Every answer is checked against the served OpenAPI
 // document.

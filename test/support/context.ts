@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import { loadConfig, type Config } from '@switchboard/config';
 import type { Scope } from '@switchboard/db';
@@ -10,7 +11,7 @@ import {
   type Queues,
   type Redis,
 } from '@switchboard/queues';
-import { createApp, createDeps, type Deps } from '../../apps/api/src/app';
+import { createApi, createDeps, type Deps } from '../../apps/api/src/app';
 import type { DepsOverrides } from '../../apps/api/src/deps';
 import { createTestDatabase } from './database';
 import { testEnv } from './env';
@@ -18,7 +19,13 @@ import { testEnv } from './env';
 export interface TestContext {
   config: Config;
   deps: Deps;
+  /** The Express app (routes, middleware, error handler). */
   app: Express;
+  /**
+   * What the API's HTTP server runs (server.ts): the early refusal of addresses over their
+   * limit, then `app`. Drive it (supertest, `createServer`) to test that refusal.
+   */
+  listener: RequestListener;
   /**
    * The test's own producers, on a connection with no command timeout: what a test adds or
    * reads in the queues waits for a busy Redis, where the API's producers (`deps.queues`)
@@ -49,7 +56,7 @@ export async function createTestContext(
   const config = loadConfig(testEnv({ DATABASE_URL: db?.url ?? '', QUEUE_PREFIX: prefix, ...env }));
   const deps = createDeps(config, overrides);
   await redisSettled(deps);
-  const app = createApp(deps);
+  const { app, listener } = createApi(deps);
   const keyFor = async (tenantId: string, scopes: Scope[]) => {
     const { apiKey, key } = await deps.stores.apiKeys.create({ tenantId, scopes });
     return { id: apiKey.id, auth: `Bearer ${key}` };
@@ -66,6 +73,7 @@ export async function createTestContext(
     config,
     deps,
     app,
+    listener,
     get queues() {
       return ownConnection().queues;
     },

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Deps } from './deps';
 import { accessLog } from './http/access-log';
@@ -5,7 +6,7 @@ import { earlyRefusal, knownApiKey, type GuardedRoute } from './http/early-refus
 import { errorHandler, notFoundRoute } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { httpTracing } from './http/tracing';
-import { httpMetrics } from './metrics/middleware';
+import { httpMetrics, refusalMetrics } from './metrics/middleware';
 import { buildOpenApi } from './openapi/document';
 import type { RouteDef } from './openapi/route';
 import { mountApiReference } from './openapi/reference-page';
@@ -53,11 +54,37 @@ function guardedRoutes(deps: Deps, routes: readonly RouteDef[]): GuardedRoute[] 
   return guarded;
 }
 
+/** The API as the HTTP server runs it. */
+export interface Api {
+  /** The Express app: every route, middleware and the error handler. */
+  app: Express;
+  /**
+   * The server's request listener: the early refusal of addresses over their limit
+   * (http/early-refusal.ts), then `app` for every other request.
+   */
+  listener: RequestListener;
+}
+
 /**
- * Builds the Express app from its dependencies. Express 5 forwards rejected promises from
- * async handlers to the error middleware, so no wrapper (express-async-errors) is needed.
+ * Builds the API from its dependencies. Express 5 forwards rejected promises from async
+ * handlers to the error middleware, so no wrapper (express-async-errors) is needed.
  */
-export function createApp(deps: Deps): Express {
+export function createApi(deps: Deps): Api {
+  const routes = publicRoutes(deps);
+  const app = createApp(deps, routes);
+  const listener = earlyRefusal(app, {
+    anonymous: deps.anonymousLimits,
+    routes: guardedRoutes(deps, routes),
+    trust: app.get('trust proxy fn') as (address: string, hop: number) => boolean,
+    counted: refusalMetrics(deps.metrics),
+    log: deps.refusalLog,
+    lifecycle: deps.lifecycle,
+  });
+  return { app, listener };
+}
+
+/** The Express app of `routes`; requests refused early never reach it. */
+function createApp(deps: Deps, routes: RouteDef[]): Express {
   const app = express();
   app.disable('x-powered-by');
   // ETags name versions of resources clients edit (http/if-match.ts), set by their routes;
@@ -70,8 +97,6 @@ export function createApp(deps: Deps): Express {
   app.use(deps.lifecycle.middleware);
   app.use(httpMetrics(deps.metrics));
   app.use(requestId);
-  const routes = publicRoutes(deps);
-  app.use(earlyRefusal(deps.anonymousLimits, guardedRoutes(deps, routes)));
   // Tracing off, nothing is recorded or propagated (no provider, no propagator): no span.
   if (deps.config.tracing.enabled) app.use(httpTracing);
   // request_id, tenant_id and key_id come from the log context (http/request-id.ts).

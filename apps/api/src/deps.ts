@@ -24,6 +24,7 @@ import {
 } from '@switchboard/webhooks';
 import { KeyRateLimits } from './http/key-rate-limit';
 import { Lifecycle } from './http/lifecycle';
+import { RefusalLog } from './http/refusal-log';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, Idempotency, type IdempotencyOptions } from './idempotency';
 import { createApiMetrics, type ApiMetrics } from './metrics/registry';
 import { CursorCodec } from './pagination/cursor';
@@ -58,6 +59,8 @@ export interface Deps {
   keyRateLimits: KeyRateLimits;
   /** The per-address limit of requests without a valid credential (before authentication). */
   anonymousLimits: AnonymousLimits;
+  /** The log of requests refused early, summed (one line every 10 s while there are any). */
+  refusalLog: RefusalLog;
   /** Stopping state and the work in flight (requests, handlers) that shutdown waits for. */
   lifecycle: Lifecycle;
   /** Every store, built once over `knex` (packages/db, `createStores`). */
@@ -121,6 +124,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
     acquireTimeoutMs: STREAM_ACQUIRE_TIMEOUT_MS,
   });
   const streamStores = createStores(streamKnex);
+  const refusalLog = new RefusalLog(logger);
   const eventStreams = new EventStreamHub(
     { log: streamStores.eventLog, leases: streamStores.eventStreams },
     {
@@ -163,10 +167,12 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       config.anonymousRateLimit,
       logger,
     ),
+    refusalLog,
     lifecycle,
     stores,
     eventStreams,
     async close() {
+      refusalLog.close();
       webhookSender.close();
       await eventStreams.close();
       await keyChanges.close();

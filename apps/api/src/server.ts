@@ -1,7 +1,8 @@
+import { createServer } from 'node:http';
 import { loadConfigOrExit } from '@switchboard/config';
 import { flushLogger } from '@switchboard/logger';
 import { serveMetrics, startTracing } from '@switchboard/telemetry';
-import { createApp } from './app';
+import { createApi } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
 import { capConnectionsPerAddress, trustedProxy } from './http/connection-cap';
@@ -12,8 +13,8 @@ const config = loadConfigOrExit('api');
 // Off unless an OTLP endpoint is configured (docs/OPERATIONS.md, Tracing).
 const tracing = startTracing(config.tracing, 'switchboard-api');
 const deps = createDeps(config);
-const app = createApp(deps);
-const server = app.listen(config.port, () => {
+const { app, listener } = createApi(deps);
+const server = createServer(listener).listen(config.port, () => {
   deps.logger.info({ port: config.port }, `api listening on http://127.0.0.1:${config.port}`);
 });
 // Idle keep-alive connections outlive the load balancer's idle timeout (docs/OPERATIONS.md,

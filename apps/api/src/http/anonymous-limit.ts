@@ -13,6 +13,8 @@ const KNOWN_KEYS_MAX = 10_000;
 /** How many refused addresses this process remembers (each for its Retry-After at most). */
 const REFUSED_MAX = 100_000;
 const KNOWN_KEY_TTL_MS = 10 * 60_000;
+/** Distinct Retry-After values whose early 429 is kept built. */
+const ANSWERS_MAX = 64;
 const LOCAL_WARN_EVERY_MS = 10_000;
 
 /**
@@ -41,6 +43,8 @@ export class AnonymousLimits {
   });
   /** Address → when (performance.now() ms) its bucket will hold a token again. */
   private readonly refusedUntil = new LRUCache<string, number>({ max: REFUSED_MAX });
+  /** The early 429 by its Retry-After in seconds (at most the refill time of the bucket). */
+  private readonly answers = new Map<number, ErrorAnswer>();
   private lastLocalWarning = 0;
 
   constructor(
@@ -104,6 +108,10 @@ export class AnonymousLimits {
    */
   private refusedFor(leftMs: number): ErrorAnswer {
     const retryAfterSec = Math.max(1, Math.ceil(leftMs / 1000));
+    // It depends on the whole seconds left only: built once per value (a flood's refusals
+    // then serialize no header field of their own).
+    const built = this.answers.get(retryAfterSec);
+    if (built) return built;
     const headers = this.limiter.headers({
       allowed: false,
       capacity: this.limiter.rule.points,
@@ -112,14 +120,17 @@ export class AnonymousLimits {
       retryAfterSec,
       retryAfterMs: leftMs,
     });
-    return {
+    const answer: ErrorAnswer = Object.freeze({
       status: 429,
       type: 'rate_limit_error',
       code: 'rate_limited',
       message: this.limiter.rule.message,
       param: null,
-      headers: { ...headers, 'Retry-After': String(retryAfterSec) },
-    };
+      headers: Object.freeze({ ...headers, 'Retry-After': String(retryAfterSec) }),
+    });
+    if (this.answers.size >= ANSWERS_MAX) this.answers.clear();
+    this.answers.set(retryAfterSec, answer);
+    return answer;
   }
 
   /** Whether a key with this hash was found active by this process lately. */

@@ -1,7 +1,11 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, OutgoingHttpHeaders, RequestListener } from 'node:http';
+import proxyaddr from 'proxy-addr';
 import { hashApiKey } from '@switchboard/db';
-import { clientAddress, closingFor, type AnonymousLimits } from './anonymous-limit';
-import { renderError } from './error-handler';
+import type { AnonymousLimits } from './anonymous-limit';
+import { errorBody } from './error-handler';
+import type { Lifecycle } from './lifecycle';
+import type { RefusalLog } from './refusal-log';
+import { requestIdOf } from './request-id';
 
 /** A route whose requests without a valid credential take a token of their address's bucket. */
 export interface GuardedRoute {
@@ -37,27 +41,10 @@ function templateRegExp(path: string): RegExp {
   return new RegExp(`^${source}/?$`, 'i');
 }
 
-/**
- * The early refusal (docs/API.md, Rate limits): while an address's bucket of requests
- * without a valid credential is known to be empty (AnonymousLimits.refusal: Redis refused it
- * and its Retry-After has not passed), a request from it to a guarded route, without a
- * credential the route takes unlimited, is answered its 429 here, before tracing, logging,
- * routing, body parsing, Redis or Postgres: the answer the route would give, for a fraction
- * of its cost, so a flood of made-up credentials cannot crowd out other tenants' requests.
- * Every other request, and every request of an address with tokens, goes on unchanged (the
- * address lookup is one map read). Mounted after the request id and the metrics, so a
- * refused request still has its X-Request-Id and is counted.
- *
- * The 429 is written at once, in the turn the request arrives: no timer, no Redis; its
- * connection is closed after it (`Connection: close`) unless the peer is a trusted proxy.
- * A held refusal (a tarpit) was tried and removed (docs/decisions/0105-floods-cost-other-tenants-nothing.md): every held answer is an open connection, and a flood tool that opens
- * another connection when its answers are slow then holds thousands of them.
- */
-export function earlyRefusal(
-  anonymous: AnonymousLimits,
-  routes: readonly GuardedRoute[],
-): RequestHandler {
-  const byMethod = new Map<string, Array<{ re: RegExp; accepts: GuardedRoute['accepts'] }>>();
+type Guard = { re: RegExp; accepts: GuardedRoute['accepts'] };
+
+function guardsByMethod(routes: readonly GuardedRoute[]): Map<string, Guard[]> {
+  const byMethod = new Map<string, Guard[]>();
   for (const route of routes) {
     const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
     for (const method of methods) {
@@ -66,22 +53,94 @@ export function earlyRefusal(
       byMethod.set(method, list);
     }
   }
-  return (req, res, next) => {
-    const refusal = anonymous.refusal(clientAddress(req));
-    if (!refusal) {
-      next();
+  return byMethod;
+}
+
+/**
+ * The path of a request-target in origin form (`/calls?x=1` → `/calls`). A target the
+ * router would read otherwise (absolute form, a `#`) matches no guard here, so it goes on
+ * to the app, whose route refuses it the same way (AnonymousLimits.count): never a
+ * refusal the app would not give.
+ */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+export interface EarlyRefusalOptions {
+  anonymous: AnonymousLimits;
+  routes: readonly GuardedRoute[];
+  /**
+   * Express's compiled TRUST_PROXY (the app's `trust proxy fn`): the client address is
+   * `proxyaddr(req, trust)`, the very computation behind `req.ip`, so the address refused
+   * here is the one the limit counted.
+   */
+  trust: (address: string, hop: number) => boolean;
+  /** Counts a refusal in the request metrics (metrics/middleware.ts, refusalMetrics). */
+  counted: (method: string | undefined, seconds: number) => void;
+  log: RefusalLog;
+  lifecycle: Lifecycle;
+}
+
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The early refusal (docs/API.md, Rate limits), the HTTP server's request listener in front
+ * of `app`: while an address's bucket of requests without a valid credential is known to be
+ * empty (AnonymousLimits.refusal: Redis refused it and its Retry-After has not passed), a
+ * request from it to a guarded route, without a credential the route takes unlimited, is
+ * answered its 429 here and never reaches Express (no request and response set-up, router,
+ * middleware, tracing, body parsing, Redis or Postgres), so a flood of made-up credentials
+ * cannot crowd out other tenants' requests. Every other request goes to `app` unchanged,
+ * after one address computation and one map read.
+ *
+ * The answer is the app's own for that request (the same body through `errorBody`, the
+ * limit's RateLimit fields and Retry-After, X-Request-Id, `Connection: close` unless the
+ * peer is a proxy TRUST_PROXY trusts, or the process is stopping), counted in the request
+ * metrics as the app would count it (route `unmatched`: no routing ran) and summed in the
+ * refusal log rather than logged one line each. It is written in the turn the request
+ * arrives: no timer, no closure, no listener per request; an unread body is dropped by Node
+ * once the answer is finished. A held refusal (a tarpit) was tried and removed
+ * (docs/decisions/0105-floods-cost-other-tenants-nothing.md): every held answer is an open
+ * connection, and a flood tool that opens another when its answers are slow holds thousands.
+ */
+export function earlyRefusal(app: RequestListener, options: EarlyRefusalOptions): RequestListener {
+  const { anonymous, trust, counted, log, lifecycle } = options;
+  const byMethod = guardsByMethod(options.routes);
+  const guarded = (req: IncomingMessage): boolean => {
+    const guards = req.method === undefined ? undefined : byMethod.get(req.method);
+    if (guards === undefined) return false;
+    const path = pathOf(req.url);
+    for (const guard of guards) {
+      if (guard.re.test(path)) return !guard.accepts(req.headers.authorization);
+    }
+    return false;
+  };
+  return (req, res) => {
+    const address = proxyaddr(req, trust) ?? 'unknown';
+    const refusal = anonymous.refusal(address);
+    if (refusal === undefined || !guarded(req)) {
+      app(req, res);
       return;
     }
-    const path = req.path;
-    const route = byMethod.get(req.method)?.find((r) => r.re.test(path));
-    if (!route || route.accepts(req.headers.authorization)) {
-      next();
-      return;
+    const start = process.hrtime.bigint();
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    const body = JSON.stringify(errorBody(refusal, requestId));
+    const headers: OutgoingHttpHeaders = {
+      ...refusal.headers,
+      'X-Request-Id': requestId,
+      'Content-Type': CONTENT_TYPE,
+      'Content-Length': Buffer.byteLength(body),
+    };
+    // The client itself is the peer: it pays a new connection for its next request
+    // (AnonymousLimits' closingFor). A trusted proxy's connection carries other clients.
+    if (address === req.socket.remoteAddress || lifecycle.isStopping) {
+      headers.Connection = 'close';
     }
-    // The body is read and dropped; the connection is closed after the answer when the
-    // peer is the client itself (AnonymousLimits' closingFor).
-    req.resume();
-    res.set(closingFor(req));
-    renderError(res, refusal, req.requestId);
+    res.writeHead(refusal.status, headers);
+    res.end(body);
+    counted(req.method, Number(process.hrtime.bigint() - start) / 1e9);
+    log.count(address);
   };
 }

@@ -103,6 +103,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 /** Writes the contract's error body and the error's headers (docs/API.md, Errors). */
 export function renderError(res: Response, apiError: ErrorAnswer, requestId: string): void {
   for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+  res.status(apiError.status).json(errorBody(apiError, requestId));
+}
+
+/** The contract's error body (docs/API.md, Errors); also written without Express (early-refusal.ts). */
+export function errorBody(apiError: ErrorAnswer, requestId: string): Record<string, unknown> {
   const error: Record<string, unknown> = {
     type: apiError.type,
     code: apiError.code,
@@ -110,7 +115,7 @@ export function renderError(res: Response, apiError: ErrorAnswer, requestId: str
   };
   if (apiError.param) error.param = apiError.param;
   error.doc_url = docUrlOf(apiError.code);
-  res.status(apiError.status).json({ error, request_id: requestId });
+  return { error, request_id: requestId };
 }
 
 export const notFoundRoute: RequestHandler = (req, _res, next) =>

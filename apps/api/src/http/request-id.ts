@@ -29,6 +29,10 @@ export function newRequestId(): string {
  */
 export const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** The request's id: the client's `X-Request-Id` when well-formed, else a new one of ours. */
+export const requestIdOf = (sent: string | string[] | undefined): string =>
+  typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
+
 /**
  * Every response carries X-Request-Id: the client's own when it sent a well-formed one,
  * else a new one of ours (an ill-formed one is dropped, never echoed). The rest of the
@@ -36,8 +40,7 @@ export const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
  * `request_id` (and, once the key is known, `tenant_id` and `key_id`).
  */
 export const requestId: RequestHandler = (req, res, next) => {
-  const sent = req.headers['x-request-id'];
-  req.requestId = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
+  req.requestId = requestIdOf(req.headers['x-request-id']);
   res.setHeader('X-Request-Id', req.requestId);
   withLogContext({ request_id: req.requestId }, next);
 };

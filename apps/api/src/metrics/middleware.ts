@@ -23,6 +23,9 @@ const MOUNTS: ReadonlyArray<[string, string]> = [
   ['/internal/v1/', '/internal/v1'],
 ];
 
+/** The route label of a request no route matched (a 404, or a request refused before routing). */
+export const UNMATCHED = 'unmatched';
+
 /**
  * The route template a request matched (`/api/v1/calls/:id`), never its raw path: a request
  * no route matched is `unmatched`, so random paths cannot grow the series.
@@ -30,7 +33,7 @@ const MOUNTS: ReadonlyArray<[string, string]> = [
 export function routeTemplate(req: Request): string {
   const declared = (req.route as { path?: unknown } | undefined)?.path;
   const path = Array.isArray(declared) ? declared[0] : declared;
-  if (typeof path !== 'string') return 'unmatched';
+  if (typeof path !== 'string') return UNMATCHED;
   const mount = MOUNTS.find(([prefix]) => req.originalUrl.startsWith(prefix));
   return mount ? `${mount[1]}${path}` : path;
 }
@@ -58,29 +61,41 @@ interface Series {
   duration: { observe(seconds: number): void };
 }
 
+const methodLabel = (method: string | undefined): string =>
+  method !== undefined && METHODS.has(method) ? method : 'OTHER';
+
+/** The request series of (method label, route, status), each bound on first use. */
+function requestSeries(m: ApiMetrics): (method: string, route: string, status: number) => Series {
+  const series = new Map<string, Series>();
+  return (method, route, statusCode) => {
+    const statusClass = `${Math.floor(statusCode / 100)}xx`;
+    const status = statusLabel(statusCode);
+    // Bounded: methods, statuses and classes are a few values, routes are the declared ones.
+    const id = `${method} ${route} ${statusClass} ${status}`;
+    let bound = series.get(id);
+    if (!bound) {
+      const labels = { method, route, status_class: statusClass };
+      bound = {
+        // The exact status only on the count: on the histogram it would multiply the buckets.
+        requests: m.requests.labels({ ...labels, status }),
+        duration: m.requestDuration.labels(labels),
+      };
+      series.set(id, bound);
+    }
+    return bound;
+  };
+}
+
 function record(
   m: ApiMetrics,
-  series: Map<string, Series>,
+  series: ReturnType<typeof requestSeries>,
   req: Request,
   res: Response,
   seconds: number,
 ): void {
   const route = routeTemplate(req);
-  const method = METHODS.has(req.method) ? req.method : 'OTHER';
-  const statusClass = `${Math.floor(res.statusCode / 100)}xx`;
-  const status = statusLabel(res.statusCode);
-  // Bounded: methods, statuses and classes are a few values, routes are the declared ones.
-  const id = `${method} ${route} ${statusClass} ${status}`;
-  let bound = series.get(id);
-  if (!bound) {
-    const labels = { method, route, status_class: statusClass };
-    bound = {
-      // The exact status only on the count: on the histogram it would multiply the buckets.
-      requests: m.requests.labels({ ...labels, status }),
-      duration: m.requestDuration.labels(labels),
-    };
-    series.set(id, bound);
-  }
+  const method = methodLabel(req.method);
+  const bound = series(method, route, res.statusCode);
   bound.requests.inc();
   bound.duration.observe(seconds);
   if (res.statusCode === 429) m.rateLimited.inc({ route });
@@ -93,7 +108,7 @@ function record(
 
 /** Counts and times every request, once, whether its answer finished or was cut off. */
 export function httpMetrics(m: ApiMetrics): RequestHandler {
-  const series = new Map<string, Series>();
+  const series = requestSeries(m);
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     m.inFlight.inc();
@@ -104,5 +119,23 @@ export function httpMetrics(m: ApiMetrics): RequestHandler {
       record(m, series, req, res, Number(process.hrtime.bigint() - start) / 1e9);
     });
     next();
+  };
+}
+
+/**
+ * Counts a 429 answered before the app (http/early-refusal.ts) in the series httpMetrics
+ * would give it: routing never ran, so its route is `unmatched`, as it was when the refusal
+ * was a middleware. Never in flight: it is answered in the turn it arrives.
+ */
+export function refusalMetrics(
+  m: ApiMetrics,
+): (method: string | undefined, seconds: number) => void {
+  const series = requestSeries(m);
+  const limited = m.rateLimited.labels({ route: UNMATCHED });
+  return (method, seconds) => {
+    const bound = series(methodLabel(method), UNMATCHED, 429);
+    bound.requests.inc();
+    bound.duration.observe(seconds);
+    limited.inc();
   };
 }
