@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { verifyWebhook } from '@switchboard/sdk';
 import { PORTAL_DIST } from '../../apps/api/src/features/portal/page';
@@ -18,7 +18,8 @@ import {
   startReceiver,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
-import { ROOT, TSX_CLI, bareEnv, freePort } from '../support/api-process';
+import { SERVICES } from '../../scripts/services';
+import { ROOT, bareEnv, freePort } from '../support/api-process';
 import { killOnExit } from '../support/children';
 import { createTestContext, type TestContext } from '../support/context';
 import { redisEnv, testEnv } from '../support/env';
@@ -88,15 +89,15 @@ beforeAll(async () => {
   await run('npm', [...PROD_INSTALL.slice(1), '--prefer-offline', '--no-audit', '--no-fund'], {
     cwd: IMAGE,
   });
-  await run(process.execPath, [TSX_CLI, 'scripts/build.ts', 'services', '--out', IMAGE], {
-    cwd: ROOT,
-  });
-  // The build stage's `npm run portal:build`: the page is the same for every checkout.
+  // The build stage's `npm run build -- services` is what the global setup ran into the
+  // repository, from this run's sources (scripts/bundle.ts, test/support/bundles.ts); its
+  // `npm run portal:build` makes the same page for every checkout.
   if (!existsSync(join(PORTAL_DIST, 'index.html'))) {
     const built = spawnSync('npm', ['run', '--silent', 'portal:build'], { stdio: 'inherit' });
     if (built.status !== 0) throw new Error('npm run portal:build failed');
   }
-  cpSync(PORTAL_DIST, join(IMAGE, 'apps/portal/dist'), { recursive: true });
+  // The runtime stage's COPY --from=build lines.
+  for (const dir of COPIED) cpSync(join(ROOT, dir), join(IMAGE, dir), { recursive: true });
 }, 240_000);
 
 afterAll(() => {
@@ -108,7 +109,10 @@ it('installs production dependencies only, and the build makes what the image co
   for (const dev of ['tsx', 'jest', 'esbuild', 'tsup', 'eslint']) {
     expect([dev, existsSync(join(IMAGE, 'node_modules', dev))]).toEqual([dev, false]);
   }
-  expect(COPIED).toContain('apps/portal/dist');
+  // Every service `npm run build -- services` compiles, and the portal's page: nothing else.
+  expect([...COPIED].sort()).toEqual(
+    [...new Set(Object.values(SERVICES).map((f) => dirname(f))), 'apps/portal/dist'].sort(),
+  );
   for (const dir of COPIED)
     expect(readdirSync(join(IMAGE, dir))).toContainEqual(
       expect.stringMatching(/\.js$|^index\.html$/),
@@ -117,11 +121,11 @@ it('installs production dependencies only, and the build makes what the image co
 });
 
 it('a compiled service without its settings names the missing one and exits non-zero', async () => {
+  // Both at once: each process's start is most of the time this takes.
   const api = startCompiled('apps/api/dist/server.js', { PORT: String(await freePort()) });
-  expect(await api.exited).toBe(1);
-  expect(api.stderr()).toMatch(/configuration error: [A-Z_]+ is missing/);
   const worker = startCompiled('apps/worker/dist/main.js', {});
-  expect(await worker.exited).toBe(1);
+  expect(await Promise.all([api.exited, worker.exited])).toEqual([1, 1]);
+  expect(api.stderr()).toMatch(/configuration error: [A-Z_]+ is missing/);
   expect(worker.stderr()).toMatch(/configuration error: [A-Z_]+ is missing/);
 }, 120_000);
 

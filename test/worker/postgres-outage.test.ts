@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { SimulatorProvider, type TelephonyProvider } from '../../apps/worker/src/dialler';
 import { createTestContext, type TestContext } from '../support/context';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { startTestWorker, waitFor, type TestWorker } from '../support/worker';
@@ -8,7 +9,6 @@ import { receptionistTenant } from '../support/receptionist';
 // in the meantime (answered, ended, busy, no answer) must be retried until it commits, so
 // that after the outage every call ends with what really happened on the phone: no call
 // stranded in progress, no answered call marked failed, no event twice.
-const OUTAGE_MS = 12_000;
 const FINAL = ['completed', 'busy', 'no_answer', 'failed'];
 /** The simulator's magic numbers and what they must end as. */
 const EXPECTED: Record<string, { status: string; outcome: string; events: string[] }> = {
@@ -25,12 +25,40 @@ const ANSWERED = {
 let pg: PrivatePostgres;
 let ctx: TestContext;
 let worker: TestWorker;
+/**
+ * What the phone side did (the simulator, observed): the calls it dialled, those whose end it
+ * reported (committed or not) or whose dial is over, and those with a report still waiting to
+ * commit.
+ */
+const dialled = new Set<string>();
+const endReported = new Set<string>();
+const reporting = new Set<string>();
 
 beforeAll(async () => {
   pg = await startPrivatePostgres();
   const url = await pg.createMigratedDatabase('switchboard');
   ctx = await createTestContext({ DATABASE_URL: url, WORKER_CONCURRENCY: '24' });
-  worker = await startTestWorker(ctx);
+  const simulator = new SimulatorProvider(ctx.config.simulatorSpeed);
+  const observed: TelephonyProvider = {
+    name: simulator.name,
+    providerCallId: (callId) => simulator.providerCallId(callId),
+    dial: (req, report) => {
+      dialled.add(req.callId);
+      const dial = simulator.dial(req, async (message) => {
+        if (message.type === 'call.ended') endReported.add(req.callId);
+        reporting.add(req.callId);
+        try {
+          await report(message);
+        } finally {
+          reporting.delete(req.callId);
+        }
+      });
+      // A dial that failed is over too (the dialler then reports the call failed itself).
+      return dial.finally(() => endReported.add(req.callId));
+    },
+    close: () => simulator.close(),
+  };
+  worker = await startTestWorker(ctx, { runner: { telephonyProvider: observed } });
 }, 60_000);
 afterAll(async () => {
   await worker?.close();
@@ -67,7 +95,12 @@ it('every call ends with its true outcome after Postgres was away mid-call', asy
     async () => (await statuses()).filter((c) => c.status === 'in_progress').length >= 12,
   );
   await pg.stop('fast');
-  await new Promise((r) => setTimeout(r, OUTAGE_MS));
+  // Postgres stays away until every call dialled has ended on the phone or waits on a report
+  // (a call answered meanwhile waits on its call.started): each report made in the outage (the
+  // ends of the calls in progress at the stop, at least) must be retried until it commits.
+  await waitFor('every call dialled to end on the phone or wait on a report', () =>
+    [...dialled].every((id) => endReported.has(id) || reporting.has(id)),
+  );
   await pg.start();
 
   const ended = await waitFor(
