@@ -58,9 +58,9 @@ export class FirstAttempts {
     return this.inline.free;
   }
 
-  /** Whether a first attempt of `tenantId` may start now (its share is not all in use). */
-  hasRoomFor(tenantId: string): boolean {
-    return this.inline.freeFor(tenantId) > 0;
+  /** How many first attempts of `tenantId` may start now (its share not in use). */
+  roomFor(tenantId: string): number {
+    return this.inline.freeFor(tenantId);
   }
 
   /** `wake` runs each time an attempt ends (its budget unit is free again). */

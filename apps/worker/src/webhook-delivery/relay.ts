@@ -45,6 +45,8 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
   let again = false;
   /** The last tenant served, where the next batch starts (round-robin over many tenants). */
   let cursor = '';
+  /** Deliveries per event of each tenant's last batch: what its next events are taken as. */
+  const perEvent = new Map<string, number>();
 
   /** One batch: `full` when there was no room, else the events published (and asked). */
   async function drainOnce(): Promise<'full' | { published: number; asked: number }> {
@@ -59,9 +61,20 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
       // A tenant whose share of first attempts is in use waits in the outbox.
       const claimed = await stores.events.claimUnpublished(trx, room, {
         after: cursor,
-        skip: (tenantId) => !attempts.hasRoomFor(tenantId),
+        skip: (tenantId) => attempts.roomFor(tenantId) <= 0,
       });
-      if (claimed.events.length === 0) return { events: [], made: [] };
+      // No more of a tenant's events than its room takes, at its last deliveries per event
+      // (one event at least): the rest stay in the outbox (locked until this commit, then
+      // claimable again).
+      const taken = new Map<string, number>();
+      const events = claimed.events.filter((e) => {
+        const n = taken.get(e.tenantId);
+        const next = (n ?? 0) + (perEvent.get(e.tenantId) ?? 1);
+        if (n !== undefined && next > attempts.roomFor(e.tenantId)) return false;
+        taken.set(e.tenantId, next);
+        return true;
+      });
+      if (events.length === 0) return { events: [], made: [] };
       cursor = claimed.next;
       // The fan-out statement makes this transaction's commit asynchronous (its
       // ASYNC_COMMIT_CTE). Lost in a Postgres crash, the rows stay unpublished and this relay
@@ -69,12 +82,19 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
       // recorded nowhere (its row is gone) and the event is delivered again, same event id.
       const made = await stores.deliveryLifecycle.publish(
         trx,
-        claimed.events.map((e) => e.id),
+        events.map((e) => e.id),
         lockMs,
       );
-      return { events: claimed.events, made };
+      return { events, made };
     });
     if (events.length === 0) return { published: 0, asked: room };
+    const counts = new Map<string, [number, number]>();
+    for (const e of events) counts.set(e.tenantId, [(counts.get(e.tenantId)?.[0] ?? 0) + 1, 0]);
+    for (const c of made) {
+      const n = counts.get(c.delivery.tenantId);
+      if (n) n[1]++;
+    }
+    for (const [tenantId, [n, d]] of counts) perEvent.set(tenantId, Math.max(1, d / n));
     await attempts.start(made, since);
     metrics.eventsRelayed.inc(events.length);
     return { published: events.length, asked: room };
