@@ -29,10 +29,8 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
     await new Promise((resolve) => server.close(resolve));
     // BullMQ's producers finish connecting first (or fail to): closing them half-way through
     // their start-up makes BullMQ emit an error nobody listens to any more.
-    const { events, deliveries, outboundCalls } = deps.queues;
-    const ready = Promise.allSettled(
-      [events, deliveries, outboundCalls].map((q) => q.waitUntilReady()),
-    );
+    const { deliveries, outboundCalls } = deps.queues;
+    const ready = Promise.allSettled([deliveries, outboundCalls].map((q) => q.waitUntilReady()));
     // Without a Redis to connect to they would wait forever: give them a moment, no more.
     await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     await deps.close();

@@ -1,10 +1,6 @@
 import * as pg from 'pg';
 import { createKnex, DeliveryLifecycle, type Knex } from '@switchboard/db';
-import {
-  CLAIM_SQL,
-  RECORD_SQL,
-  TAKE_SQL,
-} from '../../packages/db/src/stores/delivery-lifecycle-sql';
+import { CLAIM_SQL, RECORD_SQL } from '../../packages/db/src/stores/delivery-lifecycle-sql';
 import { createTestContext, type TestContext } from '../support/context';
 import { addPastDays, captureStatements, todayOf } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
@@ -146,7 +142,7 @@ it('a pool made with genericPlans plans prepared statements once; the others as 
   expect(await mode(knex)).toBe('auto');
 });
 
-it("the take's and the record's generic plans start only their batch's day, among many days kept", async () => {
+it("the claim's and the record's generic plans start only their batch's day, among many days kept", async () => {
   const { tenantId } = await tenantWithSubscriptions(ctx);
   const eventIds = await emitUsageEvents(knex, tenantId, 3);
   const open = await lifecycle.fanOut(knex, eventIds);
@@ -154,12 +150,12 @@ it("the take's and the record's generic plans start only their batch's day, amon
   const requests = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
   const today = todayOf('webhook_deliveries');
 
-  let taken: Awaited<ReturnType<DeliveryLifecycle['take']>> = [];
-  const takeValues = await sent(TAKE_SQL, async () => {
-    taken = await lifecycle.take(generic, requests);
+  let taken: Awaited<ReturnType<DeliveryLifecycle['claim']>> = [];
+  const takeValues = await sent(CLAIM_SQL, async () => {
+    taken = await lifecycle.claim(generic, requests, 10_000);
   });
   expect(taken.every(Boolean)).toBe(true);
-  const take = await preparedPlan(generic, TAKE_SQL, takeValues);
+  const take = await preparedPlan(generic, CLAIM_SQL, takeValues);
   expect(prunedAtStart(take)).toBeGreaterThanOrEqual(PAST_DAYS);
   expect(scannedIn(take).filter((r) => r.startsWith('webhook_deliveries_'))).toEqual([today]);
   // Made while the day's partition has no statistics, as every new day's is, the plan still
@@ -179,7 +175,6 @@ it("the take's and the record's generic plans start only their batch's day, amon
         excerpt: null,
         outcome: { kind: 'succeeded' as const },
         logAttempt: true,
-        taken: true,
       })),
     );
     expect(moved).toEqual([true, true, true]);
@@ -196,11 +191,11 @@ it("the take's and the record's generic plans start only their batch's day, amon
   // Each ran once on the pool's one connection, with the plan made once, never for its values.
   const { rows } = (await generic.raw(
     `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
-      WHERE name IN ('sb_dl_take', 'sb_dl_record') ORDER BY name`,
+      WHERE name IN ('sb_dl_claim', 'sb_dl_record') ORDER BY name`,
   )) as { rows: Array<{ name: string; generic_plans: string; custom_plans: string }> };
   expect(rows.map((r) => [r.name, Number(r.generic_plans), Number(r.custom_plans)])).toEqual([
+    ['sb_dl_claim', 1, 0],
     ['sb_dl_record', 1, 0],
-    ['sb_dl_take', 1, 0],
   ]);
 });
 
@@ -269,6 +264,7 @@ it("the relay's claim and fan-out are planned once per connection on the stateme
           await lifecycle.publish(
             trx,
             events.map((e) => e.id),
+            10_000,
           )
         ).length;
       });

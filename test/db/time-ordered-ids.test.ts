@@ -111,6 +111,6 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
   );
   expect(claimed?.delivery.id).toBe(open!.id);
   expect(claimed?.event.id).toBe(eventId);
-  await lifecycle.release(knex, open!.id, 0);
+  await lifecycle.release(knex, [open!.id], 0);
   expect((await ctx.deps.stores.deliveries.get(knex, open!.id))?.status).toBe('pending');
 });

@@ -1,9 +1,4 @@
-import {
-  DeliveryLifecycle,
-  TAKE_WINDOW_S,
-  type AttemptRecord,
-  type ClaimedDelivery,
-} from '@switchboard/db';
+import { DeliveryLifecycle, type AttemptRecord, type ClaimedDelivery } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
@@ -40,20 +35,35 @@ it('fans out a batch of events once each, and a re-run returns the open deliveri
   expect(again.map((d) => d.id).sort()).toEqual(open.map((d) => d.id).sort());
 });
 
-it("the relay's fan-out (publish) returns what it made, and makes nothing twice", async () => {
+it("the relay's fan-out (publish) returns what it made, claimed, and makes nothing twice", async () => {
   const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
   const eventIds = [
     await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
     await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
   ];
-  const made = await lifecycle.publish(ctx.deps.knex, [...eventIds, eventIds[0] as string]);
-  expect(made.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+  const made = await lifecycle.publish(
+    ctx.deps.knex,
+    [...eventIds, eventIds[0] as string],
+    LOCK_MS,
+  );
+  expect(made.map((c) => c.delivery.eventId).sort()).toEqual([...eventIds].sort());
+  // As a claim returns them: claimed, with their event and their subscription.
+  for (const c of made) {
+    expect(c.delivery).toMatchObject({ status: 'delivering', claims: 1, attempts: 0, round: 1 });
+    expect(c.event).toMatchObject({ type: 'call.started', livemode: true });
+    expect(c.subscription).toMatchObject({ isActive: true, tenantId: s.tenant.tenantId });
+  }
   expect(await ctx.deps.stores.events.pending(eventIds)).toEqual(new Set());
+  // Held: nobody else claims them until their claims lapse; nothing is open to the reconciler.
+  const requests = made.map((c) => ({ deliveryId: c.delivery.id, round: 1, attempt: 1 }));
+  expect(await lifecycle.claim(ctx.deps.knex, requests, LOCK_MS)).toEqual([undefined, undefined]);
+  const overdue = await lifecycle.overdue(ctx.deps.knex, 0, 10_000);
+  expect(overdue.filter((d) => eventIds.includes(d.eventId))).toEqual([]);
   // Published, the events are never the relay's again; run anyway, nothing is made or read.
-  expect(await lifecycle.publish(ctx.deps.knex, eventIds)).toEqual([]);
-  // The job's re-run (fanOut) still finds the deliveries open.
+  expect(await lifecycle.publish(ctx.deps.knex, eventIds, LOCK_MS)).toEqual([]);
+  // A re-run of the fan-out (fanOut) still finds the deliveries open.
   const open = await lifecycle.fanOut(ctx.deps.knex, eventIds);
-  expect(open.map((d) => d.id).sort()).toEqual(made.map((d) => d.id).sort());
+  expect(open.map((d) => d.id).sort()).toEqual(made.map((c) => c.delivery.id).sort());
 });
 
 it('claims each delivery of a batch once; a duplicate request in the batch gets nothing', async () => {
@@ -76,85 +86,22 @@ it('claims each delivery of a batch once; a duplicate request in the batch gets 
   expect(await lifecycle.claim(ctx.deps.knex, [a!], LOCK_MS)).toEqual([undefined]);
 });
 
-it('takes a new, recent delivery without writing it; its taken record moves it only while unclaimed', async () => {
-  const { open } = await deliveries(3);
-  const [a, b, c] = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
-  const version = async (id: string) =>
-    (await ctx.deps.knex.raw('SELECT xmin::text AS v FROM webhook_deliveries WHERE id = ?', [id]))
-      .rows[0]?.v as string;
-  const before = await version(a!.deliveryId);
-  // Aligned by attempt too: a request for another attempt of b, first, gets nothing.
-  const taken = await lifecycle.take(ctx.deps.knex, [{ ...b!, attempt: 2 }, a!, b!, c!, a!]);
-  expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([
-    null,
-    a!.deliveryId,
-    b!.deliveryId,
-    c!.deliveryId,
-    null,
-  ]);
-  expect(taken[1]?.event.type).toBe('call.started');
-  expect(taken[1]?.delivery).toMatchObject({ status: 'pending', claims: 0, attempts: 0 });
-  // A read: the row version is the fan-out's.
-  expect(await version(a!.deliveryId)).toBe(before);
-  // Another worker claims b meanwhile (a job of the reconciler's): b's taken record is not
-  // this row's to move; c, canceled meanwhile, counts the attempt as any canceled delivery.
-  expect((await lifecycle.claim(ctx.deps.knex, [b!], LOCK_MS))[0]).toBeDefined();
-  await lifecycle.cancel(ctx.deps.knex, c!.deliveryId);
-  const base = { statusCode: 204, error: null, durationMs: 2, excerpt: null, logAttempt: true };
-  const moved = await lifecycle.record(
-    ctx.deps.knex,
-    taken.slice(1, 4).map((t) => ({
-      ...base,
-      delivery: t!.delivery,
-      outcome: { kind: 'succeeded' as const },
-      taken: true,
-    })),
-  );
-  expect(moved).toEqual([true, false, false]);
-  const rows = await ctx.deps
-    .knex('webhook_deliveries')
-    .whereIn(
-      'id',
-      open.map((d) => d.id),
-    )
-    .select('id', 'status', 'attempts', 'claims');
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  expect(byId.get(a!.deliveryId)).toMatchObject({ status: 'succeeded', attempts: 1, claims: 0 });
-  expect(byId.get(b!.deliveryId)).toMatchObject({ status: 'delivering', attempts: 0, claims: 1 });
-  expect(byId.get(c!.deliveryId)).toMatchObject({ status: 'canceled', attempts: 1 });
-  // Nothing is taken twice, nor once claimed.
-  expect(await lifecycle.take(ctx.deps.knex, [a!, b!, c!])).toEqual([
-    undefined,
-    undefined,
-    undefined,
-  ]);
-});
-
-it('takes no delivery made over TAKE_WINDOW_S ago unless told any age; the reconciler leaves new ones alone for twice that', async () => {
+it('the reconciler lists a delivery overdue by the grace once no claim holds it', async () => {
   const { open } = await deliveries(2);
-  const [young, old] = open;
-  const age = (id: string, s: number) =>
-    ctx.deps
-      .knex('webhook_deliveries')
-      .where({ id })
-      .update({ next_attempt_at: ctx.deps.knex.raw(`now() - make_interval(secs => ${s})`) });
-  await age(young!.id, TAKE_WINDOW_S - 2);
-  await age(old!.id, TAKE_WINDOW_S + 1);
-  const req = (id: string) => ({ deliveryId: id, round: 1, attempt: 1 });
-  const taken = await lifecycle.take(ctx.deps.knex, [req(young!.id), req(old!.id)]);
-  expect(taken.map((t) => t?.delivery.id ?? null)).toEqual([young!.id, null]);
-  // Without a window (a delivery job's own attempt), a new delivery of any age.
-  const anyAge = await lifecycle.take(ctx.deps.knex, [req(young!.id), req(old!.id)], null);
-  expect(anyAge.map((t) => t?.delivery.id ?? null)).toEqual([young!.id, old!.id]);
-  // Overdue by a 1 s grace, yet left alone: made less than 2 × TAKE_WINDOW_S ago.
+  const [pending, claimed] = open;
+  await ctx.deps
+    .knex('webhook_deliveries')
+    .whereIn('id', [pending!.id, claimed!.id])
+    .update({ next_attempt_at: ctx.deps.knex.raw(`now() - interval '2 seconds'`) });
+  await lifecycle.claim(
+    ctx.deps.knex,
+    [{ deliveryId: claimed!.id, round: 1, attempt: 1 }],
+    LOCK_MS,
+  );
   const overdueIds = async () =>
     (await lifecycle.overdue(ctx.deps.knex, 1_000, 10_000)).map((d) => d.id);
-  expect(await overdueIds()).not.toContain(old!.id);
-  await age(old!.id, 2 * TAKE_WINDOW_S + 1);
-  expect(await overdueIds()).toContain(old!.id);
-  // A delivery past its first attempt is the reconciler's after the grace alone.
-  await ctx.deps.knex('webhook_deliveries').where({ id: young!.id }).update({ attempts: 1 });
-  expect(await overdueIds()).toContain(young!.id);
+  expect(await overdueIds()).toContain(pending!.id);
+  expect(await overdueIds()).not.toContain(claimed!.id);
 });
 
 it('records a batch of successes and retries; only rows at the claimed attempt move', async () => {
@@ -425,11 +372,15 @@ it('keeps an attempt a new round superseded in flight, and the old round listed'
   ]);
 });
 
-it('keeps a taken first attempt a manual retry overtook in flight, listed in round 1', async () => {
+it('keeps a first attempt a manual retry overtook in flight, listed in round 1', async () => {
   const { open, subscription } = await deliveries(1);
   const id = open[0]!.id;
-  const [taken] = await lifecycle.take(ctx.deps.knex, [{ deliveryId: id, round: 1, attempt: 1 }]);
-  // The retry finds the row pending (nothing claimed it) and starts round 2 at once.
+  const [taken] = await lifecycle.claim(
+    ctx.deps.knex,
+    [{ deliveryId: id, round: 1, attempt: 1 }],
+    LOCK_MS,
+  );
+  // The retry starts round 2 at once, whatever the claim.
   expect(await lifecycle.newRound(ctx.deps.knex, subscription.id, id)).toMatchObject({ round: 2 });
   const moved = await lifecycle.record(ctx.deps.knex, [
     {
@@ -440,7 +391,6 @@ it('keeps a taken first attempt a manual retry overtook in flight, listed in rou
       logAttempt: true,
       delivery: taken!.delivery,
       outcome: { kind: 'succeeded' },
-      taken: true,
     },
   ]);
   expect(moved).toEqual([false]);

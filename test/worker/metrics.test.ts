@@ -53,7 +53,7 @@ it('reports the depth of every queue of the job catalog', async () => {
       body,
     )?.[1];
   const queues = Object.values(catalog).map((job) => job.queue);
-  expect(queues).toEqual(expect.arrayContaining(['events', 'deliveries', 'lead-imports', 'sms']));
+  expect(queues).toEqual(expect.arrayContaining(['deliveries', 'lead-imports', 'sms']));
   for (const queue of queues) {
     for (const state of ['waiting', 'active', 'delayed', 'failed']) {
       expect([queue, state, depth(queue, state)]).toEqual([queue, state, expect.any(String)]);

@@ -76,7 +76,7 @@ export function createMetrics(): Metrics {
     }),
     attemptsWithheld: new Counter({
       name: 'switchboard_delivery_attempts_withheld_total',
-      help: 'First attempts taken but not sent: their job had lost its lock (its worker stalled past it) and another run holds the delivery',
+      help: 'Attempts claimed but not sent: their process stalled too long after the claim (SEND_WITHIN_MS), which is left to lapse and made again',
       registers: [registry],
     }),
     smsSent: new Counter({

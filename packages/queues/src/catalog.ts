@@ -14,43 +14,6 @@ import { defineJob } from './job-definition';
  */
 const traceparentSchema = { type: 'string', maxLength: 200 } as const;
 
-/** At most this many deliveries travel in an event job (eventJobSchema, `deliveries`). */
-export const MAX_RELAYED_DELIVERIES = 100;
-
-const eventJobSchema = {
-  type: 'object',
-  required: ['v', 'eventId'],
-  properties: {
-    v: { const: 1 },
-    eventId: { type: 'string', minLength: 1 },
-    // The event's tenant: its turn in the queue (./fair.ts). Absent in jobs made without it
-    // (the reconciler's), which take turns as a group of their own.
-    tenantId: { type: 'string', minLength: 1 },
-    // The relay's span when tracing is on (the relay sets it): the fan-out is its child.
-    traceparent: traceparentSchema,
-    // The deliveries the relay created for the event, all new (round 1, no attempt, no
-    // claim), when it created at most MAX_RELAYED_DELIVERIES: the job attempts these
-    // instead of reading them back. Absent: the job runs the fan-out statement itself.
-    deliveries: {
-      type: 'array',
-      maxItems: MAX_RELAYED_DELIVERIES,
-      items: {
-        type: 'object',
-        required: ['id'],
-        properties: {
-          id: { type: 'string', minLength: 1 },
-          // Its target: a subscription, or a receptionist's legacy webhook_url.
-          subscriptionId: { type: 'string', minLength: 1 },
-          receptionistId: { type: 'string', minLength: 1 },
-        },
-        additionalProperties: false,
-      },
-    },
-  },
-  additionalProperties: false,
-} as const;
-export type EventJob = FromSchema<typeof eventJobSchema>;
-
 const deliveryJobSchema = {
   type: 'object',
   required: ['v', 'deliveryId', 'round', 'attempt'],
@@ -182,19 +145,6 @@ export type TestDataDeletionJob = FromSchema<typeof testDataDeletionJobSchema>;
  * the old name strand. Job ids are deterministic (re-adding an existing job is a no-op).
  */
 export const catalog = {
-  /** One job per outbox event: fan it out into deliveries. */
-  events: defineJob<EventJob>({
-    queue: 'events',
-    name: 'event',
-    schema: eventJobSchema,
-    jobId: (d) => d.eventId,
-    // Fan-out is idempotent and its first attempts do not hold the job (it waits for them
-    // 250 ms at most): a job of a dead worker is back within 5 s (lock) + 2 s (check), so the
-    // deliveries it had not yet made or started go out well within the 15 s of docs/RELIABILITY.md.
-    timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
-    // Tenants take turns: one tenant's burst in the relay's window does not run first.
-    fairGroup: (d) => d.tenantId ?? '',
-  }),
   /**
    * One job per claim generation of a delivery attempt; the id names the round, the attempt
    * it performs and, after a claim that recorded nothing, the generation (`-cN`).
@@ -204,8 +154,8 @@ export const catalog = {
     name: 'delivery',
     schema: deliveryJobSchema,
     jobId: (d) => `${d.deliveryId}-r${d.round}-a${d.attempt}${d.claims ? `-c${d.claims}` : ''}`,
-    // A job of a dead worker that had not claimed its row (not yet, or it took its first
-    // attempt without a claim) is back within 7 s, as a recovery. A claimed attempt
+    // A job of a dead worker that had not claimed its row yet is back within 7 s, as a
+    // recovery. A claimed attempt
     // comes back through its claim instead (the reconciler re-adds it, under a new id, once
     // the claim lapses: WEBHOOK_TIMEOUT_MS + 3 s after the claim, see deliver.ts).
     timings: { lockDurationMs: 5_000, stalledIntervalMs: 2_000 },

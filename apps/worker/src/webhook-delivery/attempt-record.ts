@@ -44,8 +44,6 @@ export function decide(
  * and the reconciler redoes the attempt once Postgres is back. Returns false when a manual
  * retry superseded this attempt or the delivery was canceled while it was in flight (its
  * outcome then changes nothing else; a canceled delivery still counts the attempt).
- * `taken`: the attempt was taken under its event job's lease, not claimed
- * (./first-attempt-lease.ts).
  */
 export async function recordOutcome(
   deps: WorkerDeps,
@@ -53,7 +51,6 @@ export async function recordOutcome(
   d: Delivery,
   r: AttemptResult,
   outcome: AttemptOutcome,
-  taken = false,
 ): Promise<boolean> {
   const excerpt = r.response_excerpt ? r.response_excerpt.slice(0, 4096) : null;
   // [how, excerpt, log the attempt, its headers]: each level keeps less of what came from outside.
@@ -75,7 +72,6 @@ export async function recordOutcome(
       requestHeaders: withHeaders ? (r.request_headers ?? null) : null,
       responseHeaders: withHeaders ? (r.response_headers ?? null) : null,
       logAttempt,
-      ...(taken ? { taken } : {}),
     };
     try {
       return await write(deps, batches, record, outcome);

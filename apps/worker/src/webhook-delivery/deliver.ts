@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import { buildEnvelope } from '@switchboard/events';
-import type { ClaimRequest, Delivery } from '@switchboard/db';
+import type { ClaimedDelivery, ClaimRequest, Delivery } from '@switchboard/db';
 import { SecretBoxError } from '@switchboard/crypto';
 import type { DeliveryJob } from '@switchboard/queues';
 import { signPayload } from '@switchboard/webhooks';
@@ -15,13 +15,6 @@ import { enqueueDeliveries, isRecovery } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import type { Throttle } from './throttle';
 import type { AttemptLog } from './attempt-log';
-import {
-  FirstAttemptLease,
-  holdAttempt,
-  LEASE_WAIT_MS,
-  lockOf,
-  type AttemptHold,
-} from './first-attempt-lease';
 
 /** How long a delivery whose secret cannot be decrypted waits before it is tried again. */
 const SECRET_RETRY_MS = 60_000;
@@ -33,6 +26,13 @@ const SECRET_RETRY_MS = 60_000;
  * to send: within WEBHOOK_TIMEOUT_MS + 5 s.
  */
 export const CLAIM_MARGIN_MS = 3_000;
+/**
+ * An attempt is sent only this soon after its claim was asked for (`Claim.since`): its POST
+ * (at most WEBHOOK_TIMEOUT_MS) then ends at least CLAIM_MARGIN_MS − SEND_WITHIN_MS = 1 s
+ * before the claim can lapse, time to record it. An attempt later than this (its process
+ * stalled) sends nothing and leaves its claim to lapse: the reconciler's job makes it.
+ */
+export const SEND_WITHIN_MS = 2_000;
 /**
  * Claims of one attempt that may end without a recorded outcome (a worker killed between
  * sending and recording, a record that failed) before the attempt is given up unsent.
@@ -56,28 +56,27 @@ const OUTCOME_UNKNOWN: AttemptResult = {
 };
 
 /**
- * One attempt of one delivery, from its claim to its recorded outcome. Ends with
- * `throttledUntil` when the attempt was not made because the subscription's throttle
- * (./throttle.ts) kept it a later slot: the row was given back, due then, and the caller
- * makes the attempt's job wait for it.
+ * One attempt of one delivery, from its claim to its recorded outcome: `claimed` when the
+ * caller already holds the claim (the relay created the delivery claimed, ./first-attempts.ts),
+ * else the attempt claims `request` first. Ends with `throttledUntil` when the attempt was
+ * not made because the subscription's throttle (./throttle.ts) kept it a later slot: the row
+ * was given back, due then, and the caller makes the attempt's job wait for it.
  */
-export type Attempt = (request: ClaimRequest, lease?: FirstAttemptLease) => Promise<AttemptEnd>;
+export type Attempt = (request: ClaimRequest, claimed?: Claim) => Promise<AttemptEnd>;
+/** A claim the caller holds: the row as claimed, and when the claim was asked for (ms). */
+export interface Claim {
+  claimed: ClaimedDelivery;
+  since: number;
+}
 export type AttemptEnd = { throttledUntil: number } | undefined;
 
 /**
- * The deliveries processor: retries, manual retries, and first attempts that could not run
- * in their event's job. First a slot in the delivery's lanes (its target and its tenant, see
- * in-flight.ts): a job refused one waits delayed, holding no worker slot. Then one attempt.
- * A first attempt is taken under the job's own lease (./first-attempt-lease.ts): its row is
- * written once, with its outcome; a recovery claims instead (isRecovery).
+ * The deliveries processor: retries, manual retries, recoveries, and first attempts the
+ * relay could not make itself. First a slot in the delivery's lanes (its target and its
+ * tenant, see in-flight.ts): a job refused one waits delayed, holding no worker slot. Then
+ * one attempt, claimed.
  */
-export function deliveryProcessor(
-  deps: WorkerDeps,
-  lanes: InFlightLanes,
-  attempt: Attempt,
-  leaseWaitMs = LEASE_WAIT_MS,
-  lockDurationMs?: number,
-) {
+export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
     const lane = await laneOf(deps, data);
     if (!lane) return; // the delivery is gone
@@ -96,23 +95,13 @@ export function deliveryProcessor(
       throw new DelayedError();
     }
     const request = { deliveryId: data.deliveryId, round: data.round, attempt: data.attempt };
-    // A first attempt is taken, at any age, under this job's lease, and claimed if it runs
-    // longer than LEASE_WAIT_MS; a recovery, or a run after a failed one (it may have sent),
-    // claims at once.
-    const first = data.round === 1 && data.attempt === 1 && !urgent && job.attemptsMade === 0;
-    const lease = first
-      ? new FirstAttemptLease(null, leaseWaitMs, lockOf(job, token, lockDurationMs))
-      : undefined;
-    const run = async (): Promise<AttemptEnd> => {
-      if (!lease) return attempt(request);
-      const started = attempt(request, lease);
-      await lease.endWithin([started]);
-      return started;
-    };
     let end: AttemptEnd;
     try {
-      end = await lanes.hold(lane, holder, run, (err) =>
-        deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
+      end = await lanes.hold(
+        lane,
+        holder,
+        () => attempt(request),
+        (err) => deps.logger.warn({ err, deliveryId: data.deliveryId }, 'slot not renewed'),
       );
     } finally {
       // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
@@ -166,9 +155,13 @@ async function laneOf(deps: WorkerDeps, data: DeliveryJob): Promise<Lane | undef
 
 /**
  * One attempt: the row is claimed (only a caller for this exact round and attempt can claim
- * it, and only one worker at a time), the envelope is signed and sent, and the outcome is
- * recorded atomically; the claim and the record join the process's batches. A further
- * attempt is a delayed job, never a sleep holding a slot. The caller holds a lane slot.
+ * it, and only one worker at a time; the relay's first attempts come claimed), the envelope
+ * is signed and sent, and the outcome is recorded atomically; the claim and the record join
+ * the process's batches. Every attempt is sent under its claim, whose lease
+ * (WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS) outlasts the POST's deadline: a second holder only
+ * exists once the first could not record in time (its worker died or stalled that long, or
+ * Postgres was away). A further attempt is a delayed job, never a sleep holding a slot. The
+ * caller holds a lane slot.
  */
 export function attemptRunner(
   deps: WorkerDeps,
@@ -178,33 +171,23 @@ export function attemptRunner(
 ): Attempt {
   const { config, knex, logger, metrics, sender } = deps;
 
-  return async (data: ClaimRequest, lease?: FirstAttemptLease): Promise<AttemptEnd> => {
+  return async (data: ClaimRequest, given?: Claim): Promise<AttemptEnd> => {
+    const since = Date.now();
     // Gone, final, already past this attempt, or held by another worker: nothing to do.
-    const hold = await holdAttempt(batches, data, lease);
-    if (!hold) return;
-    try {
-      return await attemptHeld(data, hold);
-    } finally {
-      hold.close();
-    }
+    const claimed = given?.claimed ?? (await batches.claim(data));
+    if (!claimed) return;
+    return attemptClaimed(data, { claimed, since: given?.since ?? since });
   };
 
-  async function attemptHeld(data: ClaimRequest, hold: AttemptHold): Promise<AttemptEnd> {
-    const { claimed } = hold;
+  async function attemptClaimed(data: ClaimRequest, claim: Claim): Promise<AttemptEnd> {
+    const { claimed } = claim;
     const { delivery: d, event } = claimed;
     // The attempt's fields, made only for a line that is written (a success is counted).
     const fields = () => ({ deliveryId: d.id, eventId: d.eventId, attempt: data.attempt });
     let child: Logger | undefined;
     const log = (): Logger => (child ??= logger.child(fields()));
-    /**
-     * Nothing sent: the row waits `ms` (release moves a claimed row only, so a taken attempt
-     * is claimed first). False: another holds the row now, and this attempt leaves it alone.
-     */
-    const putBack = async (ms: number): Promise<boolean> => {
-      if (!(await hold.claim())) return false;
-      await batches.lifecycle.release(knex, d.id, ms);
-      return true;
-    };
+    /** Nothing sent: the claim is given back and the row waits `ms`. */
+    const putBack = (ms: number): Promise<void> => batches.lifecycle.release(knex, [d.id], ms);
     let result: AttemptResult;
     if (d.claims > MAX_CLAIMS_PER_ATTEMPT) {
       // Earlier claims of this attempt never recorded an outcome: sending it again could loop
@@ -220,7 +203,7 @@ export function attemptRunner(
         // An operator problem, not the subscriber's: the secret was encrypted under another
         // SECRET_ENCRYPTION_KEY. Nothing is sent and nothing is counted; the delivery waits
         // (the reconciler tries again) until the key is put right.
-        if (!(await putBack(SECRET_RETRY_MS))) return;
+        await putBack(SECRET_RETRY_MS);
         log().error(
           'cannot decrypt the signing secret: is SECRET_ENCRYPTION_KEY the one it was stored with?',
         );
@@ -230,7 +213,7 @@ export function attemptRunner(
       if (target === 'paused') {
         // Paused by the tenant: nothing sent, nothing counted; it goes out on resume (and
         // waits its turn again if it had a throttle slot).
-        if (!(await putBack(PAUSED_RECHECK_MS))) return;
+        await putBack(PAUSED_RECHECK_MS);
         if (d.subscriptionId && claimed.subscription?.rateLimitPerSecond) {
           await throttle.forget(d.subscriptionId, slotKey);
         }
@@ -248,17 +231,17 @@ export function attemptRunner(
         const { waitMs, fresh } = await throttle.reserve(d.subscriptionId, slotKey, limit);
         if (waitMs > 0) {
           // Not an attempt: nothing sent, nothing counted; the row waits for its slot.
-          if (!(await putBack(waitMs))) return;
+          await putBack(waitMs);
           if (fresh) metrics.deliveriesThrottled.inc();
           log().debug({ waitMs }, 'delivery waits: subscription throttled');
           return { throttledUntil: Date.now() + waitMs };
         }
       }
-      // A taken attempt whose job lost its lock (or whose late claim lost) sends nothing: the
-      // run that holds the row now sends it (./first-attempt-lease.ts).
-      if (!(await hold.confirm())) {
+      // Too late to send under this claim (SEND_WITHIN_MS): it lapses, and the attempt is the
+      // reconciler's job's. Nothing was sent, so that job's POST is the only one.
+      if (Date.now() - claim.since > SEND_WITHIN_MS) {
         metrics.attemptsWithheld.inc();
-        log().warn('attempt not sent: its job no longer holds the delivery');
+        log().warn('attempt not sent: too late for its claim; it is made again once that lapses');
         return;
       }
       const body = JSON.stringify(buildEnvelope(event));
@@ -276,12 +259,7 @@ export function attemptRunner(
     }
 
     const outcome = decide(config.webhook.maxAttempts, config.webhook.retryBackoffMs, d, result);
-    // The last attempt's failure counts in the subscription's streak: a claimed row's record
-    // only (EXHAUST_SQL).
-    if (outcome.kind === 'failed') await hold.claim();
-    const recorded = await hold.record((taken) =>
-      recordOutcome(deps, batches, d, result, outcome, taken),
-    );
+    const recorded = await recordOutcome(deps, batches, d, result, outcome);
     if (!recorded) {
       // Counted on the delivery all the same if it was canceled meanwhile (see RECORD_SQL).
       log().info(

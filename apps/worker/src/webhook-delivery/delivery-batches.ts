@@ -7,7 +7,6 @@ import {
   type ClaimedDelivery,
   type ClaimRequest,
   type Knex,
-  type OpenDelivery,
 } from '@switchboard/db';
 
 /**
@@ -17,13 +16,7 @@ import {
  */
 export interface DeliveryBatches {
   lifecycle: DeliveryLifecycle;
-  fanOut(eventId: string): Promise<OpenDelivery[]>;
   claim(request: ClaimRequest): Promise<ClaimedDelivery | undefined>;
-  /**
-   * A first attempt taken under its job's lease (./first-attempt-lease.ts): made within
-   * `windowS` seconds (an event job's attempt), or of any age (null: a delivery job's).
-   */
-  take(request: ClaimRequest, windowS: number | null): Promise<ClaimedDelivery | undefined>;
   record(record: AttemptRecord): Promise<boolean>;
 }
 
@@ -51,24 +44,10 @@ export function createDeliveryBatches(
       DEADLOCK_OR_SERIALIZATION.has(String((err as { code?: unknown } | null)?.code)),
     shared: isTransientDbError,
   };
-  const fanOut = new Batcher<string, OpenDelivery[]>(async (eventIds) => {
-    const open = await lifecycle.fanOut(knex, [...new Set(eventIds)]);
-    return eventIds.map((id) => open.filter((d) => d.eventId === id));
-  }, opts);
   const claim = new Batcher<ClaimRequest, ClaimedDelivery | undefined>(
     (requests) => lifecycle.claim(knex, requests, lockMs),
     opts,
   );
-  // One batch per window: the window is a parameter of the whole statement.
-  const takes = new Map<number | null, Batcher<ClaimRequest, ClaimedDelivery | undefined>>();
-  const take = (windowS: number | null) => {
-    let batcher = takes.get(windowS);
-    if (!batcher) {
-      batcher = new Batcher((requests) => lifecycle.take(knex, requests, windowS), opts);
-      takes.set(windowS, batcher);
-    }
-    return batcher;
-  };
   const record = new Batcher<AttemptRecord, boolean>(async (records) => {
     // A delivery appears at most once per statement; a second record of the same one (two
     // claims of it, one lapsed) runs after the first.
@@ -92,9 +71,7 @@ export function createDeliveryBatches(
   }, opts);
   return {
     lifecycle,
-    fanOut: (eventId) => fanOut.add(eventId),
     claim: (request) => claim.add(request),
-    take: (request, windowS) => take(windowS).add(request),
     record: (r) => record.add(r),
   };
 }

@@ -317,7 +317,7 @@ export class InFlightLanes {
 
   /**
    * Whether `acquire` would take a slot now, taking none: a delivery whose lane is full is
-   * added parked (./fan-out.ts) instead of queued only to be refused.
+   * added parked (./first-attempts.ts) instead of queued only to be refused.
    */
   async peek(lane: Lane): Promise<Verdict> {
     const n = this.names(lane);

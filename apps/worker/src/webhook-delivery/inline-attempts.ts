@@ -1,15 +1,12 @@
 /**
- * The first attempts an event's job started. The job waits for them at most
- * LEASE_WAIT_MS (./first-attempt-lease.ts), so a receiver that never answers holds its own attempt (and
- * its lane slot) for the HTTP deadline, but an event job slot that other subscriptions'
- * events need for no longer than that.
- *
- * At most `budget` run at once in a process, and at most half of it for one tenant: a
- * tenant whose receivers hang (or whose event fans out to many subscriptions, every unit
- * taken while its lanes are asked) leaves the other half to other tenants' first attempts,
- * which would otherwise fall back to delivery jobs. A worker killed mid-attempt leaves a claimed
- * row whose claim lapses; the reconciler redoes the attempt (same event id). On shutdown,
- * drain() waits for the ones running, once the event worker stopped starting new ones.
+ * The first attempts the relay's process makes itself (./first-attempts.ts). At most `budget`
+ * run at once in a process, and at most half of it for one tenant: a tenant whose receivers
+ * hang (or whose event fans out to many subscriptions, every unit taken while its lanes are
+ * asked) leaves the other half to other tenants' first attempts, which would otherwise fall
+ * back to delivery jobs; and the relay, which claims events only while there is room, keeps
+ * relaying. A worker killed mid-attempt leaves a claimed row whose claim lapses; the
+ * reconciler redoes the attempt (same event id). On shutdown, drain() waits for the ones
+ * running, once the relay stopped starting new ones.
  */
 export class InlineAttempts {
   private readonly running = new Set<Promise<void>>();
@@ -20,6 +17,16 @@ export class InlineAttempts {
 
   constructor(private readonly budget: number) {
     this.share = Math.max(1, Math.ceil(budget / 2));
+  }
+
+  /** Units not taken. */
+  get free(): number {
+    return this.budget - this.taken;
+  }
+
+  /** Units `tenantId` could take now. */
+  freeFor(tenantId: string): number {
+    return Math.min(this.free, this.share - (this.byTenant.get(tenantId) ?? 0));
   }
 
   /**

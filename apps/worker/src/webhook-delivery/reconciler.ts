@@ -36,8 +36,7 @@ const BATCH = 500;
 /**
  * The safety net that makes a lost job harmless: rows are the truth, jobs are hints.
  * - events a version before migration 098 left pending (during an upgrade) are moved into the
- *   outbox after the grace period (an event's fan-out and its deliveries commit together, so a
- *   lost event job leaves overdue deliveries, below);
+ *   outbox after the grace period (an event's fan-out and its deliveries commit together);
  * - open deliveries whose next attempt is overdue, and whose claim (if any) has lapsed, get
  *   their attempt job again.
  * Deterministic job ids make every re-add a no-op while the original job still exists, and
@@ -64,7 +63,7 @@ export function startReconciler(
 
   /**
    * Adds each delivery's job again; a job stuck in `active` without a lock (its worker died
-   * while it ran: an attempt taken and maybe sent, or not yet claimed) is freed first, or
+   * while it ran: an attempt claimed and maybe sent) is freed first, or
    * the add would be a no-op until BullMQ's stalled check. The jobs this adds are marked
    * recovered: each stands for a job lost or freed, whose attempt may have been in flight,
    * and goes before its lanes' backlogs, as the job of a lapsed claim does. A job that still

@@ -21,11 +21,7 @@ it('a claimed attempt of a dead worker is looked for again within the window', (
   expect(lapse + ROOM_FOR_THE_WORK_MS).toBeLessThanOrEqual(WINDOW_MS);
 });
 
-it("a dead worker's event and delivery jobs are back within the window", () => {
-  for (const queue of [catalog.events, catalog.deliveries]) {
-    const { lockDurationMs, stalledIntervalMs } = queue.timings;
-    expect(lockDurationMs + stalledIntervalMs + ROOM_FOR_THE_WORK_MS).toBeLessThanOrEqual(
-      WINDOW_MS,
-    );
-  }
+it("a dead worker's delivery jobs are back within the window", () => {
+  const { lockDurationMs, stalledIntervalMs } = catalog.deliveries.timings;
+  expect(lockDurationMs + stalledIntervalMs + ROOM_FOR_THE_WORK_MS).toBeLessThanOrEqual(WINDOW_MS);
 });

@@ -11,9 +11,9 @@ import type { SendRequest, SendResult, WebhookSender } from '@switchboard/webhoo
 
 /**
  * One delivery attempt as a span (`webhook.attempt`, a client span) in the trace of its
- * event: a child of the fan-out when the attempt runs inline in the event's job, else of the
- * outbox write stored with the event. The span records the receiver's status code (or the
- * error) and is failed when the attempt is. The request carries the span's W3C
+ * event: a child of the outbox write stored with the event (unless a span is active
+ * already). The span records the receiver's status code (or the error) and is failed when
+ * the attempt is. The request carries the span's W3C
  * `traceparent` (docs/decisions/0061-metrics-logs-traces.md), so a subscriber's own tracing can
  * join; with tracing off nothing is added. The sender never throws for a failed delivery.
  */
@@ -24,7 +24,7 @@ export function sendTraced(
   attempt: number,
 ): Promise<SendResult> {
   const { delivery, event } = claimed;
-  // Inline in the event's job the fan-out span is active; a delivery job has none.
+  // Neither the relay nor a delivery job runs its attempt in a span of its own.
   const parent = currentTraceId() ? undefined : contextFromTraceparent(event.traceparent);
   const attributes = {
     'http.request.method': 'POST',

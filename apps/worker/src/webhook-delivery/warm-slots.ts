@@ -22,10 +22,10 @@ interface Warm extends HeldSlot {
 }
 
 /**
- * The lane slots of an event job's first attempts, handed from one first attempt to the next
+ * The lane slots of the relay's first attempts, handed from one first attempt to the next
  * of the same lane in this process instead of given back to Redis and asked again.
  *
- * Why: with one busy subscription, the event jobs of a worker keep its lane at the cap. A
+ * Why: with one busy subscription, the relay's first attempts keep its lane at the cap. A
  * slot given back wakes a parked job of the lane, which takes it, so the next event's first
  * attempt finds the lane full and is parked in turn: a cycle that kept a fifth of first
  * attempts parked and claimed (docs/benchmarks/delivery.md, One busy subscription at its

@@ -56,21 +56,30 @@ export interface ClaimRow extends DeliveryRow {
   } | null;
 }
 
-/** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
-const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
+/**
+ * The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). `claimed`: the
+ * deliveries are inserted claimed, for `$4` seconds, by the caller that will attempt them (the
+ * relay, PUBLISH_FAN_OUT_SQL), and return every column a claim returns; else pending.
+ */
+const fanOutCtes = (claimed: boolean): string => {
+  const columns = claimed ? ', status, locked_until, claims' : '';
+  const values = claimed ? `, 'delivering', now() + make_interval(secs => $4::float8), 1` : '';
+  const returning = claimed ? DELIVERY_COLUMNS : OPEN_COLUMNS;
+  return `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT DISTINCT unnest($1::text[]) AS id
      ), taken AS (
        DELETE FROM event_outbox o USING async_commit, q WHERE o.event_id = q.id
     RETURNING o.event_id
      ), ev AS (
-       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, e.livemode,
-              ${aboutSubscriptionSql('e')} AS about
+       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, e.livemode, e.data, e.created_at,
+              e.traceparent, ${aboutSubscriptionSql('e')} AS about
          FROM taken t JOIN events e
            ON e.id = t.event_id AND ${idTimeBoundsSql('t.event_id', 'e.created_at')}
         WHERE e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
      ), to_subscriptions AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
+       INSERT INTO webhook_deliveries
+              (id, tenant_id, event_id, subscription_id, next_attempt_at${columns})
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()${values}
          FROM ev JOIN webhook_subscriptions s
            ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           -- A subscription takes the events of its own mode (docs/API.md, Test mode).
@@ -79,17 +88,19 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
           -- An operational event never goes to the subscription it is about.
           AND (ev.about IS NULL OR ev.about <> s.id::text)
        ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}
+    RETURNING ${returning}
      ), to_legacy AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
+       INSERT INTO webhook_deliveries
+              (id, tenant_id, event_id, receptionist_id, next_attempt_at${columns})
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()${values}
          FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
         -- A legacy webhook_url takes live events only.
         WHERE ev.livemode
        ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}
+    RETURNING ${returning}
      )
 `;
+};
 
 /**
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
@@ -103,7 +114,7 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
  * statement, looks each one up by index instead of scanning every open delivery.
  */
-export const FAN_OUT_SQL = `${FAN_OUT_CTES}
+export const FAN_OUT_SQL = `${fanOutCtes(false)}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
      UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
      UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
@@ -113,47 +124,55 @@ export const FAN_OUT_SQL = `${FAN_OUT_CTES}
                    ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
                 WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
 
-/**
- * The relay's fan-out: FAN_OUT_SQL without its last branch, $1 to $3 as there. The
- * relay's events are in the outbox, and an event in the outbox has never been fanned out
- * (the fan-out deletes its row), so no delivery of it can exist before: the branch that
- * reads them back would find none, and read, on a plan made while the day's partition
- * looked empty, the day's index of open deliveries to find none
- * (docs/decisions/0082-plans-made-once.md).
- */
-export const PUBLISH_FAN_OUT_SQL = `${FAN_OUT_CTES}
-     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
-     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy`;
-
 /** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
 const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
                                       'receptionist_id', e.receptionist_id,
                                       'traceparent', e.traceparent, 'livemode', e.livemode)`;
 
-/**
- * What a claim or a take returns of each delivery (alias `d`): the row, its event, its
- * target. `from` and `to` are the parameters bounding the events' created_at.
- */
-const claimedFields = (
-  from: string,
-  to: string,
-): string => `d.id, d.tenant_id, d.event_id, d.subscription_id, d.receptionist_id, d.status,
-            d.attempts, d.round, d.next_attempt_at, d.locked_until, d.last_status_code,
-            d.last_error, d.created_at, d.updated_at, d.completed_at, d.first_success_at,
-            d.claims,
-            (SELECT ${EVENT_JSON} FROM events e
-              WHERE e.id = d.event_id
-                AND e.created_at BETWEEN d.created_at - interval '1 day'
-                                     AND d.created_at + interval '1 hour'
-                AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz) AS event,
-            (SELECT json_build_object('url', s.url, 'is_active', s.is_active,
+/** The columns of a delivery row that a claim returns (ClaimRow). */
+const DELIVERY_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_id, status, attempts,
+       round, next_attempt_at, locked_until, last_status_code, last_error, created_at, updated_at,
+       completed_at, first_success_at, claims`;
+
+/** A claimed delivery's subscription (its row alias `d`), as ClaimRow['subscription'] reads it. */
+const SUBSCRIPTION_JSON = `(SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'disabled_reason', s.disabled_reason,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
                                       'previous_ciphertext',
                                       CASE WHEN s.secret_overlap_ends_at > now()
                                            THEN s.previous_secret_ciphertext END,
                                       'rate_limit_per_second', s.rate_limit_per_second)
-               FROM webhook_subscriptions s WHERE s.id = d.subscription_id) AS subscription`;
+               FROM webhook_subscriptions s WHERE s.id = d.subscription_id)`;
+
+/**
+ * What a claim returns of each delivery (alias `d`): the row, its event, its target. `from`
+ * and `to` are the parameters bounding the events' created_at.
+ */
+const claimedFields = (from: string, to: string): string =>
+  `${DELIVERY_COLUMNS.split(/,\s*/)
+    .map((c) => `d.${c}`)
+    .join(', ')},
+            (SELECT ${EVENT_JSON} FROM events e
+              WHERE e.id = d.event_id
+                AND e.created_at BETWEEN d.created_at - interval '1 day'
+                                     AND d.created_at + interval '1 hour'
+                AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz) AS event,
+            ${SUBSCRIPTION_JSON} AS subscription`;
+
+/**
+ * The relay's fan-out of the events it claimed (FAN_OUT_SQL's $1 to $3; $4 the claim's
+ * seconds): the deliveries are inserted already claimed by the relay, which attempts them
+ * itself after its commit (apps/worker/src/webhook-delivery/first-attempts.ts), and returned
+ * as a claim returns them, their event and subscription read in the same statement. Nothing
+ * else can be open for these events (an event in the outbox was never fanned out: the
+ * fan-out deletes its row), so there is no branch reading deliveries back
+ * (docs/decisions/0082-plans-made-once.md). A claim that lapses (the relay's worker died) is
+ * the reconciler's, as any claim.
+ */
+export const PUBLISH_FAN_OUT_SQL = `${fanOutCtes(true)}
+     SELECT d.*, ${EVENT_JSON} AS event, ${SUBSCRIPTION_JSON} AS subscription
+       FROM (SELECT * FROM to_subscriptions UNION ALL SELECT * FROM to_legacy) d
+       JOIN ev e ON e.id = d.event_id`;
 
 /**
  * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on
@@ -185,45 +204,6 @@ export const CLAIM_SQL = `WITH ${ASYNC_COMMIT_CTE}, req AS (
         AND (d.status = 'pending' OR (d.status = 'delivering' AND d.locked_until < now())) IS TRUE
   RETURNING ${claimedFields('$7', '$8')}`;
 
-/**
- * How recent a new delivery must be for its first attempt to be taken instead of claimed,
- * and how long the reconciler leaves a new delivery alone (twice that): an attempt taken
- * ends, or is claimed, well within the second half
- * (docs/decisions/0075-first-attempts-taken-not-claimed.md).
- */
-export const TAKE_WINDOW_S = 5;
-
-/**
- * First attempts read instead of claimed: the BullMQ lock of the job that makes them holds
- * them (apps/worker/src/webhook-delivery/first-attempt-lease.ts), so the row is not written
- * until its outcome. $1 delivery ids, $2 rounds, $3 attempts made so far, $4 to $7 as
- * CLAIM_SQL's $5 to $8, $8 the window in seconds, or NULL. Only a new delivery (round 1, no
- * attempt, never claimed, pending) that is due is taken, and, with a window, only one made
- * at most that long ago: an event job's own attempts (TAKE_WINDOW_S), which the reconciler
- * does not touch before twice that (DeliveryLifecycle.overdue). A delivery job's attempt
- * takes its row at any age (NULL): the job's id, one per attempt, keeps every other job
- * off the row while the job lives (docs/decisions/0075-first-attempts-taken-not-claimed.md).
- *
- * The rows are found by id first (`found`: the primary key, `id = ANY`), and only then
- * tested. The plan is generic, made once per connection, often while the day's partition
- * is new and has no statistics; joined and tested in one step, such a plan read the day's
- * index of due deliveries once per request, every delivery of the last five seconds each
- * time (docs/decisions/0082-plans-made-once.md).
- */
-export const TAKE_SQL = `WITH req AS (
-       SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS r(id, round, attempts)
-     ), found AS MATERIALIZED (
-       SELECT * FROM webhook_deliveries
-        WHERE id = ANY ($1::text[])
-          AND created_at >= $4::timestamptz AND created_at < $5::timestamptz
-     )
-     SELECT ${claimedFields('$6', '$7')}
-       FROM req JOIN found d ON d.id = req.id
-      WHERE ${idTimeBoundsSql('req.id', 'd.created_at')}
-        AND d.round = 1 AND d.attempts = 0 AND req.round = 1 AND req.attempts = 0
-        AND d.status = 'pending' AND d.claims = 0
-        AND d.next_attempt_at <= now()
-        AND ($8::float8 IS NULL OR d.next_attempt_at > now() - make_interval(secs => $8::float8))`;
 /**
  * (knex bindings) event ids, then bounds on their created_at (idTimeWindow of the ids): the
  * events of claimed deliveries that CLAIM_SQL did not find near their deliveries.
@@ -284,7 +264,7 @@ const supersededSql = (src: string): string =>
  * delivery's newest version already holds it as its latest (`holder`, a locking read: the
  * same attempt recorded twice, by a claim that lapsed and was redone, is listed once; a
  * duplicate row is refused by the uniqueness trigger, as before). `ids` (the statement's ids as
- * an array) lets `holder` read the key by id whatever the statistics (see TAKE_SQL).
+ * an array) lets `holder` read the key by id whatever the statistics (as RECORD_SQL's update).
  */
 const keptSql = (from: string, to: string, ids: string): string => `stale AS (
        SELECT i.* FROM input i
@@ -320,9 +300,7 @@ const sameLatestSql = (row: string): string =>
  * $1 ids, $2 rounds, $3 attempt numbers, $4 status codes, $5 errors, $6 durations,
  * $7 excerpts, $8 succeeded, $9 next attempt times, $10 subscription ids, $11 log attempt,
  * $12 request headers, $13 response headers (JSON text), $14 and $15 bounds on the
- * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover),
- * $16 taken (the attempt was taken, not claimed: TAKE_SQL; its row is still pending and
- * unclaimed, and a row claimed meanwhile is not this attempt's to move).
+ * deliveries' created_at (idTimeWindow of $1: Postgres plans only the days they cover).
  * Attempts are kept as keptSql says.
  *
  * The first attempt of round 1 supersedes nothing, so `cur` does not look its delivery up
@@ -338,9 +316,9 @@ const sameLatestSql = (row: string): string =>
 export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
        SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::int[],
                             $7::text[], $8::bool[], $9::timestamptz[], $10::uuid[], $11::bool[],
-                            $12::text[], $13::text[], $16::bool[])
+                            $12::text[], $13::text[])
            AS t(id, round, attempt, status_code, error, duration_ms, excerpt, success, next_at,
-                subscription_id, log_attempt, request_headers, response_headers, taken)
+                subscription_id, log_attempt, request_headers, response_headers)
      ), cur AS (
        SELECT i.*, w.*
          FROM input i LEFT JOIN LATERAL (
@@ -381,17 +359,14 @@ export const RECORD_SQL = `WITH ${ASYNC_COMMIT_CTE}, input AS (
               })}
          FROM cur i
         -- d.id = ANY ($1) besides the join: the key is read by id whatever the statistics
-        -- were when the plan was made (see TAKE_SQL); without it a plan made while the day's
+        -- were when the plan was made (a generic plan); without it a plan made while the day's
         -- partition was new read the key's second column over the batch's whole window.
         WHERE d.id = i.id AND d.id = ANY ($1::text[])
           AND ${idTimeBoundsSql('i.id', 'd.created_at')}
           AND d.created_at >= $14::timestamptz AND d.created_at < $15::timestamptz
           AND d.round = i.round AND d.attempts = i.attempt - 1
-          -- A claimed attempt's row is being delivered; a taken one's (TAKE_SQL) is as the
-          -- fan-out made it: pending and unclaimed. Another's claim is not this attempt's.
-          AND (d.status = 'canceled'
-               OR (NOT i.taken AND d.status = 'delivering')
-               OR (i.taken AND d.status = 'pending' AND d.claims = 0))
+          -- Every attempt is claimed: its row is being delivered (or was canceled meanwhile).
+          AND d.status IN ('canceled', 'delivering')
           AND ${sameLatestSql('d.')}
     RETURNING d.id, i.subscription_id, i.success, d.status <> 'canceled' AS moved,
               i.log_attempt, ${LATEST_FIELDS.map((f) => `i.was_${f}`).join(', ')}

@@ -12,18 +12,15 @@ import {
   PUBLISH_FAN_OUT_SQL,
   OPEN_COLUMNS,
   RECORD_SQL,
-  TAKE_SQL,
-  TAKE_WINDOW_S,
   type ClaimRow,
   type OpenRow,
 } from './delivery-lifecycle-sql';
-
-export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
 
 /**
  * Every transition of a webhook delivery, one statement each:
  *
  *   (fan-out) ──create──▶ pending ──claim──▶ delivering ──record──▶ succeeded
+ *   (relay) ──publish (created claimed)──────────▶ │  │
  *                            ▲                  │  │ └──record (retry)──▶ pending (next attempt)
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
@@ -32,7 +29,7 @@ export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
  *   disabled subscription missed, as fan-out does: webhook-recoveries-store.ts)
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
- * first (`db`). The hot transitions (fan-out, claim, record) take a batch: the worker
+ * first (`db`). The hot transitions (publish, claim, record) take a batch: the worker
  * coalesces the deliveries in flight in one process into one statement per batch
  * (`= ANY($1)` / `unnest`), a batch of one being the single case.
  *
@@ -43,7 +40,7 @@ export { TAKE_WINDOW_S } from './delivery-lifecycle-sql';
 export class DeliveryLifecycle {
   /**
    * Fans events out, in one statement for all of them: marks each fanned out and published
-   * (only the first caller does: normally the relay's `publish`, in its claim's transaction),
+   * (only the first caller does; the relay runs `publish` instead, in its claim's transaction),
    * creates a delivery per active subscription of its tenant whose filter matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new.
@@ -61,16 +58,18 @@ export class DeliveryLifecycle {
 
   /**
    * The relay's fan-out of events it claimed unpublished: `fanOut` for events never fanned
-   * out, returning only the deliveries it creates (PUBLISH_FAN_OUT_SQL says why nothing
-   * else can be open). Not for a re-run: an event already fanned out gets nothing back.
+   * out, with each delivery created already claimed for `lockMs` by the caller, which makes
+   * its first attempt (PUBLISH_FAN_OUT_SQL). Returns the deliveries it creates as `claim`
+   * returns them. Not for a re-run: an event already fanned out gets nothing back.
    */
-  async publish(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
+  async publish(db: Knex, eventIds: readonly string[], lockMs: number): Promise<ClaimedDelivery[]> {
     if (eventIds.length === 0) return [];
-    const rows = await runPrepared<OpenRow>(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [
+    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [
       eventIds,
       ...idTimeWindow(eventIds),
+      lockMs / 1000,
     ]);
-    return rows.map(toOpenDelivery);
+    return rows.flatMap((r) => (r.event ? [toClaimed(r, r.event)] : []));
   }
 
   /**
@@ -91,27 +90,6 @@ export class DeliveryLifecycle {
       ...arrays,
       lockMs / 1000,
       ...bounds,
-    ]);
-    return aligned(db, rows, requests);
-  }
-
-  /**
-   * Takes first attempts (TAKE_SQL), one statement for the batch, aligned with `requests`
-   * like `claim`: the row as it is, written by nothing. Undefined: not a new delivery made
-   * within `windowS` seconds (the caller claims it instead) or gone. `windowS` null: a new
-   * delivery of any age (a delivery job's own attempt).
-   */
-  async take(
-    db: Knex,
-    requests: readonly ClaimRequest[],
-    windowS: number | null = TAKE_WINDOW_S,
-  ): Promise<Array<ClaimedDelivery | undefined>> {
-    if (requests.length === 0) return [];
-    const { arrays, bounds } = requestParams(requests);
-    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_take', TAKE_SQL, [
-      ...arrays,
-      ...bounds,
-      windowS,
     ]);
     return aligned(db, rows, requests);
   }
@@ -144,7 +122,6 @@ export class DeliveryLifecycle {
       records.map((r) => headersJson(r.requestHeaders)),
       records.map((r) => headersJson(r.responseHeaders)),
       ...idTimeWindow(records.map((r) => r.delivery.id)),
-      records.map((r) => r.taken === true),
     ]);
     const moved = new Set(rows[0]?.moved ?? []);
     return records.map((r) => moved.has(r.delivery.id));
@@ -194,16 +171,18 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * Gives a claimed delivery back, unattempted, to be tried again in `delayMs`; the claim
+   * Gives claimed deliveries back, unattempted, to be tried again in `delayMs`; each claim
    * takes itself off the count (it sent nothing).
    */
-  async release(db: Knex, id: string, delayMs: number): Promise<void> {
+  async release(db: Knex, ids: readonly string[], delayMs: number): Promise<void> {
+    if (ids.length === 0) return;
     await db.raw(
       `UPDATE webhook_deliveries
           SET status = 'pending', locked_until = NULL, claims = greatest(claims - 1, 0),
               next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
-        WHERE id = ? AND created_at >= ? AND created_at < ? AND status = 'delivering'`,
-      [delayMs / 1000, id, ...idTimeWindow([id])],
+        WHERE id = ANY (?::text[]) AND created_at >= ? AND created_at < ?
+          AND status = 'delivering'`,
+      [delayMs / 1000, [...ids], ...idTimeWindow(ids)],
     );
   }
 
@@ -293,10 +272,6 @@ export class DeliveryLifecycle {
         WHERE status IN ('pending', 'delivering')
           AND next_attempt_at < now() - make_interval(secs => ?)
           AND (locked_until IS NULL OR locked_until < now())
-          -- A new delivery may have its first attempt taken, unwritten, for TAKE_WINDOW_S
-          -- after it was made (TAKE_SQL): it is left alone for twice that.
-          AND (round > 1 OR attempts > 0 OR claims > 0
-               OR next_attempt_at < now() - make_interval(secs => ${2 * TAKE_WINDOW_S}))
           AND ${atOrAfterFloorSql('webhook_deliveries', 'created_at')}
         ORDER BY next_attempt_at LIMIT ?`,
       [graceMs / 1000, limit],
@@ -329,14 +304,13 @@ export class DeliveryLifecycle {
       Array.from({ length: connections }, async () => {
         const [from, to] = idTimeWindow([]);
         await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
+        await runPrepared(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [[], from, to, 1]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
-        await runPrepared(db, 'sb_dl_take', TAKE_SQL, [[], [], [], from, to, from, to, null]);
-        // One empty array per array parameter of RECORD_SQL ($1 to $13), the window, $16.
+        // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [
           ...Array.from({ length: 13 }, () => []),
           from,
           to,
-          [],
         ]);
       }),
     );
@@ -347,7 +321,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
- * The parameters CLAIM_SQL and TAKE_SQL share: the requests as arrays (ids, rounds, attempts
+ * CLAIM_SQL's parameters: the requests as arrays (ids, rounds, attempts
  * made so far), and the bounds on the deliveries' created_at and on their events'.
  */
 function requestParams(requests: readonly ClaimRequest[]) {
@@ -360,7 +334,7 @@ function requestParams(requests: readonly ClaimRequest[]) {
 }
 
 /**
- * The rows a claim or a take returned, aligned with its requests by delivery, round and
+ * The rows a claim returned, aligned with its requests by delivery, round and
  * attempt (undefined: not returned), their far events found first. A duplicate request of
  * the same batch gets nothing.
  */
@@ -454,11 +428,6 @@ export interface AttemptRecord {
   responseHeaders?: Record<string, string> | null;
   outcome: { kind: 'succeeded' } | { kind: 'retry'; nextAttemptAt: Date };
   /**
-   * The attempt was taken (DeliveryLifecycle.take), not claimed: it moves the row only if the
-   * row is still pending and unclaimed. Absent: claimed.
-   */
-  taken?: boolean;
-  /**
    * False: the last resort when the attempt itself cannot be stored. It is then not listed:
    * the delivery's latest attempt stays as it was and no attempt row is inserted.
    */
@@ -481,13 +450,6 @@ const headersJson = (h: Record<string, string> | null | undefined): string | nul
         Object.fromEntries(Object.entries(h).map(([k, v]) => [toPgText(k), toPgText(v)])),
       )
     : null;
-
-/**
- * A delivery whose first attempt is still to be made (round 1, nothing attempted or claimed):
- * what TAKE_SQL takes, and what the reconciler leaves alone for twice TAKE_WINDOW_S.
- */
-export const isNew = (d: OpenDelivery): boolean =>
-  d.round === 1 && d.attempts === 0 && d.claims === 0;
 
 /** A delivery row's ids, counters and lanes, as every statement returning `OPEN_COLUMNS` reads them. */
 export const toOpenDelivery = (r: OpenRow): OpenDelivery => ({

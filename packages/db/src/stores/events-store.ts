@@ -150,20 +150,23 @@ export class EventsStore {
    * tenant's backlog. SKIP LOCKED lets several relays work side by side; the fan-out in the
    * same transaction deletes the rows. `next` is the last tenant served its first event: the
    * `after` of the next batch, so that beyond `maxTenants` tenants the batches go round them
-   * all.
+   * all. `skip`: tenants the caller cannot take events of now (the relay: a tenant whose
+   * share of first attempts is in use), left in the outbox for a later batch.
    */
   async claimUnpublished(
     trx: Knex,
     limit: number,
-    opts: { after?: string; maxTenants?: number } = {},
+    opts: { after?: string; maxTenants?: number; skip?: (tenantId: string) => boolean } = {},
   ): Promise<{ events: UnpublishedEvent[]; next: string }> {
     const maxTenants = opts.maxTenants ?? 100;
-    const tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
+    let tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
     if (opts.after && tenants.length < maxTenants) {
       for (const t of await this.tenantsWithUnpublished('', maxTenants - tenants.length)) {
         if (!tenants.includes(t)) tenants.push(t);
       }
     }
+    const { skip } = opts;
+    if (skip) tenants = tenants.filter((t) => !skip(t));
     if (tenants.length === 0) return { events: [], next: '' };
     const share = Math.max(1, Math.ceil(limit / tenants.length));
     const rows = await runPrepared<UnpublishedEvent>(

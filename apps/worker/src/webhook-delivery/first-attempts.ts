@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { ClaimedDelivery, Delivery } from '@switchboard/db';
+import { catalog } from '@switchboard/queues';
+import type { WorkerDeps } from '../deps';
+import { PARKED_DELAY_MS, type Attempt } from './deliver';
+import type { DeliveryBatches } from './delivery-batches';
+import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
+import type { InFlightLanes, Lane, Verdict } from './in-flight';
+import { InlineAttempts } from './inline-attempts';
+import { WarmSlots, type HeldSlot } from './warm-slots';
+
+interface Held {
+  claimed: ClaimedDelivery;
+  lane: Lane;
+  slot: HeldSlot;
+}
+
+/**
+ * The first attempts of the deliveries the relay has just made, made by the relay's own
+ * process: the deliveries were created claimed by it (DeliveryLifecycle.publish), so an
+ * attempt here needs no job, no take and no claim of its own: its row is written twice, when
+ * it is made and when its outcome is recorded.
+ *
+ * Each needs a unit of the process's budget (./inline-attempts.ts: at most `budget` at once,
+ * half of it for one tenant) and a slot in its lanes (./in-flight.ts, handed from one first
+ * attempt of a lane to the next by ./warm-slots.ts). A delivery that gets neither now is given
+ * back (DeliveryLifecycle.release: pending, due now) and handed to a delivery job, added
+ * parked if its lane is full. The relay claims only as many events as the budget has room
+ * for (`room`), and is woken when an attempt ends (`onRoom`): the backlog waits in the
+ * outbox, where tenants take turns.
+ *
+ * Crash safety: a worker that dies (or fails) anywhere from the relay's commit on leaves
+ * claimed rows, whose claims lapse after WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS: the
+ * reconciler's lapse check gives each a recovered delivery job, which claims it again. A
+ * give-back or hand-on that fails leaves rows claimed (they lapse) or pending and due (the
+ * reconciler finds them overdue): never lost.
+ */
+export class FirstAttempts {
+  private readonly inline: InlineAttempts;
+  private readonly warm: WarmSlots;
+  private onRoom: () => void = () => undefined;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly batches: DeliveryBatches,
+    private readonly lanes: InFlightLanes,
+    private readonly attempt: Attempt,
+    budget: number,
+  ) {
+    this.inline = new InlineAttempts(budget);
+    this.warm = new WarmSlots(lanes, (err) =>
+      deps.logger.warn({ err }, 'could not release a lane slot'),
+    );
+  }
+
+  /** How many more first attempts may start now (the relay claims that many events at most). */
+  room(): number {
+    return this.inline.free;
+  }
+
+  /** How many first attempts of `tenantId` may start now (its share not in use). */
+  roomFor(tenantId: string): number {
+    return this.inline.freeFor(tenantId);
+  }
+
+  /** `wake` runs each time an attempt ends (its budget unit is free again). */
+  whenRoom(wake: () => void): void {
+    this.onRoom = wake;
+  }
+
+  /**
+   * Starts the first attempt of each delivery in `made` (claimed by the relay; `since`: when
+   * it asked for the claims) that has budget and a lane slot; gives the others back and
+   * hands them to delivery jobs. Resolves once each is started or handed on, not when the
+   * attempts end.
+   */
+  async start(made: readonly ClaimedDelivery[], since: number): Promise<void> {
+    const now: Held[] = [];
+    const later: Delivery[] = [];
+    const full: Array<{ d: Delivery; lane: Lane; verdict: Exclude<Verdict, 'ok'> }> = [];
+    await Promise.all(
+      made.map(async (claimed) => {
+        const d = claimed.delivery;
+        const lane = { tenantId: d.tenantId, targetId: d.subscriptionId ?? d.receptionistId ?? '' };
+        // Taken before the first await: the budget is never overshot.
+        if (!this.inline.take(d.tenantId)) {
+          const verdict = await this.lanes.peek(lane).catch(() => 'ok' as const);
+          return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
+        }
+        const got = await this.warm
+          .acquire(lane, () => `inline:${d.id}#${randomUUID()}`)
+          .catch((err: unknown) => {
+            this.deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued');
+            return { verdict: 'error' as const };
+          });
+        if (got.verdict === 'ok') return void now.push({ claimed, lane, slot: got.slot });
+        this.inline.untake(d.tenantId);
+        if (got.verdict === 'error') later.push(d);
+        else full.push({ d, lane, verdict: got.verdict });
+      }),
+    );
+    // The attempts go first: each must be sent within SEND_WITHIN_MS of its claim (deliver.ts).
+    for (const held of now) {
+      const { tenantId } = held.lane;
+      void this.inline.start(tenantId, () => this.run(held, since)).then(() => this.onRoom());
+    }
+    const { firstAttempts, deliveryWaits } = this.deps.metrics;
+    if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
+    if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
+    if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
+    try {
+      await this.batches.lifecycle.release(
+        this.deps.knex,
+        [...later, ...full.map((f) => f.d)].map((d) => d.id),
+        0,
+      );
+      const open = (d: Delivery) => ({ ...d, claims: 0, nextAttemptAt: new Date() });
+      await enqueueDeliveries(this.deps, later.map(open));
+      if (full.length === 0) return;
+      // Parked: delayed and listed under the full lane, which wakes them as slots free.
+      await enqueueDeliveries(
+        this.deps,
+        full.map((f) => open(f.d)),
+        { delayMs: PARKED_DELAY_MS },
+      );
+      await Promise.all(
+        full.map((f) =>
+          this.lanes.park(f.lane, f.verdict, catalog.deliveries.jobId(deliveryJob(open(f.d)))),
+        ),
+      );
+      for (const f of full) deliveryWaits.inc({ lane: f.verdict });
+    } catch (err) {
+      // Claimed rows lapse, pending ones are overdue: the reconciler hands them on.
+      this.deps.logger.warn({ err }, 'could not hand first attempts on; the reconciler will');
+    }
+  }
+
+  /** Waits for the attempts running, then gives every warm lane slot back. */
+  async close(): Promise<void> {
+    await this.inline.drain();
+    await this.warm.close();
+  }
+
+  private async run({ claimed, lane, slot }: Held, since: number): Promise<void> {
+    const d = claimed.delivery;
+    try {
+      const end = await this.lanes.hold(
+        lane,
+        slot.holder,
+        () => this.attempt({ deliveryId: d.id, round: 1, attempt: 1 }, { claimed, since }),
+        (err) => this.deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
+      );
+      // Throttled (given back, due at its slot): a job waits for the slot it was given.
+      if (end) {
+        const next = { ...d, claims: 0, nextAttemptAt: new Date(end.throttledUntil) };
+        await enqueueDeliveries(this.deps, [next]);
+      }
+    } catch (err) {
+      // The claim lapses and the reconciler redoes the attempt (same event id).
+      this.deps.logger.warn({ err, deliveryId: d.id }, 'first delivery attempt failed');
+    } finally {
+      // Handed on to the next first attempt of the lane, or given back (./warm-slots.ts).
+      await this.warm.release(lane, slot);
+    }
+  }
+}
