@@ -1,13 +1,7 @@
-import {
-  Agent,
-  createServer,
-  request,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-} from 'node:http';
+import { Agent, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestContext, type TestContext } from '../support/context';
+import { listen } from '../support/keep-alive';
 
 // The early refusal sits in front of the Express app (docs/decisions/0119-early-refusal-before-express.md):
 // once Redis has refused a client address, that address's next requests without a valid
@@ -39,7 +33,7 @@ interface Seen {
 }
 
 /**
- * `c.listener` on 127.0.0.1, between two listeners of the same `request` event: one before
+ * `c.listener` served (test/support/keep-alive.ts `listen`), between two listeners of the same `request` event: one before
  * it notes whether the request's client address (`addressOf`) is refused as it arrives, one
  * after it whether Express took the request (Express sets the request's prototype to the
  * app's in the same turn, before any routing).
@@ -47,9 +41,9 @@ interface Seen {
 async function serve(
   c: TestContext,
   addressOf: (req: IncomingMessage) => string,
-): Promise<{ server: Server; port: number; seen: Map<string, Seen> }> {
+): Promise<{ close(): Promise<void>; port: number; seen: Map<string, Seen> }> {
   const seen = new Map<string, Seen>();
-  const server = createServer(c.listener);
+  const { server, close } = await listen(c.listener);
   server.prependListener('request', (req: IncomingMessage) => {
     const refusal = c.deps.anonymousLimits.refusal(addressOf(req));
     seen.set(String(req.headers['x-probe']), { refusedOnArrival: refusal !== undefined });
@@ -58,15 +52,8 @@ async function serve(
     const probe = seen.get(String(req.headers['x-probe']));
     if (probe) probe.reachedExpress = Object.getPrototypeOf(req) === c.app.request;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, seen };
+  return { close, port: (server.address() as AddressInfo).port, seen };
 }
-
-const closeServer = (server: Server) =>
-  new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
 
 interface Answer {
   status: number;
@@ -196,7 +183,7 @@ it('a source over its limit gets the 429 before Express, counted; another source
   } finally {
     agent.destroy();
     other.destroy();
-    await closeServer(target.server);
+    await target.close();
   }
 });
 
@@ -226,6 +213,6 @@ it('behind a trusted proxy, the address X-Forwarded-For names is refused before 
     }
   } finally {
     agent.destroy();
-    await closeServer(target.server);
+    await target.close();
   }
 });
