@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { bogusKey as bogus, SMALL_ANONYMOUS_LIMITS as SMALL } from '../support/anonymous-limits';
 import { createTestContext, type TestContext } from '../support/context';
 import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive';
 import { waitFor } from '../support/wait';
@@ -10,10 +11,6 @@ import { waitFor } from '../support/wait';
 // process alone until a token is back: no Redis call, no routing or lookup, the same answer.
 // Small buckets (5 at once, 1 a second) so a handful of requests empties one; a token comes
 // back within a second, so each check below starts from a fresh refusal.
-const SMALL = {
-  UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1',
-  UNAUTHENTICATED_RATE_LIMIT_BURST: '5',
-};
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext(SMALL);
@@ -21,8 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx.close();
 });
-
-const bogus = (i: number) => `Bearer sk_live_${String(i).padStart(32, '0')}`;
 
 /** Requests without a valid credential, of every kind the address's bucket counts. */
 const probes: Array<(i: number) => request.Test> = [

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { bogusKey as bogus, SMALL_ANONYMOUS_LIMITS as SMALL } from '../support/anonymous-limits';
 import { createTestContext, type TestContext } from '../support/context';
 import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive';
 
@@ -6,7 +7,6 @@ import { keepAliveAgent, keepAliveRequest, listen } from '../support/keep-alive'
 // for requests without a valid credential, and a negative cache of unknown keys, so a flood
 // of made-up keys costs neither unlimited answers nor a Postgres query per request. Small
 // buckets here (5 at once, 1 a second) so a handful of requests reach the limit.
-const SMALL = { UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1', UNAUTHENTICATED_RATE_LIMIT_BURST: '5' };
 let ctx: TestContext;
 let proxied: TestContext;
 beforeAll(async () => {
@@ -18,7 +18,6 @@ afterAll(async () => {
   await proxied.close();
 });
 
-const bogus = (i: number) => `Bearer sk_live_${String(i).padStart(32, '0')}`;
 const get = (c: TestContext, auth?: string, forwardedFor?: string) => {
   const r = request(c.app).get('/api/v1/receptionists');
   if (auth) r.set('Authorization', auth);

@@ -1,5 +1,6 @@
 import { Agent, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bogusKey as bogus, SMALL_ANONYMOUS_LIMITS as SMALL } from '../support/anonymous-limits';
 import { createTestContext, type TestContext } from '../support/context';
 import { listen } from '../support/keep-alive';
 
@@ -10,7 +11,6 @@ import { listen } from '../support/keep-alive';
 // Express; another address is served by the app as usual. The client address follows
 // TRUST_PROXY as `req.ip` does. Small buckets (5 at once, 1 a second) so a handful of
 // requests empties one.
-const SMALL = { UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1', UNAUTHENTICATED_RATE_LIMIT_BURST: '5' };
 let ctx: TestContext;
 let proxied: TestContext;
 beforeAll(async () => {
@@ -21,8 +21,6 @@ afterAll(async () => {
   await ctx.close();
   await proxied.close();
 });
-
-const bogus = (i: number) => `Bearer sk_live_${String(i).padStart(32, '0')}`;
 
 /** What a request looked like as the server saw it, by its X-Probe. */
 interface Seen {
