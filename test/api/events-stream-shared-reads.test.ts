@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from 'pg';
-import { EVENT_STREAM_CHANNEL } from '@switchboard/db';
 import { emit } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
+import { listenToStreamNotifications } from '../support/stream-notifications';
 import { openSse, type SseClient } from '../support/sse';
 import { emitUsageEvents } from '../support/subscribed-events';
 import { waitFor } from '../support/wait';
@@ -22,8 +21,8 @@ const EVENTS_EACH = 4;
 let ctx: TestContext;
 let server: Server;
 let baseUrl: string;
-let listener: Client;
-const heard: string[] = [];
+let notifications: Awaited<ReturnType<typeof listenToStreamNotifications>>;
+let heard: string[] = [];
 const open: SseClient[] = [];
 
 beforeAll(async () => {
@@ -36,16 +35,12 @@ beforeAll(async () => {
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  listener = new Client({ connectionString: ctx.config.databaseUrl });
-  await listener.connect();
-  listener.on('notification', (n) => {
-    if (n.channel === EVENT_STREAM_CHANNEL) heard.push(n.payload ?? '');
-  });
-  await listener.query(`LISTEN ${EVENT_STREAM_CHANNEL}`);
+  notifications = await listenToStreamNotifications(ctx.config.databaseUrl);
+  heard = notifications.heard;
 });
 afterAll(async () => {
   for (const c of open.splice(0)) c.close();
-  await listener?.end();
+  await notifications?.end();
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
   await ctx?.close();

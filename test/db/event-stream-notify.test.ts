@@ -1,6 +1,5 @@
-import { Client } from 'pg';
-import { EVENT_STREAM_CHANNEL } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
+import { listenToStreamNotifications } from '../support/stream-notifications';
 import { emitUsageEvents } from '../support/subscribed-events';
 import { waitFor } from '../support/wait';
 
@@ -9,20 +8,16 @@ import { waitFor } from '../support/wait';
 // transaction, only while the tenant has a live lease. Notifications reach a listener in
 // commit order, so "nothing for the earlier transaction" is read once a later one's arrived.
 let ctx: TestContext;
-let listener: Client;
-const heard: string[] = [];
+let notifications: Awaited<ReturnType<typeof listenToStreamNotifications>>;
+let heard: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  listener = new Client({ connectionString: ctx.config.databaseUrl });
-  await listener.connect();
-  listener.on('notification', (n) => {
-    if (n.channel === EVENT_STREAM_CHANNEL) heard.push(n.payload ?? '');
-  });
-  await listener.query(`LISTEN ${EVENT_STREAM_CHANNEL}`);
+  notifications = await listenToStreamNotifications(ctx.config.databaseUrl);
+  heard = notifications.heard;
 });
 afterAll(async () => {
-  await listener?.end();
+  await notifications?.end();
   await ctx?.close();
 });
 
