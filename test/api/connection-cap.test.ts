@@ -1,6 +1,6 @@
 import { Agent, createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { capConnectionsPerAddress, trustedProxy } from '../../apps/api/src/http/connection-cap';
+import { guardServer } from '../../apps/api/src/http/guard-server';
 import { createTestContext, type TestContext } from '../support/context';
 
 // The cap on open connections per client address (API_MAX_CONNECTIONS_PER_IP;
@@ -19,11 +19,7 @@ afterAll(async () => {
 /** The app on 127.0.0.1, capped as server.ts caps it. */
 async function serve(c: TestContext): Promise<{ server: Server; port: number }> {
   const server = createServer(c.app);
-  capConnectionsPerAddress(server, {
-    maxPerAddress: c.config.http.maxConnectionsPerAddress,
-    exempt: trustedProxy(c.app),
-    onRefused: () => c.deps.metrics.connectionsRefused.inc(),
-  });
+  guardServer(server, c.app, c.deps);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port };
 }

@@ -5,7 +5,7 @@ import { serveMetrics, startTracing } from '@switchboard/telemetry';
 import { createApi } from './app';
 import { createDeps } from './deps';
 import { answerClientErrors } from './http/client-errors';
-import { capConnectionsPerAddress, trustedProxy } from './http/connection-cap';
+import { guardServer } from './http/guard-server';
 import { trackUnreadConnections } from './http/unread-connections';
 
 // The thin server: config → deps → app → listen, and a graceful stop on SIGTERM/SIGINT.
@@ -22,11 +22,7 @@ const server = createServer(listener).listen(config.port, () => {
 server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
 server.headersTimeout = config.http.headersTimeoutMs;
 answerClientErrors(server, deps.logger);
-capConnectionsPerAddress(server, {
-  maxPerAddress: config.http.maxConnectionsPerAddress,
-  exempt: trustedProxy(app),
-  onRefused: () => deps.metrics.connectionsRefused.inc(),
-});
+const held = guardServer(server, app, deps);
 const connections = trackUnreadConnections(server);
 server.on('error', (err) => {
   deps.logger.fatal({ err }, 'api could not listen');
@@ -65,6 +61,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  */
 async function shutdown(signal: string): Promise<void> {
   deps.lifecycle.beginStop();
+  held.release();
   deps.logger.info({ signal }, 'api stopping: not ready, finishing in-flight requests');
   await sleep(config.shutdownGraceMs);
   const deadline = setTimeout(() => {

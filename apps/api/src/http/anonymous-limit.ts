@@ -43,6 +43,11 @@ export class AnonymousLimits {
   });
   /** Address → when (performance.now() ms) its bucket will hold a token again. */
   private readonly refusedUntil = new LRUCache<string, number>({ max: REFUSED_MAX });
+  /**
+   * Address → when (performance.now() ms) the Retry-After of the last 429 that closed its
+   * connection ends: until then its new connections are not read (./held-connections.ts).
+   */
+  private readonly toldUntil = new LRUCache<string, number>({ max: REFUSED_MAX });
   /** The early 429 by its Retry-After in seconds (at most the refill time of the bucket). */
   private readonly answers = new Map<number, ErrorAnswer>();
   private lastLocalWarning = 0;
@@ -79,12 +84,40 @@ export class AnonymousLimits {
     const early = this.refusal(address);
     if (early) {
       const { status, type, code, message, param, headers } = early;
-      throw new ApiError(status, type, code, message, param, { ...headers, ...closingFor(req) });
+      const closing = closingFor(req);
+      if (closing !== NOT_CLOSING) this.told(address);
+      throw new ApiError(status, type, code, message, param, { ...headers, ...closing });
     }
     const decision = await this.limiter.check(address);
     if (decision.allowed) return;
     this.refusedUntil.set(address, performance.now() + decision.retryAfterMs);
-    throw this.refused(decision, closingFor(req));
+    const closing = closingFor(req);
+    if (closing !== NOT_CLOSING) this.told(address);
+    throw this.refused(decision, closing);
+  }
+
+  /**
+   * Records that `address` itself (the TCP peer, not a proxy) was just refused and its
+   * connection closed: it was told to retry after the whole seconds its refusal lasts, and
+   * `toldToWait` reports that instant to the connection hold.
+   */
+  told(address: string): void {
+    const until = this.refusedUntil.get(address);
+    if (until === undefined) return;
+    const now = performance.now();
+    const retryAfterMs = Math.max(1, Math.ceil((until - now) / 1000)) * 1000;
+    this.toldUntil.set(address, now + retryAfterMs);
+  }
+
+  /** When (performance.now() ms) the Retry-After `address` was last told ends, if still ahead. */
+  toldToWait(address: string): number | undefined {
+    const until = this.toldUntil.get(address);
+    if (until === undefined) return undefined;
+    if (until <= performance.now()) {
+      this.toldUntil.delete(address);
+      return undefined;
+    }
+    return until;
   }
 
   /**
@@ -170,5 +203,6 @@ export const clientAddress = (req: Request): string =>
  * the flooder pays a connection per request, and sends about half as many.
  */
 export const closingFor = (req: Request): Record<string, string> =>
-  clientAddress(req) === req.socket.remoteAddress ? CLOSE : {};
+  clientAddress(req) === req.socket.remoteAddress ? CLOSE : NOT_CLOSING;
 const CLOSE = Object.freeze({ Connection: 'close' });
+const NOT_CLOSING = Object.freeze({});

@@ -101,9 +101,11 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * metrics as the app would count it (route `unmatched`: no routing ran) and summed in the
  * refusal log rather than logged one line each. It is written in the turn the request
  * arrives: no timer, no closure, no listener per request; an unread body is dropped by Node
- * once the answer is finished. A held refusal (a tarpit) was tried and removed
+ * once the answer is finished. A held answer (a tarpit) was tried and removed
  * (docs/decisions/0105-floods-cost-other-tenants-nothing.md): every held answer is an open
  * connection, and a flood tool that opens another when its answers are slow holds thousands.
+ * What is held instead is the client's next connection, unread and within the connection
+ * cap, until its Retry-After (docs/decisions/0121-a-refused-clients-next-connection-waits.md).
  */
 export function earlyRefusal(app: RequestListener, options: EarlyRefusalOptions): RequestListener {
   const { anonymous, trust, counted, log, lifecycle } = options;
@@ -134,8 +136,12 @@ export function earlyRefusal(app: RequestListener, options: EarlyRefusalOptions)
       'Content-Length': Buffer.byteLength(body),
     };
     // The client itself is the peer: it pays a new connection for its next request
-    // (AnonymousLimits' closingFor). A trusted proxy's connection carries other clients.
-    if (address === req.socket.remoteAddress || lifecycle.isStopping) {
+    // (AnonymousLimits' closingFor), and that connection is not read before the Retry-After
+    // it was told (./held-connections.ts). A trusted proxy's connection carries other clients.
+    if (address === req.socket.remoteAddress) {
+      headers.Connection = 'close';
+      anonymous.told(address);
+    } else if (lifecycle.isStopping) {
       headers.Connection = 'close';
     }
     res.writeHead(refusal.status, headers);

@@ -17,6 +17,7 @@ export interface ApiMetrics {
   inFlight: Gauge;
   rateLimited: Counter<'route'>;
   connectionsRefused: Counter;
+  connectionsHeld: Counter;
   idempotentReplays: Counter<'route'>;
   callsIngested: Counter<'type'>;
   smsReceived: Counter;
@@ -61,6 +62,10 @@ export function createApiMetrics(): ApiMetrics {
     connectionsRefused: counter(
       'switchboard_http_connections_refused_total',
       'Connections reset at once because their client address held API_MAX_CONNECTIONS_PER_IP already',
+    ),
+    connectionsHeld: counter(
+      'switchboard_http_connections_held_total',
+      'Connections left unread until the Retry-After their client address was told by a 429',
     ),
     idempotentReplays: counter(
       'switchboard_idempotent_replays_total',
