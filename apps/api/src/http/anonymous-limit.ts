@@ -84,16 +84,22 @@ export class AnonymousLimits {
     const early = this.refusal(address);
     if (early) {
       const { status, type, code, message, param, headers } = early;
-      const closing = closingFor(req);
-      if (closing !== NOT_CLOSING) this.told(address);
-      throw new ApiError(status, type, code, message, param, { ...headers, ...closing });
+      throw new ApiError(status, type, code, message, param, {
+        ...headers,
+        ...this.closing(req, address),
+      });
     }
     const decision = await this.limiter.check(address);
     if (decision.allowed) return;
     this.refusedUntil.set(address, performance.now() + decision.retryAfterMs);
+    throw this.refused(decision, this.closing(req, address));
+  }
+
+  /** `closingFor(req)` of a refusal; when it closes, the client was told to wait (`told`). */
+  private closing(req: Request, address: string): Record<string, string> {
     const closing = closingFor(req);
-    if (closing !== NOT_CLOSING) this.told(address);
-    throw this.refused(decision, closing);
+    if (closing === CLOSE) this.told(address);
+    return closing;
   }
 
   /**
@@ -203,6 +209,5 @@ export const clientAddress = (req: Request): string =>
  * the flooder pays a connection per request, and sends about half as many.
  */
 export const closingFor = (req: Request): Record<string, string> =>
-  clientAddress(req) === req.socket.remoteAddress ? CLOSE : NOT_CLOSING;
+  clientAddress(req) === req.socket.remoteAddress ? CLOSE : {};
 const CLOSE = Object.freeze({ Connection: 'close' });
-const NOT_CLOSING = Object.freeze({});
