@@ -41,10 +41,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent } from 'node:https';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import axios from 'axios';
 import { Queue, Worker } from 'bullmq';
 import { createKnex, type Knex } from '@switchboard/db';
 import { buildEnvelope, emit } from '@switchboard/events';
@@ -59,6 +57,7 @@ import { formatProfile, summarizeCpuProfile, type ProfileSummary } from './deliv
 import { histogram, parseMetrics, value, type Samples } from './delivery/metrics';
 import { PgSampler, type PgSampleSummary } from './delivery/pg-sampler';
 import { nowMs } from './delivery/protocol';
+import type { FromRawLoop, RawLoopDone } from './delivery/raw-loop';
 import { ReceiverClient } from './delivery/receiver-client';
 import {
   createTenant,
@@ -100,6 +99,7 @@ const PREFIX = `{sbbd-${RUN}}`;
 const NOOP_PREFIX = `{sbbd-${RUN}-noop}`;
 
 const TARGET_RATIO = 0.6;
+const TARGET_ENGINE_CPU_MS = 0.25;
 const TARGET_P50_MS = 25;
 const TARGET_P99_MS = 100;
 const TARGET_FANOUT_MS = 500;
@@ -562,12 +562,12 @@ async function deliveryPhase(
   return result;
 }
 
-/** (b): the same POSTs without the product: keep-alive axios at the worker's concurrency. */
+/**
+ * (b): the same POSTs without the product: keep-alive axios at the worker's concurrency, in a
+ * process of its own (bench/delivery/raw-loop.ts) as the worker runs in its own.
+ */
 async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResult> {
   log(`\n» (b) ${phase}: raw axios POST loop, ${fmt(count)} requests, concurrency ${CONCURRENCY}`);
-  const agent = new Agent({ keepAlive: true, ca: ctx.certPem });
-  const client = axios.create();
-  const url = `https://127.0.0.1:${ctx.receiver.port}/p/${phase}/0`;
   // A body and headers like a real delivery's: a call.started envelope, signed.
   const envelope = buildEnvelope({
     id: 'evt_bench',
@@ -579,66 +579,59 @@ async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResu
   });
   const body = JSON.stringify(envelope);
   const signed = signPayload({ secret: generateSigningSecret(), eventId: 'evt_bench', body });
-  const payload = Buffer.from(body, 'utf8');
-  let next = 0;
-  let done = 0;
-  let errors = 0;
-  const latencies: number[] = [];
-  const c0 = cpuMark(ctx, [], (await ctx.receiver.stats()).cpuMs);
+  const child = startNodeChild(`raw-${phase}`, join(ROOT, 'bench', 'delivery', 'raw-loop.ts'), {
+    ipc: true,
+    env: {
+      ...process.env,
+      NODE_EXTRA_CA_CERTS: ctx.workerEnv.NODE_EXTRA_CA_CERTS,
+      RAW_URL: `https://127.0.0.1:${ctx.receiver.port}/p/${phase}/0`,
+      RAW_COUNT: String(count),
+      RAW_CONCURRENCY: String(CONCURRENCY),
+      RAW_BODY: body,
+      RAW_HEADERS: JSON.stringify({
+        ...signed,
+        'Content-Type': 'application/json',
+        'User-Agent': 'Switchboard-Webhooks/1',
+      }),
+      RAW_ID_PREFIX: `raw_${phase}_`,
+    },
+  });
   const bar = progressBar(`(b) ${phase}: raw POSTs`.padEnd(46), count, 'requests');
-  const ticker = setInterval(() => bar.update(done), 1000);
-  const started = nowMs();
-  const loop = async () => {
-    while (next < count && errors < 100) {
-      const i = next++;
-      const t = nowMs();
-      try {
-        const res = await client.post<string>(url, payload, {
-          httpsAgent: agent,
-          maxRedirects: 0,
-          proxy: false,
-          decompress: false,
-          responseType: 'text',
-          validateStatus: () => true,
-          transformRequest: [(d: unknown) => d],
-          headers: {
-            ...signed,
-            'x-service-event-id': `raw_${phase}_${i}`,
-            'Content-Type': 'application/json',
-            'User-Agent': 'Switchboard-Webhooks/1',
-          },
-        });
-        if (res.status !== 200) errors++;
-      } catch {
-        errors++;
-      }
-      latencies.push(nowMs() - t);
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-  const elapsed = (nowMs() - started) / 1000;
-  clearInterval(ticker);
-  bar.update(done);
-  bar.stop();
-  agent.destroy();
-  if (errors >= 100) throw new Error(`(b) ${phase}: ${errors} failed requests`);
+  const c0 = cpuMark(ctx, [], (await ctx.receiver.stats()).cpuMs);
+  const end = await new Promise<RawLoopDone>((resolve, reject) => {
+    child.proc.on('message', (m: FromRawLoop) => {
+      if (m.kind === 'progress') bar.update(m.done);
+      else resolve(m);
+    });
+    void child.exited.then((how) =>
+      reject(new Error(`(b) ${phase}: the raw loop exited (${how}): ${child.tail()}`)),
+    );
+  });
   const c1 = cpuMark(ctx, [], (await ctx.receiver.stats()).cpuMs);
+  bar.update(end.done);
+  bar.stop();
+  await child.exited;
+  if (end.errors >= 100) throw new Error(`(b) ${phase}: ${end.errors} failed requests`);
   const s = await ctx.receiver.phase(phase);
   const rs = (s.last - s.first) / 1000;
   const result: RawResult = {
     phase,
-    requests: done,
-    errors,
+    requests: end.done,
+    errors: end.errors,
     concurrency: CONCURRENCY,
-    seconds: r2(elapsed),
-    perSecond: r2(done / elapsed),
+    seconds: r2(end.seconds),
+    perSecond: r2(end.done / end.seconds),
     receiverPerSecond: r2(s.distinct / Math.max(rs, 1e-3)),
-    latency: summarize(latencies),
-    cpu: await cpuUse(ctx, c0, c1, null),
+    latency: summarize(end.latenciesMs),
+    // The loop's own CPU as it measured it: the `worker` column of (b).
+    cpu: {
+      ...(await cpuUse(ctx, c0, c1, null)),
+      worker: r2(end.cpuSeconds),
+      workerSystem: r2(end.cpuSystemSeconds),
+    },
   };
   log(
-    `  ${phase}: ${fmt(done)} POSTs in ${fmt(elapsed, 1)} s = ${fmt(result.perSecond)}/s (receiver side ${fmt(result.receiverPerSecond)}/s), p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, ${errors} errors`,
+    `  ${phase}: ${fmt(end.done)} POSTs in ${fmt(end.seconds, 1)} s = ${fmt(result.perSecond)}/s (receiver side ${fmt(result.receiverPerSecond)}/s), p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, ${end.errors} errors; loop CPU ${fmt(result.cpu.worker, 1)} s`,
   );
   return result;
 }
@@ -1074,6 +1067,19 @@ async function main(): Promise<number> {
       fmt(c.receiver, 1),
       fmt((((c.worker ?? c.bench) + c.postgresBench + c.redis + c.receiver) * 1000) / n, 2),
     ];
+    // The engine's own CPU per delivery: the worker's CPU per delivery minus what the raw
+    // loop (the same HTTP client, its own process) spends per POST.
+    const rawCpuMs = raw.length
+      ? raw.reduce((sum, r) => sum + ((r.cpu.worker ?? 0) * 1000) / r.requests, 0) / raw.length
+      : null;
+    const engineCpuMs = throughput.map((t) => ({
+      phase: t.phase,
+      workerMs: t.cpu.worker === null ? null : r2((t.cpu.worker * 1000) / t.delivered),
+      engineMs:
+        t.cpu.worker === null || rawCpuMs === null
+          ? null
+          : Number(((t.cpu.worker * 1000) / t.delivered - rawCpuMs).toFixed(3)),
+    }));
     const report = [
       '',
       'Event delivery benchmark (issue 5)',
@@ -1121,6 +1127,7 @@ async function main(): Promise<number> {
       `(a)/(b), 1 subscription:   ${fmt(ratios.a1OverRaw, 2)} × (target ≥ ${TARGET_RATIO}: ${targets.deliveriesVsRaw1Sub === null ? 'n/a' : met(targets.deliveriesVsRaw1Sub)}); (b) = mean of ${raw.length} run(s), ${fmt(rawRate)}/s`,
       `(a)/(b), 10 subscriptions: ${fmt(ratios.a10OverRaw, 2)} × (target ≥ ${TARGET_RATIO}: ${targets.deliveriesVsRaw10Subs === null ? 'n/a' : met(targets.deliveriesVsRaw10Subs)})`,
       `(a)/(c): ${fmt(ratios.a1OverNoop, 3)} × (1 sub), ${fmt(ratios.a10OverNoop, 3)} × (10 subs)`,
+      `engine CPU per delivery (worker CPU per delivery − raw loop CPU per POST, ${fmt(rawCpuMs, 3)} ms; target ≤ ${TARGET_ENGINE_CPU_MS} ms): ${engineCpuMs.map((e) => `${e.phase} ${fmt(e.engineMs, 3)} ms (worker ${fmt(e.workerMs, 3)})`).join(', ')}`,
       ...throughput.map(
         (t) =>
           `  (a) ${t.phase}: per delivery ${fmt(t.perDelivery.commits, 1)} Postgres commits, ${fmt(t.perDelivery.rowsInserted, 1)} rows inserted, ${fmt(t.perDelivery.rowsUpdated, 1)} updated; attempt (HTTP POST) mean ${fmt(t.worker.attemptMs.meanMs, 1)} ms, p99 ≈ ${fmt(t.worker.attemptMs.p99Ms, 0)} ms; outcomes ${JSON.stringify(t.worker.outcomes)}; first attempts ${JSON.stringify(t.worker.firstAttempts)}; rows ${JSON.stringify(t.database.byStatus)}, ${fmt(t.database.attempts)} attempts; ${t.received - t.delivered} duplicate receipts; ${t.worker.warnings} worker warnings`,
@@ -1197,6 +1204,8 @@ async function main(): Promise<number> {
       rawMeanPerSecond: rawRate === null ? null : r2(rawRate),
       noop,
       ratios,
+      rawCpuMsPerPost: rawCpuMs === null ? null : Number(rawCpuMs.toFixed(3)),
+      engineCpuMs,
       latency,
       latencyLow,
       fanout,
