@@ -19,11 +19,12 @@ import {
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
 import { ROOT } from '../support/api-process';
+import { sdkTarball } from '../support/sdk-tarball';
 import { createTestContext, type TestContext } from '../support/context';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
 
-// The SDK as a consumer gets it: `npm pack`, the tarball installed into a new project outside
+// The SDK as a consumer gets it: `npm pack` (once per run, test/support/sdk-tarball.ts), the tarball installed into a new project outside
 // the workspace, a program compiled with the defaults of `tsc --init` of the TypeScript this
 // repository pins (strict, verbatimModuleSyntax, module nodenext), then run by plain node, as
 // ESM and as CommonJS, on this Node and on the machine's Node 20 when there is one, against a
@@ -47,18 +48,7 @@ let deliveries: Server;
 let constants: Record<string, string>;
 
 beforeAll(async () => {
-  const packed = await run(
-    'npm',
-    ['pack', '-w', '@switchboard/sdk', '--pack-destination', PROJECT, '--json'],
-    {
-      cwd: ROOT,
-    },
-  );
-  tarball = join(
-    PROJECT,
-    (JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string }>)[0]!
-      .filename,
-  );
+  tarball = await sdkTarball();
   const app = join(PROJECT, 'app');
   mkdirSync(app);
   await run('npm', ['init', '-y'], { cwd: app });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { ROOT } from '../support/api-process';
+import { sdkTarball } from '../support/sdk-tarball';
 
 // The packed SDK in a consumer's bundle (esbuild, as a web or serverless app would bundle it):
 // its package.json declares its shipped files free of side effects, so an import left unused
@@ -14,16 +14,7 @@ const run = promisify(execFile);
 const PROJECT = mkdtempSync(join(tmpdir(), 'sb-bundle-'));
 
 beforeAll(async () => {
-  const packed = await run(
-    'npm',
-    ['pack', '-w', '@switchboard/sdk', '--pack-destination', PROJECT, '--json'],
-    { cwd: ROOT },
-  );
-  const [first] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{
-    filename: string;
-  }>;
-  if (!first) throw new Error('npm pack named no tarball');
-  await run('tar', ['-xzf', join(PROJECT, first.filename), '-C', PROJECT]);
+  await run('tar', ['-xzf', await sdkTarball(), '-C', PROJECT]);
   mkdirSync(join(PROJECT, 'node_modules', '@switchboard'), { recursive: true });
   renameSync(join(PROJECT, 'package'), join(PROJECT, 'node_modules', '@switchboard', 'sdk'));
 }, 120_000);

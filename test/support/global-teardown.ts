@@ -1,5 +1,6 @@
 import knexFactory from 'knex';
 import { runId, SERVER_URL } from './env';
+import { removeSdkTarball } from './sdk-tarball';
 
 /**
  * Drops every database of the run: the template and each test file's clone. A test file does
@@ -9,6 +10,7 @@ import { runId, SERVER_URL } from './env';
 const AT_ONCE = 8;
 
 export default async function globalTeardown(): Promise<void> {
+  removeSdkTarball();
   const admin = knexFactory({
     client: 'pg',
     connection: SERVER_URL,
