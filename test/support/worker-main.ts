@@ -15,9 +15,13 @@ async function main(): Promise<void> {
     reconcileGraceMs: 2000,
     lockDurationMs: 3000,
     stalledIntervalMs: 1000,
-    // Longer than a slowed-down simulated provisioning (SIMULATOR_SPEED < 1 in crash tests).
-    provisioning: { leaseMs: 8_000 },
+    // Longer than a slowed-down simulated provisioning (SIMULATOR_SPEED < 1 in crash tests);
+    // a test that slows it less may shorten it (TEST_PROVISIONING_LEASE_MS).
+    provisioning: { leaseMs: Number(process.env.TEST_PROVISIONING_LEASE_MS) || 8_000 },
     smsStaleSendingMs: 5000,
+    // A test may shorten a parked delivery's safety delay (30 s), which a wake-up lost to a
+    // SIGKILL leaves the delivery waiting out (TEST_PARKED_DELAY_MS).
+    parkedDelayMs: Number(process.env.TEST_PARKED_DELAY_MS) || undefined,
     campaignPollMs: 250,
     // Small import batches let a crash test kill the worker in the middle of a file.
     leadImportBatchSize: Number(process.env.TEST_IMPORT_BATCH_SIZE) || undefined,

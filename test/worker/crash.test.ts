@@ -34,6 +34,13 @@ function startWorker(): Promise<ChildProcess> {
         ...testEnv({ DATABASE_URL: ctx.config.databaseUrl, QUEUE_PREFIX: ctx.config.queuePrefix }),
         NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
         WORKER_CONCURRENCY: '20',
+        // The receiver answers in 5 ms: a 3 s deadline is still 600 times that, and the claims
+        // and lane slots of a killed worker lapse 3 s + CLAIM_MARGIN_MS after their claim
+        // instead of 10 s + CLAIM_MARGIN_MS, so each recovery waits that much less.
+        WEBHOOK_TIMEOUT_MS: '3000',
+        // A parked delivery whose wake-up a kill lost waits out this safety delay instead of
+        // 30 s; one that wakes while its lane is still full parks again.
+        TEST_PARKED_DELAY_MS: '5000',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },

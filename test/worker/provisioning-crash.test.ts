@@ -12,8 +12,12 @@ let worker: WorkerProcess | null = null;
 
 const startWorker = (): Promise<WorkerProcess> =>
   startWorkerProcess(ctx.config, {
-    // About 5 s per receptionist (3 s for the number, 2 s for the assistant): room to kill.
-    SIMULATOR_SPEED: '0.2',
+    // About 2.5 s per receptionist (1.5 s for the number, 1 s for the assistant): room to
+    // kill, since each kill follows its signal within one 25 ms poll.
+    SIMULATOR_SPEED: '0.4',
+    // Twice an attempt: a killed attempt's claim lapses this long after it was taken, and
+    // the attempt that completes (1 s of assistant) ends well within it.
+    TEST_PROVISIONING_LEASE_MS: '5000',
   });
 
 interface Row {

@@ -43,7 +43,11 @@ const MAX_CLAIMS_PER_ATTEMPT = 3;
  * it due at once (the API wakes it), so this only bounds a lost wake-up.
  */
 const PAUSED_RECHECK_MS = 10 * 60_000;
-/** A parked job wakes by itself after this long if no wake-up reached it. */
+/**
+ * A parked job wakes by itself after this long if no wake-up reached it (the default of
+ * WebhookDeliveryOptions.parkedDelayMs). Only a safety delay: a job woken while its lane is
+ * still full parks again.
+ */
 export const PARKED_DELAY_MS = 30_000;
 
 /** The result of an attempt that was given up unsent: its earlier claims recorded nothing. */
@@ -76,7 +80,12 @@ export type AttemptEnd = { throttledUntil: number } | undefined;
  * tenant, see in-flight.ts): a job refused one waits delayed, holding no worker slot. Then
  * one attempt, claimed.
  */
-export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attempt: Attempt) {
+export function deliveryProcessor(
+  deps: WorkerDeps,
+  lanes: InFlightLanes,
+  attempt: Attempt,
+  parkedDelayMs = PARKED_DELAY_MS,
+) {
   return async (data: DeliveryJob, job: Job, token?: string): Promise<void> => {
     const lane = await laneOf(deps, data);
     if (!lane) return; // the delivery is gone
@@ -89,7 +98,7 @@ export function deliveryProcessor(deps: WorkerDeps, lanes: InFlightLanes, attemp
     if (verdict !== 'ok' && urgent)
       verdict = await awaitUrgentSlot(lanes, lane, verdict, holder, jobId);
     if (verdict !== 'ok') {
-      await job.moveToDelayed(Date.now() + PARKED_DELAY_MS, token);
+      await job.moveToDelayed(Date.now() + parkedDelayMs, token);
       await lanes.park(lane, verdict, jobId, urgent);
       deps.metrics.deliveryWaits.inc({ lane: verdict });
       throw new DelayedError();

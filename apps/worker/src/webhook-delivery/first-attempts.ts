@@ -46,6 +46,7 @@ export class FirstAttempts {
     private readonly lanes: InFlightLanes,
     private readonly attempt: Attempt,
     budget: number,
+    private readonly parkedDelayMs = PARKED_DELAY_MS,
   ) {
     this.inline = new InlineAttempts(budget);
     this.warm = new WarmSlots(lanes, (err) =>
@@ -121,7 +122,7 @@ export class FirstAttempts {
       await enqueueDeliveries(
         this.deps,
         full.map((f) => open(f.d)),
-        { delayMs: PARKED_DELAY_MS },
+        { delayMs: this.parkedDelayMs },
       );
       await Promise.all(
         full.map((f) =>

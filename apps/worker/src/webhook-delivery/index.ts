@@ -17,6 +17,8 @@ import { AttemptLog } from './attempt-log';
 export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
   /** How often parked deliveries are woken when their lane has room (default 1000 ms). */
   laneWakeIntervalMs?: number;
+  /** A parked delivery's safety delay, when no wake-up reaches it (PARKED_DELAY_MS). */
+  parkedDelayMs?: number;
 }
 
 /**
@@ -79,15 +81,27 @@ export async function startWebhookDelivery(
   );
   // First attempts: at most `concurrency` in flight at once in this process, made by the
   // relay that created them (the rest fall back to delivery jobs).
-  const firstAttempts = new FirstAttempts(deps, batches, lanes, attempt, concurrency);
+  const firstAttempts = new FirstAttempts(
+    deps,
+    batches,
+    lanes,
+    attempt,
+    concurrency,
+    opts.parkedDelayMs,
+  );
   const parts: Component[] = [
     // The relay first stops (no new first attempts), then the running ones finish, then the
     // lane slots they handed on go back to their lanes.
     startRelay(deps, { attempts: firstAttempts, lockMs, db: statements }),
-    startQueueWorker(deps, 'deliveries', deliveryProcessor(deps, lanes, attempt), {
-      ...opts,
-      concurrency,
-    }),
+    startQueueWorker(
+      deps,
+      'deliveries',
+      deliveryProcessor(deps, lanes, attempt, opts.parkedDelayMs),
+      {
+        ...opts,
+        concurrency,
+      },
+    ),
     // Wakes parked deliveries whose lane has room again: slots that expired (a worker died)
     // or wake-ups that were lost. Releases wake the next parked job at once otherwise.
     // It also clears the queue's fair counts whenever it is empty.
