@@ -235,6 +235,21 @@ interface WorkerHandle {
   scrape(): Promise<Samples>;
 }
 
+/**
+ * A worker output line worth counting: a log line at level warn (40) or above, or anything
+ * that is not a log line (a stack, Node's own warnings). Its info lines (at the shipped
+ * level: periodic summaries, the reconciler's) are read and dropped, as a log shipper would.
+ */
+function isWarning(line: string): boolean {
+  if (!line.trim()) return false;
+  try {
+    const level = (JSON.parse(line) as { level?: unknown }).level;
+    return typeof level !== 'number' || level >= 40;
+  } catch {
+    return true;
+  }
+}
+
 function eventInput(tenant: BenchTenant, tag: string, i: number) {
   return {
     tenantId: tenant.tenantId,
@@ -311,7 +326,7 @@ async function startWorker(ctx: Ctx, label: string): Promise<WorkerHandle> {
         ['--cpu-prof', `--cpu-prof-dir=${join(ctx.profDir, `worker-${label}`)}`]
       : [],
     onOutput: (text) => {
-      for (const line of text.split('\n')) if (line.trim()) warnings.push(line.slice(0, 300));
+      for (const line of text.split('\n')) if (isWarning(line)) warnings.push(line.slice(0, 300));
     },
   });
   const url = `http://127.0.0.1:${metricsPort}/metrics`;
