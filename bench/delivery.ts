@@ -318,6 +318,7 @@ async function cpuUse(
 async function startWorker(ctx: Ctx, label: string): Promise<WorkerHandle> {
   const metricsPort = await freePort();
   const warnings: string[] = [];
+  let partial = '';
   const child = startNodeChild(`worker (${label})`, serviceEntry('apps/worker/dist/main.js'), {
     env: { ...ctx.workerEnv, METRICS_PORT: String(metricsPort) },
     nodeArgs: CPU_PROF
@@ -326,7 +327,10 @@ async function startWorker(ctx: Ctx, label: string): Promise<WorkerHandle> {
         ['--cpu-prof', `--cpu-prof-dir=${join(ctx.profDir, `worker-${label}`)}`]
       : [],
     onOutput: (text) => {
-      for (const line of text.split('\n')) if (isWarning(line)) warnings.push(line.slice(0, 300));
+      // Output comes in chunks; a line cut at a chunk's end is completed by the next one.
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (isWarning(line)) warnings.push(line.slice(0, 300));
     },
   });
   const url = `http://127.0.0.1:${metricsPort}/metrics`;
