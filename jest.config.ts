@@ -23,12 +23,13 @@ const config: Config = {
   // busy machine. The rules they check have their own tests in test/worker and test/api.
   testPathIgnorePatterns:
     process.env.SWITCHBOARD_CHAOS === '1' ? ['/node_modules/'] : ['/node_modules/', '/test/chaos/'],
-  // Three files at a time on two cores: a file spends much of its time waiting (on a lease,
-  // a retry's delay, a child process, Chromium), and a third file fills those waits. On a
-  // quiet 2-core machine jest took 264 s with three against 339 s with two, at a load of 4–7
-  // either way. The bound is Postgres's 100 connections, shared by every file, its API and
-  // worker processes: three files peaked at 84 (docs/benchmarks/test-suite.md).
-  maxWorkers: 3,
+  // Two files at a time. A third would fill the files' waits (leases, retry delays, child
+  // processes): jest took 264 s with three against 339 s with two on a quiet 2-core machine.
+  // But every file's API and worker processes share one Postgres, whose default limit is 100
+  // connections: campaign-crash alone peaks at 52 and sms-crash at 40, and with three files
+  // beside the delivery benchmark the server refused 42 connections. A third file needs a
+  // per-file connection budget first (docs/benchmarks/test-suite.md).
+  maxWorkers: 2,
   // Code under test runs in a vm context, where every lookup of a global goes through the
   // context's interceptor: csv-parse calls Math.max once per input byte, and a 20 MiB lead
   // import parsed 7 times slower than in plain Node (3.3 s against 0.45 s). Math passed into
