@@ -28,7 +28,7 @@ const config: Config = {
   // But every file's API and worker processes share one Postgres, whose default limit is 100
   // connections: campaign-crash alone peaks at 52 and sms-crash at 40, and with three files
   // beside the delivery benchmark the server refused 42 connections. A third file needs a
-  // per-file connection budget first (docs/benchmarks/test-suite.md).
+  // per-file connection budget first (decision 0124 in docs/decisions).
   maxWorkers: 2,
   // Code under test runs in a vm context, where every lookup of a global goes through the
   // context's interceptor: csv-parse calls Math.max once per input byte, and a 20 MiB lead
