@@ -101,7 +101,12 @@ it('follows the primary through a failover: API and worker write again without a
     round: 1,
     attempt: 2,
   });
-  expect(await (await ctx.queues.deliveries.getJob(retryJobId))?.getState()).toBe('delayed');
+  // The worker adds the retry's job after the attempt's record commits (deliver.ts): the row
+  // says pending before the job exists, so wait for the job too.
+  await waitFor('the retry job delayed in Redis', async () => {
+    const job = await ctx.queues.deliveries.getJob(retryJobId);
+    return (await job?.getState()) === 'delayed';
+  });
 
   const caller = await receptionistTenant(ctx, { scopes: ['write'], phoneNumber: '+14155550198' });
   const key = `failover-${uid()}`;
