@@ -26,8 +26,8 @@ const config: Config = {
   // Two files at a time. A third would fill the files' waits (leases, retry delays, child
   // processes): jest took 264 s with three against 339 s with two on a quiet 2-core machine.
   // But every file's API and worker processes share one Postgres, whose default limit is 100
-  // connections: campaign-crash alone peaks at 52 and sms-crash at 40, and with three files
-  // beside the delivery benchmark the server refused 42 connections. A third file needs a
+  // connections: on a busy machine campaign-crash alone held 52 and sms-crash 40, and with
+  // three files beside the delivery benchmark the server refused 42. A third file needs a
   // per-file connection budget first (decision 0124 in docs/decisions).
   maxWorkers: 2,
   // Code under test runs in a vm context, where every lookup of a global goes through the
