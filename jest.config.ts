@@ -23,13 +23,13 @@ const config: Config = {
   // busy machine. The rules they check have their own tests in test/worker and test/api.
   testPathIgnorePatterns:
     process.env.SWITCHBOARD_CHAOS === '1' ? ['/node_modules/'] : ['/node_modules/', '/test/chaos/'],
-  // Two files at a time. A third would fill the files' waits (leases, retry delays, child
-  // processes): jest took 264 s with three against 339 s with two on a quiet 2-core machine.
-  // But every file's API and worker processes share one Postgres, whose default limit is 100
-  // connections: on a busy machine campaign-crash alone held 52 and sms-crash 40, and with
-  // three files beside the delivery benchmark the server refused 42. A third file needs a
-  // per-file connection budget first (decision 0124 in docs/decisions).
-  maxWorkers: 2,
+  // Three files at a time on two cores: a file spends much of its time waiting (a lease, a
+  // retry's delay, a child process, Chromium), and a third fills those waits (jest 264 s
+  // against 339 s with two, quiet). Every file's API and worker processes share one
+  // Postgres (100 connections by default): the tests' pools close a connection idle for 1 s
+  // (test/support/env.ts), so a file holds what it uses, not all it ever opened. Decision
+  // 0124 in docs/decisions has the figures.
+  maxWorkers: 3,
   // Code under test runs in a vm context, where every lookup of a global goes through the
   // context's interceptor: csv-parse calls Math.max once per input byte, and a 20 MiB lead
   // import parsed 7 times slower than in plain Node (3.3 s against 0.45 s). Math passed into

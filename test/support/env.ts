@@ -39,8 +39,11 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LOG_LEVEL: 'silent',
-    // Small pools: several test files, workers and API processes share one Postgres.
+    // Small pools: several test files, workers and API processes share one Postgres (100
+    // connections by default), and a file lives shorter than a pool's default idle timeout:
+    // its idle connections are closed after 1 s, not kept to its end.
     WORKER_CONCURRENCY: '8',
+    DATABASE_POOL_IDLE_MS: '1000',
     ...overrides,
   };
 }

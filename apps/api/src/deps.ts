@@ -91,7 +91,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       config.logLevel,
       bufferedStdout(() => metrics.logLinesDropped.inc()),
     );
-  const knex = createKnex(config.databaseUrl);
+  const knex = createKnex(config.databaseUrl, { idleTimeoutMs: config.databasePoolIdleMs });
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   // With API_KEY_CACHE_ENABLED the key store caches active keys while it hears of
@@ -122,6 +122,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   const streamKnex = createKnex(config.databaseUrl, {
     poolMax: STREAM_POOL_MAX,
     acquireTimeoutMs: STREAM_ACQUIRE_TIMEOUT_MS,
+    idleTimeoutMs: config.databasePoolIdleMs,
   });
   const streamStores = createStores(streamKnex);
   const refusalLog = new RefusalLog(logger);

@@ -45,6 +45,7 @@ export function createWorkerDeps(
   // write).
   const knex = createKnex(config.databaseUrl, {
     poolMax: Math.min(config.workerConcurrency + 4, 40),
+    idleTimeoutMs: config.databasePoolIdleMs,
   });
   const redis = createRedis(config.redis, 'worker');
   const queues = createQueues(redis, config.queuePrefix);

@@ -256,6 +256,13 @@ export const envSchema = {
       default: 10000,
       description: 'milliseconds',
     },
+    DATABASE_POOL_IDLE_MS: {
+      type: 'integer',
+      minimum: 100,
+      maximum: 3600000,
+      default: 30000,
+      description: 'milliseconds, from 100 to 3600000',
+    },
     SHUTDOWN_GRACE_MS: {
       type: 'integer',
       minimum: 0,

@@ -10,6 +10,8 @@ export type EnvValues = Partial<Record<EnvName, string | number>>;
 /** The typed, frozen configuration every process builds once at boot. */
 export interface Config {
   readonly databaseUrl: string;
+  /** A pooled Postgres connection idle this long is closed (the pools keep none open). */
+  readonly databasePoolIdleMs: number;
   /**
    * One Redis server (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES) or a primary found
    * through Redis Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME).
@@ -162,6 +164,7 @@ function allowPrivateTargets(v: EnvValues): boolean {
 /** Every setting of Config, each built only when a command uses it. */
 export const SETTINGS: { [K in keyof Config]: Setting<Config[K]> } = {
   databaseUrl: str('DATABASE_URL'),
+  databasePoolIdleMs: num('DATABASE_POOL_IDLE_MS'),
   redis: {
     variables: [
       'REDIS_URL',
@@ -361,6 +364,7 @@ export const COMMAND_SETTINGS = {
   /** `npm run start:api`. */
   api: [
     'databaseUrl',
+    'databasePoolIdleMs',
     'redis',
     'port',
     'apiMetricsPort',
@@ -387,6 +391,7 @@ export const COMMAND_SETTINGS = {
   /** `npm run start:worker`. */
   worker: [
     'databaseUrl',
+    'databasePoolIdleMs',
     'redis',
     'metricsPort',
     'metricsHost',

@@ -4,6 +4,8 @@ export type { Knex };
 
 export interface KnexOptions {
   poolMax?: number;
+  /** A connection idle this long is closed (tarn's default: 30 s). */
+  idleTimeoutMs?: number;
   /**
    * Operator commands report a failed connection themselves, in one line naming the URL
    * (explainDatabaseError): knex's own warning with a stack trace is left out.
@@ -50,6 +52,7 @@ export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
+      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
       ...(options.genericPlans && { afterCreate: planOnce }),
     },
     acquireConnectionTimeout: options.acquireTimeoutMs ?? 3000,

@@ -57,6 +57,7 @@ export async function startWebhookDelivery(
   const statements = createKnex(deps.config.databaseUrl, {
     poolMax: STATEMENT_CONNECTIONS,
     genericPlans: true,
+    idleTimeoutMs: deps.config.databasePoolIdleMs,
   });
   const batches = createDeliveryBatches(
     statements,
