@@ -160,11 +160,6 @@ export class EventsStore {
   ): Promise<{ events: UnpublishedEvent[]; next: string }> {
     const maxTenants = opts.maxTenants ?? 100;
     let tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
-    if (opts.after && tenants.length < maxTenants) {
-      for (const t of await this.tenantsWithUnpublished('', maxTenants - tenants.length)) {
-        if (!tenants.includes(t)) tenants.push(t);
-      }
-    }
     const { skip } = opts;
     if (skip) tenants = tenants.filter((t) => !skip(t));
     if (tenants.length === 0) return { events: [], next: '' };
@@ -202,20 +197,33 @@ export class EventsStore {
   }
 
   /**
-   * Up to `limit` tenants with events in the outbox, in id order after `after` (a skip scan
-   * of `event_outbox_tenant_idx`). Read outside the claim's transaction (it locks nothing),
-   * as a prepared statement: the relay asks several times a second while a backlog drains.
+   * Up to `limit` tenants with events in the outbox, in turn: in id order after `after`, then
+   * from the first one up to `after` (two skip scans of `event_outbox_tenant_idx`, in one
+   * statement: one round trip, where a scan and then its wrap-around were two). Read outside
+   * the claim's transaction (it locks nothing), as a prepared statement: the relay asks
+   * several times a second while a backlog drains.
    */
   private async tenantsWithUnpublished(after: string, limit: number): Promise<string[]> {
     const rows = await runPrepared<{ tenant_id: string }>(
       this.db,
-      'events_tenants_in_outbox',
+      'events_tenants_in_outbox_in_turn',
       `WITH RECURSIVE t(tenant_id) AS (
          SELECT (SELECT min(tenant_id) FROM event_outbox WHERE tenant_id > $1)
          UNION ALL
          SELECT (SELECT min(o.tenant_id) FROM event_outbox o WHERE o.tenant_id > t.tenant_id)
-           FROM t WHERE t.tenant_id IS NOT NULL)
-       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2`,
+           FROM t WHERE t.tenant_id IS NOT NULL
+       ), w(tenant_id) AS (
+         SELECT (SELECT min(tenant_id) FROM event_outbox WHERE tenant_id <= $1)
+         UNION ALL
+         SELECT (SELECT min(o.tenant_id) FROM event_outbox o
+                  WHERE o.tenant_id > w.tenant_id AND o.tenant_id <= $1)
+           FROM w WHERE w.tenant_id IS NOT NULL
+       )
+       SELECT tenant_id FROM (
+         (SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2)
+         UNION ALL
+         (SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL LIMIT $2)
+       ) turn LIMIT $2`,
       [after, limit],
     );
     return rows.map((r) => r.tenant_id);
