@@ -91,7 +91,7 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
       config.logLevel,
       bufferedStdout(() => metrics.logLinesDropped.inc()),
     );
-  const knex = createKnex(config.databaseUrl, { idleTimeoutMs: config.databasePoolIdleMs });
+  const knex = createKnex(config);
   const redis = createRedis(config.redis, 'producer');
   const queues = createQueues(redis, config.queuePrefix);
   // With API_KEY_CACHE_ENABLED the key store caches active keys while it hears of
@@ -119,10 +119,9 @@ export function createDeps(config: ApiConfig, overrides: DepsOverrides = {}): De
   // behind them (docs/decisions/0118-one-read-per-tenant-for-event-streams.md). Its work
   // queues by design (a thousand streams reconnecting at once): it waits longer for a
   // connection than a request does.
-  const streamKnex = createKnex(config.databaseUrl, {
+  const streamKnex = createKnex(config, {
     poolMax: STREAM_POOL_MAX,
     acquireTimeoutMs: STREAM_ACQUIRE_TIMEOUT_MS,
-    idleTimeoutMs: config.databasePoolIdleMs,
   });
   const streamStores = createStores(streamKnex);
   const refusalLog = new RefusalLog(logger);

@@ -43,9 +43,8 @@ export function createWorkerDeps(
   // and the relay opt into asynchronous commits per transaction, because the reconciler
   // redoes them harmlessly (docs/decisions/0036-durable-and-asynchronous-commits.md lists every
   // write).
-  const knex = createKnex(config.databaseUrl, {
+  const knex = createKnex(config, {
     poolMax: Math.min(config.workerConcurrency + 4, 40),
-    idleTimeoutMs: config.databasePoolIdleMs,
   });
   const redis = createRedis(config.redis, 'worker');
   const queues = createQueues(redis, config.queuePrefix);

@@ -1,5 +1,5 @@
 /** Postgres access: the knex factory, migrations, ids, keyset pagination and one store per table. */
-export { createKnex, type Knex } from './knex';
+export { createKnex, type DatabaseSettings, type Knex } from './knex';
 export { Batcher, oneBatchInFlight, type BatcherOptions } from './batcher';
 export { isTransientDbError } from './errors';
 export { accepts, requireVersion, VersionMismatch, type VersionCondition } from './versions';

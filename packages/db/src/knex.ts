@@ -2,10 +2,17 @@ import knexFactory, { type Knex } from 'knex';
 
 export type { Knex };
 
+/**
+ * Where a pool connects, and how long it keeps a connection no one uses (DATABASE_POOL_IDLE_MS;
+ * unset, tarn's 30 s): a process's Config has both, and passes itself.
+ */
+export interface DatabaseSettings {
+  readonly databaseUrl: string;
+  readonly databasePoolIdleMs?: number;
+}
+
 export interface KnexOptions {
   poolMax?: number;
-  /** A connection idle this long is closed (tarn's default: 30 s). */
-  idleTimeoutMs?: number;
   /**
    * Operator commands report a failed connection themselves, in one line naming the URL
    * (explainDatabaseError): knex's own warning with a stack trace is left out.
@@ -45,14 +52,15 @@ function planOnce(connection: RawConnection, done: (err: Error | null, c: unknow
  * `acquireConnectionTimeout` is short on purpose: during a Postgres outage a request fails
  * fast (503) instead of hanging for knex's default minute.
  */
-export function createKnex(databaseUrl: string, options: KnexOptions = {}): Knex {
+export function createKnex(database: string | DatabaseSettings, options: KnexOptions = {}): Knex {
+  const db: DatabaseSettings = typeof database === 'string' ? { databaseUrl: database } : database;
   return knexFactory({
     client: 'pg',
-    connection: databaseUrl,
+    connection: db.databaseUrl,
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
-      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+      ...(db.databasePoolIdleMs !== undefined && { idleTimeoutMillis: db.databasePoolIdleMs }),
       ...(options.genericPlans && { afterCreate: planOnce }),
     },
     acquireConnectionTimeout: options.acquireTimeoutMs ?? 3000,

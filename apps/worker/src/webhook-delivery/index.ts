@@ -54,10 +54,9 @@ export async function startWebhookDelivery(
   // The delivery path's hot statements are batched per process, and run on connections of
   // their own that plan each once (generic plans: their partition bounds are parameters,
   // pruned as each run starts), prepared before the first job.
-  const statements = createKnex(deps.config.databaseUrl, {
+  const statements = createKnex(deps.config, {
     poolMax: STATEMENT_CONNECTIONS,
     genericPlans: true,
-    idleTimeoutMs: deps.config.databasePoolIdleMs,
   });
   const batches = createDeliveryBatches(
     statements,
