@@ -219,11 +219,10 @@ export class EventsStore {
                   WHERE o.tenant_id > w.tenant_id AND o.tenant_id <= $1)
            FROM w WHERE w.tenant_id IS NOT NULL
        )
-       SELECT tenant_id FROM (
-         (SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL LIMIT $2)
-         UNION ALL
-         (SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL LIMIT $2)
-       ) turn LIMIT $2`,
+       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
+       UNION ALL
+       SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL
+       LIMIT $2`,
       [after, limit],
     );
     return rows.map((r) => r.tenant_id);
