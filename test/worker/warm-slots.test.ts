@@ -81,3 +81,29 @@ it('gives a slot back, not on, once it has served its time', async () => {
   expect((await slotOf(warm, lane, 'old-2')).holder).toBe('old-2');
   await warm.close();
 });
+
+it('asks Redis for a slot of a lane only once its own give-back of that lane has gone through', async () => {
+  const lanes = lanesFor(1);
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  // The give-back held on its way to Redis (a release batch in flight before it).
+  const slowRelease: Pick<InFlightLanes, 'acquire' | 'release'> = {
+    acquire: (lane, holder) => lanes.acquire(lane, holder),
+    release: async (lane, holder) => {
+      await gate;
+      return lanes.release(lane, holder);
+    },
+  };
+  const warm = new WarmSlots(slowRelease, fail, 60_000, 0);
+  const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_back' };
+  // Served its time (max age 0): given back, not on.
+  const giving = warm.release(lane, await slotOf(warm, lane, 'back-1'));
+  const next = warm.acquire(lane, named('back-2'));
+  // The old slot still counts in Redis: asked now, the lane would be full for `next`.
+  expect(await held(lane)).toEqual(['back-1']);
+  open();
+  await giving;
+  expect((await next).verdict).toBe('ok');
+  expect(await held(lane)).toEqual(['back-2']);
+  await warm.close();
+});

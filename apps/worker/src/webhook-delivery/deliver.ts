@@ -67,10 +67,14 @@ const OUTCOME_UNKNOWN: AttemptResult = {
  * was given back, due then, and the caller makes the attempt's job wait for it.
  */
 export type Attempt = (request: ClaimRequest, claimed?: Claim) => Promise<AttemptEnd>;
-/** A claim the caller holds: the row as claimed, and when the claim was asked for (ms). */
+/**
+ * A claim the caller holds: the row as claimed, and when the claim was asked for (ms);
+ * `onSent` runs once the POST has its response (or failed), before the outcome is recorded.
+ */
 export interface Claim {
   claimed: ClaimedDelivery;
   since: number;
+  onSent?: () => void;
 }
 export type AttemptEnd = { throttledUntil: number } | undefined;
 
@@ -185,7 +189,7 @@ export function attemptRunner(
     // Gone, final, already past this attempt, or held by another worker: nothing to do.
     const claimed = given?.claimed ?? (await batches.claim(data));
     if (!claimed) return;
-    return attemptClaimed(data, { claimed, since: given?.since ?? since });
+    return attemptClaimed(data, { ...given, claimed, since: given?.since ?? since });
   };
 
   async function attemptClaimed(data: ClaimRequest, claim: Claim): Promise<AttemptEnd> {
@@ -261,6 +265,7 @@ export function attemptRunner(
         body,
       });
       result = await sendTraced(sender, { url: target.url, body, headers }, claimed, data.attempt);
+      claim.onSent?.();
       metrics.attemptDuration.observe(
         { result: result.delivered ? 'success' : 'failure' },
         result.duration_ms / 1000,

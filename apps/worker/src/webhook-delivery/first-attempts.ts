@@ -26,8 +26,8 @@ interface Held {
  * attempt of a lane to the next by ./warm-slots.ts). A delivery that gets neither now is given
  * back (DeliveryLifecycle.release: pending, due now) and handed to a delivery job, added
  * parked if its lane is full. The relay claims only as many events as the budget has room
- * for (`room`), and is woken when an attempt ends (`onRoom`): the backlog waits in the
- * outbox, where tenants take turns.
+ * for (`room`), and is woken when an attempt's POST is over (`onRoom`; its outcome is
+ * recorded after): the backlog waits in the outbox, where tenants take turns.
  *
  * Crash safety: a worker that dies (or fails) anywhere from the relay's commit on leaves
  * claimed rows, whose claims lapse after WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS: the
@@ -64,7 +64,7 @@ export class FirstAttempts {
     return this.inline.freeFor(tenantId);
   }
 
-  /** `wake` runs each time an attempt ends (its budget unit is free again). */
+  /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */
   whenRoom(wake: () => void): void {
     this.onRoom = wake;
   }
@@ -103,7 +103,11 @@ export class FirstAttempts {
     // The attempts go first: each must be sent within SEND_WITHIN_MS of its claim (deliver.ts).
     for (const held of now) {
       const { tenantId } = held.lane;
-      void this.inline.start(tenantId, () => this.run(held, since)).then(() => this.onRoom());
+      void this.inline.start(
+        tenantId,
+        (sent) => this.run(held, since, sent),
+        () => this.onRoom(),
+      );
     }
     const { firstAttempts, deliveryWaits } = this.deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
@@ -142,15 +146,36 @@ export class FirstAttempts {
     await this.warm.close();
   }
 
-  private async run({ claimed, lane, slot }: Held, since: number): Promise<void> {
+  /**
+   * One first attempt. Its lane slot, like its budget unit, counts a POST open to the
+   * receiver: both are handed on (./warm-slots.ts) or given back as soon as the POST is over,
+   * and the outcome is recorded after, so the next first attempt of the lane starts while
+   * this one's record is on its way. The claim stays held until that record (crash safety as
+   * before).
+   */
+  private async run({ claimed, lane, slot }: Held, since: number, sent: () => void): Promise<void> {
     const d = claimed.delivery;
+    let posted: () => void = () => undefined;
+    const over = new Promise<void>((resolve) => (posted = resolve));
+    const attempt = this.attempt(
+      { deliveryId: d.id, round: 1, attempt: 1 },
+      { claimed, since, onSent: posted },
+    );
+    // Also over when the attempt ends without a POST (paused, canceled, throttled, late).
+    attempt.then(posted, posted);
+    await this.lanes.hold(
+      lane,
+      slot.holder,
+      () => over,
+      (err) => this.deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
+    );
     try {
-      const end = await this.lanes.hold(
-        lane,
-        slot.holder,
-        () => this.attempt({ deliveryId: d.id, round: 1, attempt: 1 }, { claimed, since }),
-        (err) => this.deps.logger.warn({ err, deliveryId: d.id }, 'slot not renewed'),
-      );
+      await this.warm.release(lane, slot);
+    } finally {
+      sent();
+    }
+    try {
+      const end = await attempt;
       // Throttled (given back, due at its slot): a job waits for the slot it was given.
       if (end) {
         const next = { ...d, claims: 0, nextAttemptAt: new Date(end.throttledUntil) };
@@ -159,9 +184,6 @@ export class FirstAttempts {
     } catch (err) {
       // The claim lapses and the reconciler redoes the attempt (same event id).
       this.deps.logger.warn({ err, deliveryId: d.id }, 'first delivery attempt failed');
-    } finally {
-      // Handed on to the next first attempt of the lane, or given back (./warm-slots.ts).
-      await this.warm.release(lane, slot);
     }
   }
 }

@@ -40,6 +40,8 @@ interface Warm extends HeldSlot {
  */
 export class WarmSlots {
   private readonly warm = new Map<string, Warm[]>();
+  /** Per lane, the give-backs of this process still on their way to Redis. */
+  private readonly givingBack = new Map<string, Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -59,6 +61,9 @@ export class WarmSlots {
   ): Promise<{ verdict: 'ok'; slot: HeldSlot } | { verdict: Exclude<Verdict, 'ok'> }> {
     const slot = this.takeWarm(lane);
     if (slot) return { verdict: 'ok', slot };
+    // A slot this process is giving back still counts in Redis: asked before it is gone, the
+    // lane would look full to this process's own next attempt, which would be parked.
+    await this.givingBack.get(laneKey(lane));
     const holder = newHolder();
     const grantedAt = Date.now();
     const verdict = await this.lanes.acquire(lane, holder);
@@ -122,7 +127,14 @@ export class WarmSlots {
 
   private giveBack(lane: Lane, holder: string): Promise<void> {
     // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
-    return this.lanes.release(lane, holder).catch(this.onReleaseError);
+    const done = this.lanes.release(lane, holder).catch(this.onReleaseError);
+    const key = laneKey(lane);
+    const pending = Promise.all([this.givingBack.get(key), done]);
+    this.givingBack.set(key, pending);
+    void pending.then(() => {
+      if (this.givingBack.get(key) === pending) this.givingBack.delete(key);
+    });
+    return done;
   }
 }
 
