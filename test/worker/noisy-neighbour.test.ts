@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import request from 'supertest';
+import { emit } from '@switchboard/events';
 import type { TestReceiver } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { startWebhookWorld, type WebhookWorld } from '../support/webhook-world';
@@ -94,4 +95,63 @@ it("a dead receiver's 60 subscriptions do not delay another tenant's delivery", 
     .whereIn('status', ['pending', 'delivering'])
     .count<{ count: string }[]>({ count: '*' });
   expect(Number(waiting[0]?.count)).toBeGreaterThanOrEqual(NOISY_SUBSCRIPTIONS);
+}, 120_000);
+
+it("a tenant's dead subscription does not delay its own healthy one", async () => {
+  const base = `https://127.0.0.1:${receiver.port}`;
+  const { rcp, ...t } = await receptionistTenant(ctx);
+  // The dead subscription takes call.started, the healthy one call.completed: the first
+  // attempts of the one cannot take the other's units, whatever their order in a fan-out.
+  for (const [url, type] of [
+    [`${base}/dead`, 'call.started'],
+    [`${base}/healthy`, 'call.completed'],
+  ] as const) {
+    const res = await request(ctx.app)
+      .post('/api/v1/webhooks')
+      .set('Authorization', t.auth)
+      .send({ url, events: [type] });
+    expect(res.status).toBe(201);
+  }
+  const cap = ctx.config.webhook.maxInFlightPerSubscription;
+  const before = hung.length;
+  // One at a time: each dead first attempt takes a unit of the tenant's share, until its
+  // lane is at its cap, which is the share's size (half the budget each), every one open.
+  for (let i = 1; i <= cap; i++) {
+    await emitCallStarted(ctx, t.tenantId, rcp);
+    await waitFor(`dead attempt ${i} open`, () => hung.length >= before + i);
+  }
+  const ids: string[] = [];
+  for (let i = 0; i < HEALTHY_EVENTS; i++) {
+    ids.push(
+      await ctx.deps.knex.transaction((trx) =>
+        emit(trx, {
+          tenantId: t.tenantId,
+          receptionistId: rcp,
+          type: 'call.completed',
+          data: {
+            call_id: `call_mixed_${i}`,
+            direction: 'inbound',
+            from: '+14155550100',
+            to: '+14155550199',
+            duration_seconds: 30,
+            outcome: 'message_taken',
+            customer_name: null,
+            customer_phone: null,
+            transcript_summary: null,
+            started_at: new Date(Date.now() - 30_000).toISOString(),
+            ended_at: new Date().toISOString(),
+          },
+        }),
+      ),
+    );
+  }
+  // Every event reaches the healthy subscription while no dead attempt has ended: none waited
+  // for its own tenant's dead attempts to time out.
+  const endedWhenAllArrived = await waitFor(
+    'every delivery to the healthy subscription',
+    () => ids.every((id) => received.has(id)) && { ended: deadEnded },
+    { timeoutMs: 60_000 },
+  );
+  expect(endedWhenAllArrived).toEqual({ ended: 0 });
+  expect(hung.length).toBe(before + cap);
 }, 120_000);

@@ -6,13 +6,14 @@ import { PARKED_DELAY_MS, type Attempt } from './deliver';
 import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
-import { InlineAttempts } from './inline-attempts';
+import { InlineAttempts, type Unit } from './inline-attempts';
 import { WarmSlots, type HeldSlot } from './warm-slots';
 
 interface Held {
   claimed: ClaimedDelivery;
   lane: Lane;
   slot: HeldSlot;
+  unit: Unit;
 }
 
 /**
@@ -56,12 +57,12 @@ export class FirstAttempts {
 
   /** How many more first attempts may start now (the relay claims that many events at most). */
   room(): number {
-    return this.inline.free;
+    return this.inline.room;
   }
 
   /** How many first attempts of `tenantId` may start now (its share not in use). */
   roomFor(tenantId: string): number {
-    return this.inline.freeFor(tenantId);
+    return this.inline.roomFor(tenantId);
   }
 
   /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */
@@ -84,7 +85,8 @@ export class FirstAttempts {
         const d = claimed.delivery;
         const lane = { tenantId: d.tenantId, targetId: d.subscriptionId ?? d.receptionistId ?? '' };
         // Taken before the first await: the budget is never overshot.
-        if (!this.inline.take(d.tenantId)) {
+        const unit = this.inline.take(d.tenantId);
+        if (!unit) {
           const verdict = await this.lanes.peek(lane).catch(() => 'ok' as const);
           return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
         }
@@ -94,17 +96,16 @@ export class FirstAttempts {
             this.deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued');
             return { verdict: 'error' as const };
           });
-        if (got.verdict === 'ok') return void now.push({ claimed, lane, slot: got.slot });
-        this.inline.untake(d.tenantId);
+        if (got.verdict === 'ok') return void now.push({ claimed, lane, slot: got.slot, unit });
+        this.inline.untake(unit);
         if (got.verdict === 'error') later.push(d);
         else full.push({ d, lane, verdict: got.verdict });
       }),
     );
     // The attempts go first: each must be sent within SEND_WITHIN_MS of its claim (deliver.ts).
     for (const held of now) {
-      const { tenantId } = held.lane;
       void this.inline.start(
-        tenantId,
+        held.unit,
         (sent) => this.run(held, since, sent),
         () => this.onRoom(),
       );
