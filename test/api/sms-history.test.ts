@@ -172,7 +172,12 @@ describe('SMS history', () => {
     const foreign = await list(`cursor=${cursor}`, foreignRcp, other.auth);
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.code).toBe('invalid_cursor');
-    const tampered = await list(`cursor=${cursor.slice(0, -2)}AA`);
+    // One character in the middle, changed in its top bit: the last characters of base64url
+    // may carry padding bits, and a cursor ending in "AA" already changed nothing.
+    const at = Math.floor(cursor.length / 2);
+    const changed = `${cursor.slice(0, at)}${cursor[at] === 'A' ? 'g' : 'A'}${cursor.slice(at + 1)}`;
+    const tampered = await list(`cursor=${changed}`);
+    expect(tampered.status).toBe(400);
     expect(tampered.body.error.code).toBe('invalid_cursor');
     const calls = await request(ctx.app)
       .get(`/api/v1/receptionists/${rcp}/calls?cursor=${cursor}`)
