@@ -37,7 +37,10 @@ beforeAll(async () => {
     '/other': record('/other'),
     '/patched': record('/patched'),
   });
-  ctx = await createTestContext({ WEBHOOK_TIMEOUT_MS: '5000' });
+  // An attempt's deadline far beyond what the receiver takes, so that a loaded machine's
+  // stall is never a failed attempt. With 5 s, one delivery of the burst once needed a second
+  // attempt beside a benchmark (load 9); a failure now names the first one's error.
+  ctx = await createTestContext({ WEBHOOK_TIMEOUT_MS: '30000' });
   for (let i = 0; i < 2; i++) workers.push(await startTestWorker(ctx, { webhookCa: cert.cert }));
 }, 60_000);
 afterAll(async () => {
@@ -160,14 +163,21 @@ it('keeps a burst at the limit, serves another tenant meanwhile, and counts no f
       .knex('webhook_deliveries')
       .where({ subscription_id: throttled.subscriptionId });
     return rows.length === BURST_EVENTS && rows.every((r) => r.status === 'succeeded') && rows;
-  }).then((rows) => expect(rows.map((r) => r.attempts)).toEqual(rows.map(() => 1)));
-  const attempts = await ctx.deps
+  });
+  const attempts = (await ctx.deps
     .knex('webhook_delivery_attempts_all as a')
     .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
     .where('d.subscription_id', throttled.subscriptionId)
-    .select('a.status_code');
-  expect(attempts).toHaveLength(BURST_EVENTS);
-  expect(attempts.every((a) => a.status_code === 204)).toBe(true);
+    .select('a.status_code', 'a.error', 'a.duration_ms')) as Array<{
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+  }>;
+  // (On a failure the message names every attempt that was not a 204.)
+  expect({
+    attempts: attempts.length,
+    not204: attempts.filter((a) => a.status_code !== 204),
+  }).toEqual({ attempts: BURST_EVENTS, not204: [] });
   const sub = await ctx.deps
     .knex('webhook_subscriptions')
     .where({ id: throttled.subscriptionId })
