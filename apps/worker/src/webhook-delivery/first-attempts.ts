@@ -55,12 +55,15 @@ export class FirstAttempts {
     );
   }
 
-  /** How many more first attempts may start now (the relay claims that many events at most). */
+  /**
+   * How many deliveries the relay may claim now (units not taken, or held by slow attempts:
+   * ./inline-attempts.ts); those that find no free unit go to delivery jobs.
+   */
   room(): number {
     return this.inline.room;
   }
 
-  /** How many first attempts of `tenantId` may start now (its share not in use). */
+  /** How many of `tenantId`'s the relay may claim now (its share not in use, slow ones aside). */
   roomFor(tenantId: string): number {
     return this.inline.roomFor(tenantId);
   }

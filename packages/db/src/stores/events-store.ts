@@ -118,6 +118,18 @@ export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Prom
   ]);
 }
 
+/**
+ * SQL: CTE `cte`, the tenants of `event_outbox` (alias `o`) that satisfy `bound`, in id
+ * order, one index probe each (a skip scan of `event_outbox_tenant_idx`), ending in a NULL.
+ */
+const skipScan = (cte: string, bound: string): string => `${cte}(tenant_id) AS (
+         SELECT (SELECT min(o.tenant_id) FROM event_outbox o WHERE ${bound})
+         UNION ALL
+         SELECT (SELECT min(o.tenant_id) FROM event_outbox o
+                  WHERE o.tenant_id > ${cte}.tenant_id AND ${bound})
+           FROM ${cte} WHERE ${cte}.tenant_id IS NOT NULL
+       )`;
+
 /** The event outbox (reads; the writes are `insertEvents`, in the caller's transaction). */
 export class EventsStore {
   constructor(private readonly db: Knex) {}
@@ -207,18 +219,7 @@ export class EventsStore {
     const rows = await runPrepared<{ tenant_id: string }>(
       this.db,
       'events_tenants_in_outbox_in_turn',
-      `WITH RECURSIVE t(tenant_id) AS (
-         SELECT (SELECT min(tenant_id) FROM event_outbox WHERE tenant_id > $1)
-         UNION ALL
-         SELECT (SELECT min(o.tenant_id) FROM event_outbox o WHERE o.tenant_id > t.tenant_id)
-           FROM t WHERE t.tenant_id IS NOT NULL
-       ), w(tenant_id) AS (
-         SELECT (SELECT min(tenant_id) FROM event_outbox WHERE tenant_id <= $1)
-         UNION ALL
-         SELECT (SELECT min(o.tenant_id) FROM event_outbox o
-                  WHERE o.tenant_id > w.tenant_id AND o.tenant_id <= $1)
-           FROM w WHERE w.tenant_id IS NOT NULL
-       )
+      `WITH RECURSIVE ${skipScan('t', 'o.tenant_id > $1')}, ${skipScan('w', 'o.tenant_id <= $1')}
        SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
        UNION ALL
        SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL
