@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { catalog, closeRedis, createRedis, enqueue } from '@switchboard/queues';
 import {
   generateCertificate,
   startReceiver,
   type TestReceiver,
 } from '../../packages/webhooks/src/testing/tls-receiver';
+import { freeStuckJobs } from '../../apps/worker/src/stuck-jobs';
 import { createTestContext, type TestContext } from '../support/context';
 import {
   emitCallStarted,
@@ -91,4 +92,42 @@ it('re-runs a delivery job stuck in active without a lock', async () => {
   expect(receiver.requests.filter((r) => r.headers['x-service-event-id'] === eventId)).toHaveLength(
     1,
   );
+});
+
+it('leaves a job its live worker finishes while the reconciler looks at it', async () => {
+  // A job taken by a live worker (active, locked), which finishes it right after the
+  // reconciler has read its state: the reconciler must not take it for a dead worker's. A
+  // queue of its own: the worker started above would take a deliveries job first.
+  const connection = createRedis(ctx.config.redis, 'worker');
+  const opts = { connection, prefix: ctx.config.queuePrefix };
+  const queue = new Queue('stuck-check', opts);
+  const live = new Worker('stuck-check', null, opts);
+  try {
+    const id = 'job-of-a-live-worker';
+    await queue.add('check', {}, { jobId: id });
+    const token = 'live-worker';
+    const taken = await live.getNextJob(token);
+    expect(taken?.id).toBe(id);
+    expect(await queue.getJobState(id)).toBe('active');
+    const finishingQueue = new Proxy(queue, {
+      get(target, key, receiver) {
+        if (key !== 'getJobState') return Reflect.get(target, key, receiver) as unknown;
+        return async (jobId: string) => {
+          const state = await target.getJobState(jobId);
+          await taken?.moveToCompleted('done', token, false);
+          return state;
+        };
+      },
+    });
+    const freed = await freeStuckJobs(ctx.deps.redis, finishingQueue, [id]);
+    expect([...freed]).toEqual([]);
+    // Whichever order it looked in, the job ends as its worker leaves it.
+    await taken?.moveToCompleted('done', token, false).catch(() => undefined);
+    expect(await queue.getJobState(id)).toBe('completed');
+  } finally {
+    await live.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await closeRedis(connection);
+  }
 });

@@ -19,8 +19,12 @@ export async function freeStuckJobs(
 ): Promise<Set<string>> {
   const freed = new Set<string>();
   for (const id of ids.slice(0, MAX_CHECKED)) {
-    if ((await queue.getJobState(id)) !== 'active') continue;
+    // The lock first, then the state: a live worker's job is locked from the moment it is
+    // active until it is finished (both in one script each), so no lock and then `active`
+    // means a dead worker's, or one taken since (locked: removal refuses it). The other
+    // order took a job that finished between the two looks for a dead worker's.
     if ((await redis.exists(`${queue.toKey(id)}:lock`)) === 1) continue;
+    if ((await queue.getJobState(id)) !== 'active') continue;
     if ((await queue.remove(id)) === 1) freed.add(id);
   }
   return freed;
