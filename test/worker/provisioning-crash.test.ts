@@ -12,12 +12,13 @@ let worker: WorkerProcess | null = null;
 
 const startWorker = (): Promise<WorkerProcess> =>
   startWorkerProcess(ctx.config, {
-    // About 2.5 s per receptionist (1.5 s for the number, 1 s for the assistant): room to
-    // kill, since each kill follows its signal within one 25 ms poll.
-    SIMULATOR_SPEED: '0.4',
+    // About 5 s per receptionist (3 s for the number, 2 s for the assistant): room to kill,
+    // since each kill follows its signal within one 25 ms poll. At 1 s for the assistant a
+    // loaded machine once let the attempt finish before the kill.
+    SIMULATOR_SPEED: '0.2',
     // Twice an attempt: a killed attempt's claim lapses this long after it was taken, and
-    // the attempt that completes (1 s of assistant) ends well within it.
-    TEST_PROVISIONING_LEASE_MS: '5000',
+    // the attempt that completes (2 s of assistant) ends well within it.
+    TEST_PROVISIONING_LEASE_MS: '10000',
   });
 
 interface Row {
