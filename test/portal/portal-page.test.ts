@@ -335,8 +335,8 @@ it('self-service: pause and resume, rotate the secret, recover after an outage, 
   // Completed, the counts are final: a recovered attempt that failed is named with its error.
   const outcome = await page.getByTestId('recovery').textContent();
   if (!/2 found, 2 delivered, 0 failed/.test(outcome ?? '')) {
-    const failed = await api('GET', `/webhooks/${id}/deliveries?status=failed`, admin);
-    throw new Error(`recovery: "${outcome}"; failed deliveries: ${JSON.stringify(failed.body)}`);
+    const failures = await api('GET', `/webhooks/${id}/deliveries?status=failed`, admin);
+    throw new Error(`recovery: "${outcome}"; failed deliveries: ${JSON.stringify(failures.body)}`);
   }
   await page.getByLabel('Status').selectOption('succeeded');
   await waitFor(
