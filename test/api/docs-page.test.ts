@@ -65,13 +65,31 @@ async function open(path: string): Promise<{ page: Page; foreign: string[]; erro
   return { page, foreign, errors };
 }
 
+/**
+ * Waits for Redoc to render `selector`. A busy machine can take many times the 5 s it takes
+ * alone, so the wait is long; if it still fails, the page's errors and refused requests say
+ * why, rather than a bare timeout.
+ */
+async function rendered(
+  opened: { page: Page; foreign: string[]; errors: string[] },
+  selector: string,
+): Promise<void> {
+  try {
+    await opened.page.waitForSelector(selector, { timeout: 60_000 });
+  } catch (err) {
+    const { foreign, errors } = opened;
+    throw new Error(`${String(err)}\npage errors: ${JSON.stringify({ errors, foreign })}`);
+  }
+}
+
 const sectionOf = (page: Page, tag: string, operationId: string) =>
   page.locator(`[id="tag/${tag}/operation/${operationId}"]`);
 
 describe('GET /api/v1/docs in Chromium', () => {
   it('renders every operation and every webhook event, loading nothing from elsewhere', async () => {
-    const { page, foreign, errors } = await open('/api/v1/docs');
-    await page.waitForSelector('[id="tag/Calls/operation/listCalls"]', { timeout: 20_000 });
+    const opened = await open('/api/v1/docs');
+    const { page, foreign, errors } = opened;
+    await rendered(opened, '[id="tag/Calls/operation/listCalls"]');
     const ids = await page.$$eval('[id^="operation/"]', (els) =>
       els.map((el) => el.id.slice('operation/'.length)),
     );
@@ -91,15 +109,16 @@ describe('GET /api/v1/docs in Chromium', () => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, 120_000);
 
   it('works under /v1 too, without authentication', async () => {
-    const { page, foreign, errors } = await open('/v1/docs');
-    await page.waitForSelector('[id="tag/Webhooks/operation/createWebhook"]', { timeout: 20_000 });
+    const opened = await open('/v1/docs');
+    const { page, foreign, errors } = opened;
+    await rendered(opened, '[id="tag/Webhooks/operation/createWebhook"]');
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('GET /api/v1/docs over HTTP', () => {

@@ -34,12 +34,18 @@ export const REQUEST_REDIS_TIMEOUT_MS = 500;
 /**
  * `p`, or a rejection after `ms` (the operation itself goes on: callers make a late success
  * harmless). The timer never holds the process open.
+ *
+ * The deadline judges the server, not this process: when the timer fires, the rejection
+ * waits one turn of the event loop (setImmediate runs after the poll phase), so an answer
+ * that arrived while this process was stalled (a busy machine, a long synchronous task) is
+ * read and wins. A server that has not answered is still refused at `ms` plus that turn.
  */
 export async function withinMs<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
   p.catch(() => undefined); // a late failure is nobody's
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    const refuse = () => reject(new Error(`${what}: no answer within ${ms} ms`));
+    timer = setTimeout(() => setImmediate(refuse), ms);
     timer.unref();
   });
   try {

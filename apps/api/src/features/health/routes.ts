@@ -1,13 +1,7 @@
 import type { Express } from 'express';
-import { probeRedis, REQUEST_REDIS_TIMEOUT_MS } from '@switchboard/queues';
+import { probeRedis, REQUEST_REDIS_TIMEOUT_MS, withinMs } from '@switchboard/queues';
 import type { Deps } from '../../deps';
 import { serviceUnavailable } from '../../errors';
-
-const within = <T>(ms: number, p: Promise<T>): Promise<T> =>
-  Promise.race([
-    p,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
-  ]);
 
 /** Unauthenticated probes: /healthz says the process is up, /readyz that its backends answer. */
 export function mountHealth(app: Express, deps: Deps): void {
@@ -20,8 +14,12 @@ export function mountHealth(app: Express, deps: Deps): void {
       // A stopping process must leave the load balancer's rotation before it stops accepting.
       if (deps.lifecycle.isStopping) throw serviceUnavailable('Not ready: stopping');
       const [pg, redis] = await Promise.allSettled([
-        within(1500, deps.knex.raw('select 1')),
-        within(REQUEST_REDIS_TIMEOUT_MS, probeRedis(deps.redis, deps.config.queuePrefix)),
+        withinMs(1500, deps.knex.raw('select 1'), 'postgres probe'),
+        withinMs(
+          REQUEST_REDIS_TIMEOUT_MS,
+          probeRedis(deps.redis, deps.config.queuePrefix),
+          'redis probe',
+        ),
       ]);
       const failed = [
         pg.status === 'rejected' && 'postgres',
