@@ -1,5 +1,5 @@
 import type { JobsOptions, Queue } from 'bullmq';
-import type { Redis } from './connection';
+import { withinMs, type Redis } from './connection';
 import { catalog, type Catalog, type CatalogKey } from './catalog';
 import { fairPriorities } from './fair';
 import type { JobData, JobSpec } from './job-definition';
@@ -69,18 +69,5 @@ export async function enqueueFromRequest<K extends CatalogKey>(
     const s = spec as JobSpec<unknown>;
     return queue.add(s.name, s.data, s.opts);
   });
-  adding.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`job not added within ${REQUEST_ENQUEUE_TIMEOUT_MS} ms`)),
-      REQUEST_ENQUEUE_TIMEOUT_MS,
-    );
-    timer.unref();
-  });
-  try {
-    await Promise.race([adding, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await withinMs(REQUEST_ENQUEUE_TIMEOUT_MS, adding, 'job add');
 }
