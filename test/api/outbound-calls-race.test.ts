@@ -22,6 +22,14 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
+/** A keyed call to one API process, always the same body. */
+const postCall = (api: ApiProcess, key: string) =>
+  fetch(`${api.baseUrl}${PATH}`, {
+    method: 'POST',
+    headers: { Authorization: auth, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify({ receptionist_id: rcp, to: '+14155550123' }),
+  });
+
 describe('50 identical requests across two API processes', () => {
   let apis: ApiProcess[] = [];
   beforeAll(async () => {
@@ -31,16 +39,7 @@ describe('50 identical requests across two API processes', () => {
     // machine (a stalled cold process once answered 9 of 50 with the idempotency store's 503;
     // withinMs now reads an answer that arrived during a stall, packages/queues/src/connection.ts).
     for (const api of apis) {
-      const warm = await fetch(`${api.baseUrl}${PATH}`, {
-        method: 'POST',
-        headers: {
-          Authorization: auth,
-          'Content-Type': 'application/json',
-          'Idempotency-Key': `warm-${uid()}`,
-        },
-        body: JSON.stringify({ receptionist_id: rcp, to: '+14155550123' }),
-      });
-      expect(warm.status).toBe(202);
+      expect((await postCall(api, `warm-${uid()}`)).status).toBe(202);
     }
   }, 60_000);
   afterAll(async () => {
@@ -49,20 +48,12 @@ describe('50 identical requests across two API processes', () => {
 
   it('create exactly one call and one dial job; every answer is that call or a 409', async () => {
     const key = `race-${uid()}`;
-    const body = JSON.stringify({ receptionist_id: rcp, to: '+14155550123' });
-    const headers = {
-      Authorization: auth,
-      'Content-Type': 'application/json',
-      'Idempotency-Key': key,
-    };
     const send = (i: number) =>
-      fetch(`${apis[i % 2]?.baseUrl}${PATH}`, { method: 'POST', headers, body }).then(
-        async (r) => ({
-          status: r.status,
-          body: (await r.json()) as { id?: string },
-          retryAfter: r.headers.get('retry-after'),
-        }),
-      );
+      postCall(apis[i % 2] as ApiProcess, key).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { id?: string },
+        retryAfter: r.headers.get('retry-after'),
+      }));
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i)));
 
     const accepted = results.filter((r) => r.status === 202);
@@ -89,7 +80,7 @@ describe('50 identical requests across two API processes', () => {
 
     // Once the dust settles, both processes replay the same call.
     for (const api of apis) {
-      const again = await fetch(`${api.baseUrl}${PATH}`, { method: 'POST', headers, body });
+      const again = await postCall(api, key);
       expect(again.status).toBe(202);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect(((await again.json()) as { id: string }).id).toBe(id);

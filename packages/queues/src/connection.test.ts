@@ -32,6 +32,18 @@ describe('withinMs', () => {
     }
   });
 
+  it('runs a thenable once (a knex query runs again at each call of its then)', async () => {
+    let runs = 0;
+    const query: PromiseLike<string> = {
+      then: (ok, fail) => {
+        runs += 1;
+        return Promise.resolve('row').then(ok, fail);
+      },
+    };
+    await expect(withinMs(1000, query, 'query')).resolves.toBe('row');
+    expect(runs).toBe(1);
+  });
+
   it('refuses when no answer comes', async () => {
     const [client, , close] = await socketPair();
     const answer = new Promise<string>((r) => client.once('data', (b) => r(String(b))));

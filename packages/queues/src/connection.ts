@@ -32,15 +32,17 @@ const retry = (times: number): number => Math.min(times * 200, 2000);
 export const REQUEST_REDIS_TIMEOUT_MS = 500;
 
 /**
- * `p`, or a rejection after `ms` (the operation itself goes on: callers make a late success
- * harmless). The timer never holds the process open.
+ * `op`'s result, or a rejection after `ms` (the operation itself goes on: callers make a late
+ * success harmless). The timer never holds the process open.
  *
  * The deadline judges the server, not this process: when the timer fires, the rejection
  * waits one turn of the event loop (setImmediate runs after the poll phase), so an answer
  * that arrived while this process was stalled (a busy machine, a long synchronous task) is
  * read and wins. A server that has not answered is still refused at `ms` plus that turn.
  */
-export async function withinMs<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+export async function withinMs<T>(ms: number, op: PromiseLike<T>, what: string): Promise<T> {
+  // Adopted once: a thenable such as a knex query runs each time its `then` is called.
+  const p = Promise.resolve(op);
   p.catch(() => undefined); // a late failure is nobody's
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
