@@ -181,15 +181,20 @@ test('an exporter whose collector hangs or is gone never breaks or slows request
       env: { ...OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
     });
     processes.push(lost);
-    const accepted = async (base: string) => {
-      const res = await ingest(base, messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z'));
+    // A request that fails names the process it went to, with its exit code and stderr.
+    const accepted = async (name: string, api: ApiProcess) => {
+      const body = messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z');
+      const res = await ingest(api.baseUrl, body).catch((err: unknown) => {
+        const code = (err as { cause?: { code?: string } }).cause?.code ?? String(err);
+        throw new Error(`${name} (${api.baseUrl}, pid ${api.pid}): ${code}\n${api.stderr()}`);
+      });
       expect(res.status).toBe(202);
     };
-    await accepted(hung.baseUrl);
+    await accepted('hung', hung);
     await waitFor('an export held by the collector', () => stuck.held > 0);
     for (let i = 0; i < 20; i++) {
-      await accepted(hung.baseUrl);
-      await accepted(lost.baseUrl);
+      await accepted('hung', hung);
+      await accepted('lost', lost);
     }
     // Every request was answered while the collector still held every export it had been
     // sent: none waited for an export (a blocking one would hold the first request for the

@@ -10,13 +10,35 @@ import { waitFor } from './wait';
 export const ROOT = resolve(__dirname, '..', '..');
 export const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
-/** A TCP port free on 127.0.0.1 right now (bind an ephemeral port, then close it). */
-export async function freePort(): Promise<number> {
+/**
+ * Ports handed out by {@link freePort}: a block of its own for each jest worker, below the
+ * kernel's ephemeral range (32768–60999 by default). A port from that range, closed again,
+ * could be handed to another file's process before the child told to listen on it did, and
+ * that other process would then answer this file's requests (and vanish when its file ended).
+ * Here no two jest workers share a port and the kernel never picks one for a connection.
+ */
+const PORT_BLOCK = 2_000;
+const FIRST_PORT = 20_000 + ((Number(process.env.JEST_WORKER_ID ?? 1) - 1) % 6) * PORT_BLOCK;
+let nextPort = Math.floor(Math.random() * PORT_BLOCK);
+
+/** Binds and closes `port` on 127.0.0.1: false when something holds it. */
+async function bindable(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
+  const bound = await new Promise<boolean>((r) => {
+    server.once('error', () => r(false));
+    server.listen(port, '127.0.0.1', () => r(true));
+  });
+  if (bound) await new Promise((r) => server.close(r));
+  return bound;
+}
+
+/** A TCP port free on 127.0.0.1 right now, from this jest worker's own block. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < PORT_BLOCK; tries++) {
+    const port = FIRST_PORT + (nextPort++ % PORT_BLOCK);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${FIRST_PORT}–${FIRST_PORT + PORT_BLOCK - 1}`);
 }
 
 /**
