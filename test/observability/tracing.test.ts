@@ -181,7 +181,7 @@ test('an exporter whose collector hangs or is gone never breaks or slows request
       env: { ...OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
     });
     processes.push(lost);
-    // A request that fails names the process it went to, with its exit code and stderr.
+    // A request that fails names the process it went to, with its pid and stderr.
     const accepted = async (name: string, api: ApiProcess) => {
       const body = messages.started(rcp, uid(), '2026-11-21T10:00:00.000Z');
       const res = await ingest(api.baseUrl, body).catch((err: unknown) => {
