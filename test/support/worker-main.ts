@@ -1,7 +1,32 @@
 import { loadConfigOrExit } from '@switchboard/config';
 import { startTracing } from '@switchboard/telemetry';
 import { createWorkerDeps } from '../../apps/worker/src/deps';
+import type { ProvisioningProvider } from '../../apps/worker/src/provisioning';
+import {
+  SimulatorProvisioningProvider,
+  type ProvisioningOperation,
+} from '../../apps/worker/src/provisioning/simulator';
 import { startRunner } from '../../apps/worker/src/runner';
+
+/**
+ * The simulator, except that `held` never returns: the process writes
+ * `provisioning held in <operation>` to stdout when it is reached and waits there until it
+ * is killed. A crash test's SIGKILL then lands inside that call on a machine of any speed.
+ */
+function holdingProvider(speed: number, held: ProvisioningOperation): ProvisioningProvider {
+  const simulator = new SimulatorProvisioningProvider(speed);
+  const hold = (): Promise<never> => {
+    process.stdout.write(`provisioning held in ${held}\n`);
+    return new Promise<never>(() => undefined);
+  };
+  return {
+    name: simulator.name,
+    buyNumber: (req) => (held === 'buyNumber' ? hold() : simulator.buyNumber(req)),
+    createAssistant: (req) =>
+      held === 'createAssistant' ? hold() : simulator.createAssistant(req),
+    close: () => simulator.close(),
+  };
+}
 
 // The production worker (same deps, same processors) as a separate process for crash tests,
 // with recovery timings shortened so that a SIGKILLed worker's jobs come back in seconds.
@@ -15,9 +40,20 @@ async function main(): Promise<void> {
     reconcileGraceMs: 2000,
     lockDurationMs: 3000,
     stalledIntervalMs: 1000,
-    // Longer than a slowed-down simulated provisioning (SIMULATOR_SPEED < 1 in crash tests);
-    // a test that slows it less may shorten it (TEST_PROVISIONING_LEASE_MS).
-    provisioning: { leaseMs: Number(process.env.TEST_PROVISIONING_LEASE_MS) || 8_000 },
+    // Several times a whole simulated provisioning (about 1 s), so a killed attempt's
+    // receptionist comes back in seconds and a live one is never taken over.
+    provisioning: {
+      leaseMs: 8_000,
+      // TEST_PROVISIONING_HOLD=buyNumber or createAssistant: that call never returns.
+      ...(process.env.TEST_PROVISIONING_HOLD
+        ? {
+            provider: holdingProvider(
+              config.simulatorSpeed,
+              process.env.TEST_PROVISIONING_HOLD as ProvisioningOperation,
+            ),
+          }
+        : {}),
+    },
     smsStaleSendingMs: 5000,
     // A test may shorten a parked delivery's safety delay (30 s), which a wake-up lost to a
     // SIGKILL leaves the delivery waiting out (TEST_PARKED_DELAY_MS).

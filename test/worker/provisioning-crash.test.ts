@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { simulatedNumber } from '../../apps/worker/src/provisioning';
+import type { ProvisioningOperation } from '../../apps/worker/src/provisioning/simulator';
 import { createTestContext, type TestContext } from '../support/context';
 import { waitFor } from '../support/worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
@@ -10,15 +11,24 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 let ctx: TestContext;
 let worker: WorkerProcess | null = null;
 
-const startWorker = (): Promise<WorkerProcess> =>
-  startWorkerProcess(ctx.config, {
-    // About 5 s per receptionist (3 s for the number, 2 s for the assistant): room to kill,
-    // since each kill follows its signal within one 25 ms poll. At 1 s for the assistant a
-    // loaded machine once let the attempt finish before the kill.
-    SIMULATOR_SPEED: '0.2',
-    // Twice an attempt: a killed attempt's claim lapses this long after it was taken, and
-    // the attempt that completes (2 s of assistant) ends well within it.
-    TEST_PROVISIONING_LEASE_MS: '10000',
+/**
+ * A test worker whose provisioning call `hold` (if given) never returns: each kill lands
+ * inside that call, however slow or fast the machine (test/support/worker-main.ts).
+ */
+const startWorker = (hold?: ProvisioningOperation): Promise<WorkerProcess> =>
+  startWorkerProcess(ctx.config, hold ? { TEST_PROVISIONING_HOLD: hold } : {});
+
+/** Resolves once the worker says it is inside the held call. */
+const heldIn = (w: WorkerProcess, operation: ProvisioningOperation): Promise<void> =>
+  new Promise((resolve) => {
+    let out = '';
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      if (!out.includes(`provisioning held in ${operation}`)) return;
+      w.process.stdout?.off('data', onData);
+      resolve();
+    };
+    w.process.stdout?.on('data', onData);
   });
 
 interface Row {
@@ -40,7 +50,8 @@ afterAll(async () => {
 
 it('ends ready with one number after two SIGKILLs mid-provisioning', async () => {
   const { auth, tenantId } = await ctx.tenant(['write']);
-  worker = await startWorker();
+  worker = await startWorker('buyNumber');
+  const buying = heldIn(worker, 'buyNumber');
   const res = await request(ctx.app)
     .post('/api/v1/receptionists')
     .set('Authorization', auth)
@@ -49,22 +60,27 @@ it('ends ready with one number after two SIGKILLs mid-provisioning', async () =>
   const id = res.body.id as string;
 
   // 1. Killed while buying: attempt 1 claimed, nothing recorded yet.
-  await waitFor('attempt 1 claimed', async () => (await row(id)).provisioning_attempts === 1);
+  await buying;
   await worker.kill();
-  expect(await row(id)).toMatchObject({ status: 'provisioning', purchased_number: null });
+  expect(await row(id)).toMatchObject({
+    status: 'provisioning',
+    provisioning_attempts: 1,
+    purchased_number: null,
+  });
 
-  // 2. Killed after the number was recorded, while creating the assistant.
-  worker = await startWorker();
-  const bought = await waitFor(
-    'attempt 2 to record the number',
-    async () => {
-      const r = await row(id);
-      return r.provisioning_attempts === 2 && r.purchased_number ? r.purchased_number : undefined;
-    },
-    { timeoutMs: 40_000 },
-  );
+  // 2. Killed after the number was recorded, while creating the assistant (attempt 2 claims
+  // the receptionist once attempt 1's lease has lapsed).
+  worker = await startWorker('createAssistant');
+  await heldIn(worker, 'createAssistant');
   await worker.kill();
-  expect(await row(id)).toMatchObject({ status: 'provisioning', phone_number: null });
+  const killed = await row(id);
+  expect(killed).toMatchObject({
+    status: 'provisioning',
+    provisioning_attempts: 2,
+    phone_number: null,
+  });
+  const bought = killed.purchased_number;
+  expect(bought).not.toBeNull();
 
   // 3. The third attempt uses the recorded number.
   worker = await startWorker();
