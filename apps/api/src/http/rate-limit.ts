@@ -1,12 +1,6 @@
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  RLWrapperTimeouts,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { serializeList } from 'structured-headers';
-import type { Redis } from '@switchboard/queues';
+import { withinMs, type Redis } from '@switchboard/queues';
 import { ApiError, serviceUnavailable } from '../errors';
 import { TOKEN_BUCKET_LUA } from './token-bucket';
 
@@ -140,7 +134,9 @@ export const REDIS_DEADLINE_MS = 300;
  * window of `points` per `durationSec`), so limits still hold per process.
  */
 export class RateLimiter {
-  private readonly limiter: RateLimiterAbstract;
+  private readonly shared: RateLimiterRedis;
+  /** A `local` limit's bucket in this process's memory, used when Redis does not answer. */
+  private readonly local: LocalBucket | null;
 
   constructor(
     redis: Redis,
@@ -157,32 +153,32 @@ export class RateLimiter {
       points: rule.points,
       duration: rule.durationSec,
     };
-    const shared = new RateLimiterRedis({
+    this.shared = new RateLimiterRedis({
       ...options,
       storeClient: redis,
       rejectIfRedisNotReady: true,
       customIncrTtlLuaScript: TOKEN_BUCKET_LUA,
     });
-    // Both kinds wait REDIS_DEADLINE_MS at most: a `refuse` limit then answers 503, a
-    // `local` one decides in memory.
-    this.limiter = new RLWrapperTimeouts({
-      limiter: shared,
-      timeoutMs: REDIS_DEADLINE_MS,
-      ...(rule.whenRedisFails === 'refuse'
-        ? {}
-        : { insuranceLimiter: new LocalBucket(options, onLocalDecision) }),
-    });
+    this.local =
+      rule.whenRedisFails === 'refuse' ? null : new LocalBucket(options, onLocalDecision);
   }
 
   /**
    * Takes `points` tokens (one request each; more for a lease, see KeyRateLimits) for `key`,
-   * or none and refuses; 503 when Redis fails a `refuse` limit.
+   * or none and refuses; 503 when Redis fails a `refuse` limit. Redis gets REDIS_DEADLINE_MS
+   * (withinMs: an answer that came while this process was stalled still counts); then a
+   * `local` limit decides in memory and a `refuse` one answers 503.
    */
   async check(key: string, points = 1): Promise<RateLimitDecision> {
     try {
-      return this.decision(true, await this.limiter.consume(key, points));
+      const deadline = `rate limit ${this.rule.name}`;
+      return this.decision(
+        true,
+        await withinMs(REDIS_DEADLINE_MS, this.shared.consume(key, points), deadline),
+      );
     } catch (err) {
       if (err instanceof RateLimiterRes) return this.decision(false, err);
+      if (this.local) return this.checkLocally(key, points);
       const unavailable = serviceUnavailable('The rate limiter is unavailable; retry shortly');
       unavailable.cause = err;
       throw unavailable;
@@ -204,6 +200,15 @@ export class RateLimiter {
   /** This rule's RateLimit fields for `decision`. */
   headers(decision: RateLimitDecision): Record<string, string> {
     return policyHeaders(this.rule.name, this.rule.points, this.rule.durationSec, decision);
+  }
+
+  private async checkLocally(key: string, points: number): Promise<RateLimitDecision> {
+    try {
+      return this.decision(true, await (this.local as LocalBucket).consume(key, points));
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return this.decision(false, err);
+      throw err;
+    }
   }
 
   private decision(allowed: boolean, res: RateLimiterRes): RateLimitDecision {
