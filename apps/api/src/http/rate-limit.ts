@@ -129,9 +129,9 @@ export const REDIS_DEADLINE_MS = 300;
  * A rate limit counted in Redis with rate-limiter-flexible, so every API process shares the
  * bucket (the token bucket script: ./token-bucket.ts). Built on the API's fail-fast producer
  * connection, under the hash-tagged QUEUE_PREFIX. With Redis down or stuck, a `refuse` limit
- * answers 503 (at once, or after REDIS_DEADLINE_MS); a `local` one falls back to the
- * library's insurance limiter: a bucket of the same size in this process's memory (a fixed
- * window of `points` per `durationSec`), so limits still hold per process.
+ * answers 503 (at once, or after REDIS_DEADLINE_MS); a `local` one falls back to a bucket
+ * of the same size in this process's memory (the library's RateLimiterMemory: a fixed window
+ * of `points` per `durationSec`), so limits still hold per process.
  */
 export class RateLimiter {
   private readonly shared: RateLimiterRedis;
