@@ -167,6 +167,12 @@ interface WorkerStats {
   eventLoopLagP99Ms: number;
   /** First attempts by path (switchboard_first_attempts_total): inline, job, parked. */
   firstAttempts: Record<string, number>;
+  /**
+   * The relay's batches that published events (switchboard_relay_batch_seconds): how many,
+   * events each on average, and their transaction's time (the model in
+   * docs/benchmarks/delivery.md: deliveries/s ≈ cap ÷ (a batch's time + a POST's)).
+   */
+  relay: { batches: number; eventsPerBatch: number; batchMs: ReturnType<typeof histogram> };
   warnings: number;
   warningSamples: string[];
   profile: ProfileSummary | null;
@@ -416,9 +422,22 @@ function workerStats(
           value(before, 'switchboard_first_attempts_total', { path }),
       ]),
     ),
+    relay: relayStats(before, after),
     warnings: warnings.length,
     warningSamples: warnings.slice(0, 5),
     profile,
+  };
+}
+
+function relayStats(before: Samples, after: Samples): WorkerStats['relay'] {
+  const batchMs = histogram(before, after, 'switchboard_relay_batch_seconds');
+  const events =
+    value(after, 'switchboard_events_relayed_total') -
+    value(before, 'switchboard_events_relayed_total');
+  return {
+    batches: batchMs.count,
+    eventsPerBatch: batchMs.count ? r2(events / batchMs.count) : 0,
+    batchMs,
   };
 }
 
@@ -1150,7 +1169,7 @@ async function main(): Promise<number> {
       `engine CPU per delivery (worker CPU per delivery − raw loop CPU per POST, ${fmt(rawCpuMs, 3)} ms; target ≤ ${TARGET_ENGINE_CPU_MS} ms): ${engineCpuMs.map((e) => `${e.phase} ${fmt(e.engineMs, 3)} ms (worker ${fmt(e.workerMs, 3)})`).join(', ')}`,
       ...throughput.map(
         (t) =>
-          `  (a) ${t.phase}: per delivery ${fmt(t.perDelivery.commits, 1)} Postgres commits, ${fmt(t.perDelivery.rowsInserted, 1)} rows inserted, ${fmt(t.perDelivery.rowsUpdated, 1)} updated; attempt (HTTP POST) mean ${fmt(t.worker.attemptMs.meanMs, 1)} ms, p99 ≈ ${fmt(t.worker.attemptMs.p99Ms, 0)} ms; outcomes ${JSON.stringify(t.worker.outcomes)}; first attempts ${JSON.stringify(t.worker.firstAttempts)}; rows ${JSON.stringify(t.database.byStatus)}, ${fmt(t.database.attempts)} attempts; ${t.received - t.delivered} duplicate receipts; ${t.worker.warnings} worker warnings`,
+          `  (a) ${t.phase}: per delivery ${fmt(t.perDelivery.commits, 1)} Postgres commits, ${fmt(t.perDelivery.rowsInserted, 1)} rows inserted, ${fmt(t.perDelivery.rowsUpdated, 1)} updated; attempt (HTTP POST) mean ${fmt(t.worker.attemptMs.meanMs, 1)} ms, p99 ≈ ${fmt(t.worker.attemptMs.p99Ms, 0)} ms; outcomes ${JSON.stringify(t.worker.outcomes)}; first attempts ${JSON.stringify(t.worker.firstAttempts)}; relay ${fmt(t.worker.relay.batches)} batches of ${fmt(t.worker.relay.eventsPerBatch, 1)} events, ${fmt(t.worker.relay.batchMs.meanMs, 1)} ms each (p99 ≈ ${fmt(t.worker.relay.batchMs.p99Ms, 0)} ms); rows ${JSON.stringify(t.database.byStatus)}, ${fmt(t.database.attempts)} attempts; ${t.received - t.delivered} duplicate receipts; ${t.worker.warnings} worker warnings`,
       ),
       ...(latency
         ? [

@@ -27,3 +27,23 @@ it('counts a first attempt made in its event job as inline', async () => {
   await waitFor('the first attempt to be counted', async () => (await firstAttempts()).inline);
   expect(await firstAttempts()).toEqual({ inline: 1 });
 });
+
+it("times the relay's batch that published an event (switchboard_relay_batch_seconds)", async () => {
+  const batches = async () => {
+    const { values } = await worker.deps.metrics.relayBatches.get();
+    const at = (name: string) => values.find((v) => v.metricName === name)?.value ?? 0;
+    return {
+      count: at('switchboard_relay_batch_seconds_count'),
+      sum: at('switchboard_relay_batch_seconds_sum'),
+    };
+  };
+  const before = await batches();
+  const eventId = await emitCallStarted(world.ctx, world.tenantId, world.rcp);
+  await waitFor('the event to be delivered', () =>
+    world.receiver.requests.some((r) => r.headers['x-service-event-id'] === eventId),
+  );
+  // The relay published it before its attempt was made: its batch is counted by then.
+  const after = await batches();
+  expect(after.count).toBeGreaterThan(before.count);
+  expect(after.sum).toBeGreaterThan(before.sum);
+});

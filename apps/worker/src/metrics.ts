@@ -10,6 +10,7 @@ export interface Metrics {
   deliveryLag: Histogram;
   queueDepth: Gauge<'queue' | 'state'>;
   eventsRelayed: Counter;
+  relayBatches: Histogram;
   deliveryWaits: Counter<'lane'>;
   firstAttempts: Counter<'path'>;
   deliveriesThrottled: Counter;
@@ -55,6 +56,15 @@ export function createMetrics(): Metrics {
     eventsRelayed: new Counter({
       name: 'switchboard_events_relayed_total',
       help: 'Outbox events published to the events queue',
+      registers: [registry],
+    }),
+    // Its count is the relay's batches (events relayed ÷ count: events a batch), its sum the
+    // time they took: with one busy subscription, deliveries/s ≈ the subscription's cap ÷
+    // (a batch's time + a POST's), docs/benchmarks/delivery.md.
+    relayBatches: new Histogram({
+      name: 'switchboard_relay_batch_seconds',
+      help: "The relay's batches that published events: the claim and fan-out transaction, from its start to its commit",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
     deliveryWaits: new Counter({

@@ -54,6 +54,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
     if (room <= 0) return 'full';
     // Asked before the claims are made: the attempts are sent within SEND_WITHIN_MS of it.
     const since = Date.now();
+    const timer = metrics.relayBatches.startTimer();
     // The claim and the fan-out are prepared statements; on the statements' pool they are
     // planned once per connection instead of at every batch (docs/benchmarks/delivery.md,
     // "The relay's plans").
@@ -88,6 +89,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
       return { events, made };
     });
     if (events.length === 0) return { published: 0, asked: room };
+    timer();
     const counts = new Map<string, [number, number]>();
     for (const e of events) counts.set(e.tenantId, [(counts.get(e.tenantId)?.[0] ?? 0) + 1, 0]);
     for (const c of made) {
