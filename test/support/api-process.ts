@@ -18,6 +18,7 @@ export const TSX_CLI = resolve(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
  * Here no two jest workers share a port and the kernel never picks one for a connection.
  */
 const PORT_BLOCK = 2_000;
+// Six blocks fit under 32768 (20000–31999); jest runs three workers (jest.config.ts).
 const FIRST_PORT = 20_000 + ((Number(process.env.JEST_WORKER_ID ?? 1) - 1) % 6) * PORT_BLOCK;
 let nextPort = Math.floor(Math.random() * PORT_BLOCK);
 

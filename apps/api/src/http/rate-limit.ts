@@ -137,6 +137,8 @@ export class RateLimiter {
   private readonly shared: RateLimiterRedis;
   /** A `local` limit's bucket in this process's memory, used when Redis does not answer. */
   private readonly local: LocalBucket | null;
+  /** What a missed deadline names (withinMs's message). */
+  private readonly deadline: string;
 
   constructor(
     redis: Redis,
@@ -161,6 +163,7 @@ export class RateLimiter {
     });
     this.local =
       rule.whenRedisFails === 'refuse' ? null : new LocalBucket(options, onLocalDecision);
+    this.deadline = `rate limit ${rule.name}`;
   }
 
   /**
@@ -171,14 +174,11 @@ export class RateLimiter {
    */
   async check(key: string, points = 1): Promise<RateLimitDecision> {
     try {
-      const deadline = `rate limit ${this.rule.name}`;
-      return this.decision(
-        true,
-        await withinMs(REDIS_DEADLINE_MS, this.shared.consume(key, points), deadline),
+      return await this.decide(
+        withinMs(REDIS_DEADLINE_MS, this.shared.consume(key, points), this.deadline),
       );
     } catch (err) {
-      if (err instanceof RateLimiterRes) return this.decision(false, err);
-      if (this.local) return this.checkLocally(key, points);
+      if (this.local) return this.decide(this.local.consume(key, points));
       const unavailable = serviceUnavailable('The rate limiter is unavailable; retry shortly');
       unavailable.cause = err;
       throw unavailable;
@@ -202,9 +202,10 @@ export class RateLimiter {
     return policyHeaders(this.rule.name, this.rule.points, this.rule.durationSec, decision);
   }
 
-  private async checkLocally(key: string, points: number): Promise<RateLimitDecision> {
+  /** A bucket's answer: its tokens taken, or its refusal (a RateLimiterRes rejection). */
+  private async decide(consumed: Promise<RateLimiterRes>): Promise<RateLimitDecision> {
     try {
-      return this.decision(true, await (this.local as LocalBucket).consume(key, points));
+      return this.decision(true, await consumed);
     } catch (err) {
       if (err instanceof RateLimiterRes) return this.decision(false, err);
       throw err;
