@@ -58,7 +58,15 @@ it.each<[string, () => Closable]>([
   const target = dropErrorsAfterClose(make(), (err) => dropped.push(err));
   await target.close();
   connection.disconnect();
-  await waitFor('the start failure, dropped', () => dropped.length > 0);
+  // A failure names what it found: the server's state (T: frozen), the connection's, and
+  // BullMQ's view of its start.
+  await waitFor('the start failure, dropped', () => dropped.length > 0).catch((err: Error) => {
+    const bull = (target as unknown as { connection?: { status?: string } }).connection;
+    throw new Error(
+      `${err.message}: redis-server ${redis.state()}, connection ${connection.status}, ` +
+        `BullMQ connection ${bull?.status ?? '?'}`,
+    );
+  });
   await afterRejectionsAreReported();
   expect(String(dropped[0])).toContain('Connection is closed');
   expect(unhandled).toEqual([]);

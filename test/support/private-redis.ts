@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { freePort } from './api-process';
 
 /**
@@ -15,6 +16,8 @@ export interface PrivateRedis {
   stop(): Promise<void>;
   freeze(): void;
   thaw(): void;
+  /** The server process's state for a failure message: running, stopped (frozen), or gone. */
+  state(): string;
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
@@ -55,6 +58,16 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     },
     thaw() {
       server?.kill('SIGCONT');
+    },
+    state() {
+      if (!server?.pid || server.exitCode !== null || server.signalCode !== null) return 'gone';
+      try {
+        // /proc/<pid>/stat: "pid (comm) S ...", S the state (T: stopped by SIGSTOP).
+        const stat = readFileSync(`/proc/${server.pid}/stat`, 'utf8');
+        return `pid ${server.pid}, state ${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]}`;
+      } catch {
+        return `pid ${server.pid}`;
+      }
     },
   };
   await redis.start();
