@@ -23,8 +23,9 @@
  *      duplicates (goal 0: no worker dies). Run it beside `npm test` for a loaded machine;
  * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
  * process involved (/proc); after each worker phase it reads the worker's /metrics. With
- * BENCH_CPU_PROF=1 each worker also runs under `--cpu-prof` and its profile is summarised
- * (the profiler slows it down: use the rates of a run without it).
+ * BENCH_CPU_PROF=1 each worker and each raw loop also runs under `--cpu-prof` and its profile
+ * is summarised, so their HTTP clients' shares compare (the profiler slows them down: use the
+ * rates of a run without it).
  *
  * Knobs (env): BENCH_EVENTS_1SUB (20000), BENCH_EVENTS_10SUB (2000), BENCH_CONCURRENCY (50),
  * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (100/s; runs before 5 December 2026 used 200),
@@ -375,7 +376,11 @@ async function stopWorker(
 ): Promise<ProfileSummary | null> {
   await w.child.stop(20_000);
   if (!CPU_PROF) return null;
-  const dir = join(ctx.profDir, `worker-${label}`);
+  return logProfile(join(ctx.profDir, `worker-${label}`), `worker ${label}`);
+}
+
+/** Summarises and prints the busiest thread's profile in `dir` (a child's `--cpu-prof-dir`). */
+function logProfile(dir: string, what: string): ProfileSummary | null {
   let files: string[] = [];
   try {
     files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
@@ -386,7 +391,7 @@ async function stopWorker(
   const summaries = files.map((f) => summarizeCpuProfile(join(dir, f), 25));
   const main = summaries.sort((a, b) => b.busyMs - a.busyMs)[0];
   if (!main) {
-    log(`  no CPU profile was written for worker ${label}`);
+    log(`  no CPU profile was written for ${what}`);
     return null;
   }
   log(formatProfile(main));
@@ -620,6 +625,8 @@ async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResu
   const signed = signPayload({ secret: generateSigningSecret(), eventId: 'evt_bench', body });
   const child = startNodeChild(`raw-${phase}`, join(ROOT, 'bench', 'delivery', 'raw-loop.ts'), {
     ipc: true,
+    // Profiled like the worker, so that their HTTP clients' shares can be compared.
+    nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(ctx.profDir, `raw-${phase}`)}`] : [],
     env: {
       ...process.env,
       NODE_EXTRA_CA_CERTS: ctx.workerEnv.NODE_EXTRA_CA_CERTS,
@@ -650,6 +657,7 @@ async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResu
   bar.update(end.done);
   bar.stop();
   await child.exited;
+  if (CPU_PROF) logProfile(join(ctx.profDir, `raw-${phase}`), `raw loop ${phase}`);
   if (end.errors >= 100) throw new Error(`(b) ${phase}: ${end.errors} failed requests`);
   const s = await ctx.receiver.phase(phase);
   const rs = (s.last - s.first) / 1000;
