@@ -22,9 +22,9 @@ export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
 }
 
 /**
- * The delivery statements' own connections: as many as their batches run at once (two kinds
- * of statement, BATCH_MAX_RUNNING each), all prepared at boot, and one for the relay's claim
- * transaction; and the wait for that.
+ * The delivery statements' own connections: as many as their batches run at once (claims
+ * BATCH_MAX_RUNNING, records RECORD_MAX_RUNNING, or one more while one runs long), all
+ * prepared at boot, and one for the relay's claim transaction; and the wait for that.
  */
 const STATEMENT_CONNECTIONS = 2 * BATCH_MAX_RUNNING + 1;
 const PREPARE_WAIT_MS = 5_000;
