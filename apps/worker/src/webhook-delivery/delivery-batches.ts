@@ -27,9 +27,10 @@ export interface DeliveryBatches {
  */
 export const BATCH_MAX_RUNNING = 2;
 /**
- * Records one batch at a time (a second only once the first has run BATCH_MAX_WAIT_MS): two
- * record statements at once write the same subscription rows and the pages of the same
- * deliveries, and Postgres spent a fifth more CPU a delivery on them (decision 0128).
+ * Records one batch at a time (another starts beside it only for calls that waited
+ * BATCH_MAX_WAIT_MS): two record statements at once write the same subscription rows and
+ * the pages of the same deliveries, and Postgres spent a fifth more CPU a delivery on them
+ * (decision 0128).
  */
 export const RECORD_MAX_RUNNING = 1;
 export const BATCH_MAX_WAIT_MS = 5;

@@ -22,9 +22,10 @@ export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
 }
 
 /**
- * The delivery statements' own connections: as many as their batches run at once (claims
- * BATCH_MAX_RUNNING, records RECORD_MAX_RUNNING, or one more while one runs long), all
- * prepared at boot, and one for the relay's claim transaction; and the wait for that.
+ * The delivery statements' own connections: BATCH_MAX_RUNNING for claims and as many for
+ * records (one runs at a time, a second for calls that waited BATCH_MAX_WAIT_MS behind a
+ * slow one), all prepared at boot, and one for the relay's claim transaction; and the wait
+ * for that.
  */
 const STATEMENT_CONNECTIONS = 2 * BATCH_MAX_RUNNING + 1;
 const PREPARE_WAIT_MS = 5_000;
