@@ -13,6 +13,8 @@ export interface WorkerProcess {
   stop(): Promise<void>;
   /** SIGKILL at once (a crash, or a teardown that need not drain). */
   kill(): Promise<void>;
+  /** The last 8,000 characters it wrote (stdout and stderr): for a failure's message. */
+  output(): string;
 }
 
 /**
@@ -53,9 +55,13 @@ export async function startWorkerProcess(
   );
   const undo = killOnExit(child);
   let stderr = '';
+  let output = '';
+  const keep = (c: Buffer) => (output = (output + c.toString()).slice(-8000));
   child.stderr?.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-4000);
+    keep(c);
   });
+  child.stdout?.on('data', keep);
   await new Promise<void>((resolve, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -87,5 +93,6 @@ export async function startWorkerProcess(
       await exited(child);
       undo();
     },
+    output: () => output,
   };
 }

@@ -57,6 +57,8 @@ beforeAll(async () => {
       ...env,
       NODE_EXTRA_CA_CERTS: path.join(certDir, 'ca.pem'),
       SIMULATOR_SPEED: '1000',
+      // Its warnings, for the failure message of the wait that rebuilds the job.
+      LOG_LEVEL: 'warn',
     }),
   ]);
 }, 120_000);
@@ -151,6 +153,16 @@ it('follows the primary through a failover: API and worker write again without a
   const delivered = await waitFor('the reconciler to rebuild the job and deliver', async () => {
     const row = await deliveryOf(eventId);
     return row?.status === 'succeeded' && row;
+  }).catch(async (err: Error) => {
+    // What to start from if it hangs: the row, the job the reconciler should have added, the
+    // requests the receiver saw, the worker's warnings.
+    const job = await ctx.queues.deliveries.getJob(retryJobId);
+    const state = job ? await job.getState() : 'none';
+    throw new Error(
+      `${err.message}\nrow: ${JSON.stringify(await deliveryOf(eventId))}\njob ${retryJobId}: ` +
+        `${state}\nrequests for the event: ${seen.get(eventId) ?? 0}\n` +
+        `worker output:\n${worker.output()}`,
+    );
   });
   expect(delivered.attempts).toBe(2);
   expect(seen.get(eventId)).toBe(2);

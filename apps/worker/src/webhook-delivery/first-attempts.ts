@@ -68,6 +68,11 @@ export class FirstAttempts {
     return this.inline.roomFor(tenantId);
   }
 
+  /** The tenants the relay may claim none of now (their share in use). */
+  fullTenants(): string[] {
+    return this.inline.full();
+  }
+
   /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */
   whenRoom(wake: () => void): void {
     this.onRoom = wake;

@@ -44,9 +44,12 @@ describe('InlineAttempts', () => {
     expect(inline.roomFor('A')).toBe(0);
     now += SLOW_ATTEMPT_MS - 1;
     expect(inline.roomFor('A')).toBe(0);
+    // The relay's claim skips A (and only A: B holds no unit).
+    expect(inline.full()).toEqual(['A']);
     // Slow now: the relay takes A's events again, and its other subscriptions get units.
     now += 1;
     expect(inline.roomFor('A')).toBe(4);
+    expect(inline.full()).toEqual([]);
     expect(takeAll(inline, 'A')).toHaveLength(4);
     // Every unit is taken, half of them by slow attempts: the relay still has room for
     // events (their first attempts go to delivery jobs), no unit is over the budget.

@@ -66,6 +66,11 @@ export class InlineAttempts {
     return Math.max(0, Math.min(this.room, this.share - this.inShare(tenantId)));
   }
 
+  /** The tenants whose share is in use (slow units aside): `roomFor` is 0. */
+  full(): string[] {
+    return [...this.byTenant.keys()].filter((t) => this.roomFor(t) <= 0);
+  }
+
   /**
    * Takes one unit of the budget for `tenantId`, or none if there is none free or its
    * share (slow units aside) is in use.

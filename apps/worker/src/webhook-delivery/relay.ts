@@ -62,7 +62,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
       // A tenant whose share of first attempts is in use waits in the outbox.
       const claimed = await stores.events.claimUnpublished(trx, room, {
         after: cursor,
-        skip: (tenantId) => attempts.roomFor(tenantId) <= 0,
+        skip: attempts.fullTenants(),
       });
       // No more of a tenant's events than its room takes, at its last deliveries per event
       // (one event at least): the rest stay in the outbox (locked until this commit, then

@@ -130,6 +130,34 @@ const skipScan = (cte: string, bound: string): string => `${cte}(tenant_id) AS (
            FROM ${cte} WHERE ${cte}.tenant_id IS NOT NULL
        )`;
 
+/**
+ * The relay's claim (EventsStore.claimUnpublished): $1 `after`, $2 at most this many tenants,
+ * $3 tenants to skip, $4 the batch's limit. The tenants with events in the outbox, in turn
+ * (those after $1 in id order, then from the first one up to $1: two skip scans of
+ * `event_outbox_tenant_idx`), $3 left out, then each one's oldest ceil($4 / tenants) events,
+ * locked (SKIP LOCKED). One statement: the turn and the claim were two round trips, and the
+ * relay's batch waits on each (docs/benchmarks/delivery.md).
+ */
+const CLAIM_OUTBOX_SQL = `WITH RECURSIVE ${skipScan('t', 'o.tenant_id > $1')}, ${skipScan('w', 'o.tenant_id <= $1')},
+     turn AS (
+       SELECT tenant_id FROM (
+         SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
+         UNION ALL
+         SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL
+       ) a WHERE tenant_id <> ALL ($3::text[])
+       -- In turn already (t, then w): the scans stop at the $2-th tenant.
+       LIMIT $2
+     ), share AS (
+       SELECT greatest(1, ceil($4::float8 / greatest(count(*), 1)))::int AS n FROM turn
+     )
+     SELECT x.event_id AS id, x.traceparent, turn.tenant_id AS "tenantId"
+       FROM turn CROSS JOIN share CROSS JOIN LATERAL (
+         SELECT o.event_id, o.traceparent, o.created_at FROM event_outbox o
+          WHERE o.tenant_id = turn.tenant_id
+          ORDER BY o.created_at LIMIT share.n
+          FOR UPDATE OF o SKIP LOCKED) x
+      ORDER BY turn.tenant_id <= $1, turn.tenant_id, x.created_at`;
+
 /** The event outbox (reads; the writes are `insertEvents`, in the caller's transaction). */
 export class EventsStore {
   constructor(private readonly db: Knex) {}
@@ -158,37 +186,25 @@ export class EventsStore {
    * up to `maxTenants` tenants after `after` (wrapping round), each its oldest
    * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
    * (an import) thus gets its share of each batch and no more; another tenant's event is in
-   * the next batch. Both steps read `event_outbox_tenant_idx` (migration 098), never a
-   * tenant's backlog. SKIP LOCKED lets several relays work side by side; the fan-out in the
+   * the next batch. One statement (CLAIM_OUTBOX_SQL), which reads `event_outbox_tenant_idx`
+   * (migration 098), never a tenant's backlog. SKIP LOCKED lets several relays work side by side; the fan-out in the
    * same transaction deletes the rows. `next` is the last tenant served its first event: the
    * `after` of the next batch, so that beyond `maxTenants` tenants the batches go round them
-   * all. `skip`: tenants the caller cannot take events of now (the relay: a tenant whose
-   * share of first attempts is in use), left in the outbox for a later batch.
+   * all. `skip`: tenants the caller cannot take events of now (the relay: those whose share
+   * of first attempts is in use), left in the outbox for a later batch and not counted among
+   * the `maxTenants`.
    */
   async claimUnpublished(
     trx: Knex,
     limit: number,
-    opts: { after?: string; maxTenants?: number; skip?: (tenantId: string) => boolean } = {},
+    opts: { after?: string; maxTenants?: number; skip?: readonly string[] } = {},
   ): Promise<{ events: UnpublishedEvent[]; next: string }> {
-    const maxTenants = opts.maxTenants ?? 100;
-    let tenants = await this.tenantsWithUnpublished(opts.after ?? '', maxTenants);
-    const { skip } = opts;
-    if (skip) tenants = tenants.filter((t) => !skip(t));
-    if (tenants.length === 0) return { events: [], next: '' };
-    const share = Math.max(1, Math.ceil(limit / tenants.length));
-    const rows = await runPrepared<UnpublishedEvent>(
-      trx,
-      'events_claim_outbox',
-      `SELECT x.event_id AS id, x.traceparent, t.tenant_id AS "tenantId"
-         FROM unnest($1::text[]) WITH ORDINALITY AS t(tenant_id, ord)
-        CROSS JOIN LATERAL (
-          SELECT o.event_id, o.traceparent, o.created_at FROM event_outbox o
-           WHERE o.tenant_id = t.tenant_id
-           ORDER BY o.created_at LIMIT $2
-           FOR UPDATE OF o SKIP LOCKED) x
-        ORDER BY t.ord, x.created_at`,
-      [tenants, share],
-    );
+    const rows = await runPrepared<UnpublishedEvent>(trx, 'events_claim_outbox', CLAIM_OUTBOX_SQL, [
+      opts.after ?? '',
+      opts.maxTenants ?? 100,
+      opts.skip ?? [],
+      limit,
+    ]);
     // One of each tenant, then the second of each, ...: the batch's job order is fair too.
     const byTenant = new Map<string, UnpublishedEvent[]>();
     for (const r of rows) {
@@ -206,27 +222,6 @@ export class EventsStore {
     // The first round holds one event of each tenant served, in turn order.
     const next = out[Math.min(out.length, byTenant.size) - 1]?.tenantId ?? '';
     return { events: out, next };
-  }
-
-  /**
-   * Up to `limit` tenants with events in the outbox, in turn: in id order after `after`, then
-   * from the first one up to `after` (two skip scans of `event_outbox_tenant_idx`, in one
-   * statement: one round trip, where a scan and then its wrap-around were two). Read outside
-   * the claim's transaction (it locks nothing), as a prepared statement: the relay asks
-   * several times a second while a backlog drains.
-   */
-  private async tenantsWithUnpublished(after: string, limit: number): Promise<string[]> {
-    const rows = await runPrepared<{ tenant_id: string }>(
-      this.db,
-      'events_tenants_in_outbox_in_turn',
-      `WITH RECURSIVE ${skipScan('t', 'o.tenant_id > $1')}, ${skipScan('w', 'o.tenant_id <= $1')}
-       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
-       UNION ALL
-       SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL
-       LIMIT $2`,
-      [after, limit],
-    );
-    return rows.map((r) => r.tenant_id);
   }
 
   /** Which of `ids` are still in the outbox (not fanned out yet). */
