@@ -239,10 +239,10 @@ it('the statement that writes events is planned once per connection, not at each
   }
 });
 
-it("the relay's claim and fan-out are planned once per connection on the statements' pool", async () => {
-  // What the relay runs for each batch (apps/worker/src/webhook-delivery/relay.ts), in a
-  // transaction of the worker's statements' pool (here one connection of such a pool): both
-  // are prepared statements, planned once there whatever the batch.
+it("the relay's batch is planned once per connection on the statements' pool", async () => {
+  // What the relay runs for each batch (apps/worker/src/webhook-delivery/relay.ts), on a
+  // connection of the worker's statements' pool (here a pool of one): one prepared
+  // statement, planned once there whatever the batch.
   const single = createKnex(ctx.config.databaseUrl, { poolMax: 1, genericPlans: true });
   const plans = async (name: string) => {
     const { rows } = (await single.raw(
@@ -255,23 +255,20 @@ it("the relay's claim and fan-out are planned once per connection on the stateme
     const { tenantId } = await tenantWithSubscriptions(ctx);
     let made = 0;
     for (let batch = 1; batch <= 4; batch++) {
-      await emitUsageEvents(knex, tenantId, batch);
-      made += await single.transaction(async (trx) => {
-        const { events } = await ctx.deps.stores.events.claimUnpublished(trx, 100);
-        // This batch's events (and, the first time, those the tests above left unpublished).
-        expect(events.filter((e) => e.tenantId === tenantId)).toHaveLength(batch);
-        return (
-          await lifecycle.publish(
-            trx,
-            events.map((e) => e.id),
-            10_000,
-          )
-        ).length;
+      const ids = await emitUsageEvents(knex, tenantId, batch);
+      const got = await lifecycle.publishNext(single, {
+        after: '',
+        room: 1_000,
+        limit: 1_000,
+        lockMs: 10_000,
       });
+      // This batch's events (and, the first time, those the tests above left unpublished).
+      const mine = got.made.filter((c) => c.delivery.tenantId === tenantId);
+      expect(new Set(mine.map((c) => c.delivery.eventId))).toEqual(new Set(ids));
+      made += mine.length;
     }
     expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
-    expect(await plans('events_claim_outbox')).toEqual([[4, 0]]);
-    expect(await plans('sb_dl_publish')).toEqual([[4, 0]]);
+    expect(await plans('sb_dl_publish_next')).toEqual([[4, 0]]);
   } finally {
     await single.destroy();
   }

@@ -162,14 +162,17 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
   const outcome = { kind: 'succeeded' as const };
   expect(await lifecycle.record(deps.knex, [{ delivery, ...attempt, outcome }])).toEqual([true]);
   expect(await walPending()).toBe(true);
-  // The relay's transaction (the claim of unpublished events, then the fan-out statement, as
-  // apps/worker/src/webhook-delivery/relay.ts runs them): the statement opts it in.
+  // The relay's batch (the claim of outbox events and their fan-out, one statement, as
+  // apps/worker/src/webhook-delivery/relay.ts runs it).
   const next = await emitCallStarted(ctx, tenantId, rcp);
   await flush();
-  await deps.knex.transaction(async (trx) => {
-    const { events } = await deps.stores.events.claimUnpublished(trx, 10);
-    expect(events.map((e) => e.id)).toEqual([next]);
-    expect(await lifecycle.fanOut(trx, [next])).toHaveLength(1);
+  const batch = await lifecycle.publishNext(deps.knex, {
+    after: '',
+    room: 10,
+    limit: 10,
+    lockMs: 10_000,
   });
+  const mine = batch.made.filter((c) => c.delivery.tenantId === tenantId);
+  expect(mine.map((c) => c.delivery.eventId)).toEqual([next]);
   expect(await walPending()).toBe(true);
 });

@@ -1,5 +1,6 @@
 import { DeliveryLifecycle, type AttemptRecord, type ClaimedDelivery } from '@switchboard/db';
 import { validateEventData } from '@switchboard/events';
+import request from 'supertest';
 import { createTestContext, type TestContext } from '../support/context';
 import { emitCallStarted, subscriber, waitFor } from '../support/worker';
 
@@ -35,17 +36,28 @@ it('fans out a batch of events once each, and a re-run returns the open deliveri
   expect(again.map((d) => d.id).sort()).toEqual(open.map((d) => d.id).sort());
 });
 
-it("the relay's fan-out (publish) returns what it made, claimed, and makes nothing twice", async () => {
+/** One relay batch (publishNext) with room to spare, and what it made for `tenantId`. */
+async function publishFor(
+  tenantId: string,
+  opts: { room?: number; rooms?: Map<string, number> } = {},
+) {
+  const batch = await lifecycle.publishNext(ctx.deps.knex, {
+    after: '',
+    room: opts.room ?? 100,
+    rooms: opts.rooms,
+    limit: 100,
+    lockMs: LOCK_MS,
+  });
+  return batch.made.filter((c) => c.delivery.tenantId === tenantId);
+}
+
+it("the relay's batch (publishNext) claims and fans out, returns what it made, claimed, and makes nothing twice", async () => {
   const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
   const eventIds = [
     await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
     await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId),
   ];
-  const made = await lifecycle.publish(
-    ctx.deps.knex,
-    [...eventIds, eventIds[0] as string],
-    LOCK_MS,
-  );
+  const made = await publishFor(s.tenant.tenantId);
   expect(made.map((c) => c.delivery.eventId).sort()).toEqual([...eventIds].sort());
   // As a claim returns them: claimed, with their event and their subscription.
   for (const c of made) {
@@ -59,11 +71,36 @@ it("the relay's fan-out (publish) returns what it made, claimed, and makes nothi
   expect(await lifecycle.claim(ctx.deps.knex, requests, LOCK_MS)).toEqual([undefined, undefined]);
   const overdue = await lifecycle.overdue(ctx.deps.knex, 0, 10_000);
   expect(overdue.filter((d) => eventIds.includes(d.eventId))).toEqual([]);
-  // Published, the events are never the relay's again; run anyway, nothing is made or read.
-  expect(await lifecycle.publish(ctx.deps.knex, eventIds, LOCK_MS)).toEqual([]);
+  // Out of the outbox, the events are never the relay's again.
+  expect(await publishFor(s.tenant.tenantId)).toEqual([]);
   // A re-run of the fan-out (fanOut) still finds the deliveries open.
   const open = await lifecycle.fanOut(ctx.deps.knex, eventIds);
   expect(open.map((d) => d.id).sort()).toEqual(made.map((c) => c.delivery.id).sort());
+});
+
+it("takes a tenant's events while their deliveries fit its room, its first one always", async () => {
+  const s = await subscriber(ctx, 'https://127.0.0.1:9/hook');
+  // A second subscription: every event makes two deliveries.
+  const again = await request(ctx.app)
+    .post('/api/v1/webhooks')
+    .set('Authorization', s.tenant.auth)
+    .send({ url: 'https://127.0.0.1:9/other' });
+  expect(again.status).toBe(201);
+  const eventIds: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    eventIds.push(await emitCallStarted(ctx, s.tenant.tenantId, s.receptionistId));
+  }
+  const tenant = s.tenant.tenantId;
+  // No room: nothing is taken.
+  expect(await publishFor(tenant, { rooms: new Map([[tenant, 0]]) })).toEqual([]);
+  expect(await ctx.deps.stores.events.pending(eventIds)).toEqual(new Set(eventIds));
+  // Room for one delivery: the first event is taken whole (two), the others wait.
+  const first = await publishFor(tenant, { rooms: new Map([[tenant, 1]]) });
+  expect(first.map((c) => c.delivery.eventId)).toEqual([eventIds[0], eventIds[0]]);
+  // Room for three (any tenant's): one event more, not two.
+  const second = await publishFor(tenant, { room: 3 });
+  expect(second.map((c) => c.delivery.eventId)).toEqual([eventIds[1], eventIds[1]]);
+  expect(await ctx.deps.stores.events.pending(eventIds)).toEqual(new Set([eventIds[2]]));
 });
 
 it('claims each delivery of a batch once; a duplicate request in the batch gets nothing', async () => {

@@ -8,9 +8,9 @@ import {
   type TestWorker,
 } from '../support/worker';
 
-// The relay fans an event out in its claim's transaction, its deliveries created claimed by it,
-// and attempts them after the commit (docs/webhooks.md, "Inside", step 2). A relay that dies in
-// between leaves the event published and fanned out, with claimed deliveries nobody attempts:
+// The relay claims an event and fans it out in one statement, its deliveries created
+// claimed by it, and attempts them after the commit (docs/webhooks.md, "Inside", step 2). A
+// relay that dies in between leaves the event published and fanned out, with claimed deliveries nobody attempts:
 // once their claims lapse, the reconciler must deliver them, once each.
 let ctx: TestContext;
 let https: HttpsReceiver;
@@ -39,13 +39,16 @@ it('delivers the events of a relay that died between its commit and its attempts
     await emitCallStarted(ctx, tenant.tenantId, receptionistId),
     await emitCallStarted(ctx, tenant.tenantId, receptionistId),
   ];
-  // What the relay commits (claim + fan-out, one transaction), then dies. Its claims are made
-  // short here (a second), so that they lapse soon.
-  const made = await ctx.deps.knex.transaction(async (trx) => {
-    const { events } = await ctx.deps.stores.events.claimUnpublished(trx, 10);
-    expect(events.map((e) => e.id).sort()).toEqual([...ids].sort());
-    return ctx.deps.stores.deliveryLifecycle.publish(trx, ids, 1_000);
+  // What the relay commits (its batch: the claim and the fan-out, one statement), then dies.
+  // Its claims are made short here (a second), so that they lapse soon.
+  const batch = await ctx.deps.stores.deliveryLifecycle.publishNext(ctx.deps.knex, {
+    after: '',
+    room: 10,
+    limit: 10,
+    lockMs: 1_000,
   });
+  const made = batch.made;
+  expect(made.map((c) => c.delivery.eventId).sort()).toEqual([...ids].sort());
   expect(made.map((c) => c.delivery)).toMatchObject([
     { status: 'delivering', claims: 1 },
     { status: 'delivering', claims: 1 },

@@ -2,9 +2,9 @@ import { insertEvents, newId } from '@switchboard/db';
 import { createTestContext, type TestContext } from '../support/context';
 import { callStartedData, subscriber } from '../support/worker';
 
-// The relay's claim takes tenants in turn (docs/decisions/0045-tenants-take-turns.md):
-// each batch interleaves the tenants it serves, and beyond `maxTenants` tenants the next
-// batch starts after the last one served, so every tenant is reached.
+// The relay's batch takes tenants in turn (docs/decisions/0045-tenants-take-turns.md):
+// it interleaves the tenants it serves, and beyond `maxTenants` tenants the next batch
+// starts after the last one served, so every tenant is reached.
 let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -33,18 +33,17 @@ it('claims unpublished events from every tenant in turn', async () => {
     );
   }
   const [a, b, c] = [...tenants].sort() as [string, string, string];
-  const claim = (after: string) =>
-    ctx.deps.knex.transaction(async (trx) => {
-      const got = await ctx.deps.stores.events.claimUnpublished(trx, 6, { after, maxTenants: 2 });
-      // What the relay's fan-out does to the events it claimed: they leave the outbox.
-      await trx('event_outbox')
-        .whereIn(
-          'event_id',
-          got.events.map((e) => e.id),
-        )
-        .delete();
-      return { tenants: got.events.map((e) => e.tenantId), next: got.next };
+  // One relay batch: room for six deliveries, any tenant's (each event makes one).
+  const claim = async (after: string) => {
+    const got = await ctx.deps.stores.deliveryLifecycle.publishNext(ctx.deps.knex, {
+      after,
+      maxTenants: 2,
+      room: 6,
+      limit: 6,
+      lockMs: 10_000,
     });
+    return { tenants: got.made.map((d) => d.delivery.tenantId), next: got.next };
+  };
 
   const first = await claim('');
   expect(first).toEqual({ tenants: [a, b, a, b, a, b], next: b });

@@ -18,7 +18,7 @@ interface Held {
 
 /**
  * The first attempts of the deliveries the relay has just made, made by the relay's own
- * process: the deliveries were created claimed by it (DeliveryLifecycle.publish), so an
+ * process: the deliveries were created claimed by it (DeliveryLifecycle.publishNext), so an
  * attempt here needs no job, no take and no claim of its own: its row is written twice, when
  * it is made and when its outcome is recorded.
  *
@@ -26,8 +26,8 @@ interface Held {
  * half of it for one tenant) and a slot in its lanes (./in-flight.ts, handed from one first
  * attempt of a lane to the next by ./warm-slots.ts). A delivery that gets neither now is given
  * back (DeliveryLifecycle.release: pending, due now) and handed to a delivery job, added
- * parked if its lane is full. The relay claims only as many events as the budget has room
- * for (`room`), and is woken when an attempt's POST is over (`onRoom`; its outcome is
+ * parked if its lane is full. The relay claims only as many deliveries as the budget has room
+ * for (`rooms`), and is woken when an attempt's POST is over (`onRoom`; its outcome is
  * recorded after): the backlog waits in the outbox, where tenants take turns.
  *
  * Crash safety: a worker that dies (or fails) anywhere from the relay's commit on leaves
@@ -56,21 +56,13 @@ export class FirstAttempts {
   }
 
   /**
-   * How many deliveries the relay may claim now (units not taken, or held by slow attempts:
-   * ./inline-attempts.ts); those that find no free unit go to delivery jobs.
+   * What the relay may claim now, in deliveries: `room` in all, `rooms` for each tenant
+   * holding units, `share` for any other (units not taken or slow: ./inline-attempts.ts).
+   * Deliveries that find no free unit go to delivery jobs.
    */
-  room(): number {
-    return this.inline.room;
-  }
-
-  /** How many of `tenantId`'s the relay may claim now (its share not in use, slow ones aside). */
-  roomFor(tenantId: string): number {
-    return this.inline.roomFor(tenantId);
-  }
-
-  /** The tenants the relay may claim none of now (their share in use). */
-  fullTenants(): string[] {
-    return this.inline.full();
+  rooms(): { room: number; rooms: Map<string, number>; share: number } {
+    const room = this.inline.room;
+    return { room, rooms: this.inline.rooms(), share: Math.min(room, this.inline.share) };
   }
 
   /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */

@@ -44,12 +44,12 @@ describe('InlineAttempts', () => {
     expect(inline.roomFor('A')).toBe(0);
     now += SLOW_ATTEMPT_MS - 1;
     expect(inline.roomFor('A')).toBe(0);
-    // The relay's claim skips A (and only A: B holds no unit).
-    expect(inline.full()).toEqual(['A']);
+    // What the relay's claim is told: A has no room (B holds no unit: the share).
+    expect(inline.rooms()).toEqual(new Map([['A', 0]]));
     // Slow now: the relay takes A's events again, and its other subscriptions get units.
     now += 1;
     expect(inline.roomFor('A')).toBe(4);
-    expect(inline.full()).toEqual([]);
+    expect(inline.rooms()).toEqual(new Map([['A', 4]]));
     expect(takeAll(inline, 'A')).toHaveLength(4);
     // Every unit is taken, half of them by slow attempts: the relay still has room for
     // events (their first attempts go to delivery jobs), no unit is over the budget.

@@ -66,9 +66,9 @@ export class InlineAttempts {
     return Math.max(0, Math.min(this.room, this.share - this.inShare(tenantId)));
   }
 
-  /** The tenants whose share is in use (slow units aside): `roomFor` is 0. */
-  full(): string[] {
-    return [...this.byTenant.keys()].filter((t) => this.roomFor(t) <= 0);
+  /** `roomFor` of every tenant holding units; any other's is `min(room, share)`. */
+  rooms(): Map<string, number> {
+    return new Map([...this.byTenant.keys()].map((t) => [t, this.roomFor(t)]));
   }
 
   /**

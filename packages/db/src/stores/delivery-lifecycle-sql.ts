@@ -57,15 +57,22 @@ export interface ClaimRow extends DeliveryRow {
 }
 
 /**
- * The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). `claimed`: the
- * deliveries are inserted claimed, for `$4` seconds, by the caller that will attempt them (the
- * relay, PUBLISH_FAN_OUT_SQL), and return every column a claim returns; else pending.
+ * SQL: the subscriptions (alias `s`) that take event `ev` (its columns as FAN_OUT_SQL's `ev`
+ * reads them), and the receptionists (alias `r`) whose legacy webhook_url does.
  */
-const fanOutCtes = (claimed: boolean): string => {
-  const columns = claimed ? ', status, locked_until, claims' : '';
-  const values = claimed ? `, 'delivering', now() + make_interval(secs => $4::float8), 1` : '';
-  const returning = claimed ? DELIVERY_COLUMNS : OPEN_COLUMNS;
-  return `WITH ${ASYNC_COMMIT_CTE}, q AS (
+export const SUBSCRIPTION_TAKES_SQL = (ev: string): string =>
+  `s.tenant_id = ${ev}.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
+          -- A subscription takes the events of its own mode (docs/API.md, Test mode).
+          AND s.livemode = ${ev}.livemode
+          AND (s.events = '{}' OR ${ev}.type = ANY (s.events))
+          -- An operational event never goes to the subscription it is about.
+          AND (${ev}.about IS NULL OR ${ev}.about <> s.id::text)`;
+export const LEGACY_TAKES_SQL = (ev: string): string =>
+  // A legacy webhook_url takes live events only.
+  `r.id = ${ev}.receptionist_id AND r.webhook_url IS NOT NULL AND ${ev}.livemode`;
+
+/** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
+const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
        SELECT DISTINCT unnest($1::text[]) AS id
      ), taken AS (
        DELETE FROM event_outbox o USING async_commit, q WHERE o.event_id = q.id
@@ -77,30 +84,19 @@ const fanOutCtes = (claimed: boolean): string => {
            ON e.id = t.event_id AND ${idTimeBoundsSql('t.event_id', 'e.created_at')}
         WHERE e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
      ), to_subscriptions AS (
-       INSERT INTO webhook_deliveries
-              (id, tenant_id, event_id, subscription_id, next_attempt_at${columns})
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()${values}
-         FROM ev JOIN webhook_subscriptions s
-           ON s.tenant_id = ev.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
-          -- A subscription takes the events of its own mode (docs/API.md, Test mode).
-          AND s.livemode = ev.livemode
-          AND (s.events = '{}' OR ev.type = ANY (s.events))
-          -- An operational event never goes to the subscription it is about.
-          AND (ev.about IS NULL OR ev.about <> s.id::text)
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
+         FROM ev JOIN webhook_subscriptions s ON ${SUBSCRIPTION_TAKES_SQL('ev')}
        ON CONFLICT DO NOTHING
-    RETURNING ${returning}
+    RETURNING ${OPEN_COLUMNS}
      ), to_legacy AS (
-       INSERT INTO webhook_deliveries
-              (id, tenant_id, event_id, receptionist_id, next_attempt_at${columns})
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()${values}
-         FROM ev JOIN receptionists r ON r.id = ev.receptionist_id AND r.webhook_url IS NOT NULL
-        -- A legacy webhook_url takes live events only.
-        WHERE ev.livemode
+       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
+       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
+         FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
        ON CONFLICT DO NOTHING
-    RETURNING ${returning}
+    RETURNING ${OPEN_COLUMNS}
      )
 `;
-};
 
 /**
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
@@ -109,12 +105,12 @@ const fanOutCtes = (claimed: boolean): string => {
  * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md). The
  * event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
  * finds it, and a second one waits for the first one's commit, then finds none and makes nothing;
- * the event row is read, never written. The relay runs PUBLISH_FAN_OUT_SQL, this without its last
- * branch, in its claim's transaction. The last branch sees the snapshot before the inserts: no row
+ * the event row is read, never written. The relay claims and fans out in one statement of its
+ * own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching. The last branch sees the snapshot before the inserts: no row
  * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
  * statement, looks each one up by index instead of scanning every open delivery.
  */
-export const FAN_OUT_SQL = `${fanOutCtes(false)}
+export const FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions
      UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
      UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
@@ -125,17 +121,17 @@ export const FAN_OUT_SQL = `${fanOutCtes(false)}
                 WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
 
 /** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
-const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
+export const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,
                                       'receptionist_id', e.receptionist_id,
                                       'traceparent', e.traceparent, 'livemode', e.livemode)`;
 
 /** The columns of a delivery row that a claim returns (ClaimRow). */
-const DELIVERY_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_id, status, attempts,
+export const DELIVERY_COLUMNS = `id, tenant_id, event_id, subscription_id, receptionist_id, status, attempts,
        round, next_attempt_at, locked_until, last_status_code, last_error, created_at, updated_at,
        completed_at, first_success_at, claims`;
 
 /** A claimed delivery's subscription (its row alias `d`), as ClaimRow['subscription'] reads it. */
-const SUBSCRIPTION_JSON = `(SELECT json_build_object('url', s.url, 'is_active', s.is_active,
+export const SUBSCRIPTION_JSON = `(SELECT json_build_object('url', s.url, 'is_active', s.is_active,
                                       'disabled_reason', s.disabled_reason,
                                       'tenant_id', s.tenant_id, 'ciphertext', s.secret_ciphertext,
                                       'previous_ciphertext',
@@ -158,21 +154,6 @@ const claimedFields = (from: string, to: string): string =>
                                      AND d.created_at + interval '1 hour'
                 AND e.created_at >= ${from}::timestamptz AND e.created_at < ${to}::timestamptz) AS event,
             ${SUBSCRIPTION_JSON} AS subscription`;
-
-/**
- * The relay's fan-out of the events it claimed (FAN_OUT_SQL's $1 to $3; $4 the claim's
- * seconds): the deliveries are inserted already claimed by the relay, which attempts them
- * itself after its commit (apps/worker/src/webhook-delivery/first-attempts.ts), and returned
- * as a claim returns them, their event and subscription read in the same statement. Nothing
- * else can be open for these events (an event in the outbox was never fanned out: the
- * fan-out deletes its row), so there is no branch reading deliveries back
- * (docs/decisions/0082-plans-made-once.md). A claim that lapses (the relay's worker died) is
- * the reconciler's, as any claim.
- */
-export const PUBLISH_FAN_OUT_SQL = `${fanOutCtes(true)}
-     SELECT d.*, ${EVENT_JSON} AS event, ${SUBSCRIPTION_JSON} AS subscription
-       FROM (SELECT * FROM to_subscriptions UNION ALL SELECT * FROM to_legacy) d
-       JOIN ev e ON e.id = d.event_id`;
 
 /**
  * $1 delivery ids, $2 rounds, $3 attempts made so far, $4 lock seconds, $5 and $6 bounds on

@@ -9,18 +9,18 @@ import {
   CLAIM_SQL,
   EXHAUST_SQL,
   FAN_OUT_SQL,
-  PUBLISH_FAN_OUT_SQL,
   OPEN_COLUMNS,
   RECORD_SQL,
   type ClaimRow,
   type OpenRow,
 } from './delivery-lifecycle-sql';
+import { PUBLISH_NEXT_SQL, type PublishNextRow } from './publish-next-sql';
 
 /**
  * Every transition of a webhook delivery, one statement each:
  *
  *   (fan-out) ──create──▶ pending ──claim──▶ delivering ──record──▶ succeeded
- *   (relay) ──publish (created claimed)──────────▶ │  │
+ *   (relay) ──publishNext (created claimed)──────▶ │  │
  *                            ▲                  │  │ └──record (retry)──▶ pending (next attempt)
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
@@ -29,7 +29,7 @@ import {
  *   disabled subscription missed, as fan-out does: webhook-recoveries-store.ts)
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
- * first (`db`). The hot transitions (publish, claim, record) take a batch: the worker
+ * first (`db`). The hot transitions (publishNext, claim, record) take a batch: the worker
  * coalesces the deliveries in flight in one process into one statement per batch
  * (`= ANY($1)` / `unnest`), a batch of one being the single case.
  *
@@ -40,7 +40,7 @@ import {
 export class DeliveryLifecycle {
   /**
    * Fans events out, in one statement for all of them: marks each fanned out and published
-   * (only the first caller does; the relay runs `publish` instead, in its claim's transaction),
+   * (only the first caller does; the relay runs `publishNext` instead, which claims and fans out),
    * creates a delivery per active subscription of its tenant whose filter matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
    * returns every open delivery of those events: the new ones, or on a re-run the ones still
    * open. Unique indexes on (target, event) make a re-run create nothing new.
@@ -57,19 +57,40 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * The relay's fan-out of events it claimed unpublished: `fanOut` for events never fanned
-   * out, with each delivery created already claimed for `lockMs` by the caller, which makes
-   * its first attempt (PUBLISH_FAN_OUT_SQL). Returns the deliveries it creates as `claim`
-   * returns them. Not for a re-run: an event already fanned out gets nothing back.
+   * The relay's batch (PUBLISH_NEXT_SQL, one statement): claims events of the outbox, tenants
+   * in turn after `after`, as many as fit the room (`rooms` for the tenants named, else
+   * `room`; `limit` deliveries in all), and fans them out, each delivery created claimed for
+   * `lockMs` by the caller, which makes its first attempt. Returns those deliveries (as
+   * `claim` returns them, one event of each tenant at a time), how many events left the
+   * outbox, and the tenant the next batch starts after.
    */
-  async publish(db: Knex, eventIds: readonly string[], lockMs: number): Promise<ClaimedDelivery[]> {
-    if (eventIds.length === 0) return [];
-    const rows = await runPrepared<ClaimRow>(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [
-      eventIds,
-      ...idTimeWindow(eventIds),
-      lockMs / 1000,
+  async publishNext(
+    db: Knex,
+    opts: {
+      after: string;
+      maxTenants?: number;
+      rooms?: ReadonlyMap<string, number>;
+      room: number;
+      limit: number;
+      lockMs: number;
+    },
+  ): Promise<{ made: ClaimedDelivery[]; relayed: number; next: string }> {
+    const rooms = opts.rooms ?? new Map<string, number>();
+    const rows = await runPrepared<PublishNextRow>(db, 'sb_dl_publish_next', PUBLISH_NEXT_SQL, [
+      opts.after,
+      opts.maxTenants ?? 100,
+      [...rooms.keys()],
+      [...rooms.values()],
+      opts.room,
+      opts.limit,
+      opts.lockMs / 1000,
     ]);
-    return rows.flatMap((r) => (r.event ? [toClaimed(r, r.event)] : []));
+    const first = rows[0];
+    return {
+      made: rows.flatMap((r) => (r.id && r.event ? [toClaimed(r as ClaimRow, r.event)] : [])),
+      relayed: first?.relayed ?? 0,
+      next: first?.next_tenant ?? '',
+    };
   }
 
   /**
@@ -304,7 +325,8 @@ export class DeliveryLifecycle {
       Array.from({ length: connections }, async () => {
         const [from, to] = idTimeWindow([]);
         await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
-        await runPrepared(db, 'sb_dl_publish', PUBLISH_FAN_OUT_SQL, [[], from, to, 1]);
+        // Claims nothing: no tenant has room.
+        await runPrepared(db, 'sb_dl_publish_next', PUBLISH_NEXT_SQL, ['', 1, [], [], 0, 0, 1]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
         // One empty array per array parameter of RECORD_SQL ($1 to $13), then the window.
         await runPrepared(db, 'sb_dl_record', RECORD_SQL, [

@@ -46,13 +46,6 @@ const toEvent = (r: EventRow): StoredEvent => ({
   livemode: r.livemode,
 });
 
-/** An outbox event claimed for publishing, with the trace it belongs to. */
-export interface UnpublishedEvent {
-  id: string;
-  tenantId: string;
-  traceparent: string | null;
-}
-
 /**
  * `insertEvents`' statement: the rows, the outbox rows of those with a target, the relay's
  * wake-up when there is one (queuedSql) and the event streams' when their tenant is streamed
@@ -118,46 +111,6 @@ export async function insertEvents(trx: Knex, events: readonly NewEvent[]): Prom
   ]);
 }
 
-/**
- * SQL: CTE `cte`, the tenants of `event_outbox` (alias `o`) that satisfy `bound`, in id
- * order, one index probe each (a skip scan of `event_outbox_tenant_idx`), ending in a NULL.
- */
-const skipScan = (cte: string, bound: string): string => `${cte}(tenant_id) AS (
-         SELECT (SELECT min(o.tenant_id) FROM event_outbox o WHERE ${bound})
-         UNION ALL
-         SELECT (SELECT min(o.tenant_id) FROM event_outbox o
-                  WHERE o.tenant_id > ${cte}.tenant_id AND ${bound})
-           FROM ${cte} WHERE ${cte}.tenant_id IS NOT NULL
-       )`;
-
-/**
- * The relay's claim (EventsStore.claimUnpublished): $1 `after`, $2 at most this many tenants,
- * $3 tenants to skip, $4 the batch's limit. The tenants with events in the outbox, in turn
- * (those after $1 in id order, then from the first one up to $1: two skip scans of
- * `event_outbox_tenant_idx`), $3 left out, then each one's oldest ceil($4 / tenants) events,
- * locked (SKIP LOCKED). One statement: the turn and the claim were two round trips, and the
- * relay's batch waits on each (docs/benchmarks/delivery.md).
- */
-const CLAIM_OUTBOX_SQL = `WITH RECURSIVE ${skipScan('t', 'o.tenant_id > $1')}, ${skipScan('w', 'o.tenant_id <= $1')},
-     turn AS (
-       SELECT tenant_id FROM (
-         SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
-         UNION ALL
-         SELECT tenant_id FROM w WHERE tenant_id IS NOT NULL
-       ) a WHERE tenant_id <> ALL ($3::text[])
-       -- In turn already (t, then w): the scans stop at the $2-th tenant.
-       LIMIT $2
-     ), share AS (
-       SELECT greatest(1, ceil($4::float8 / greatest(count(*), 1)))::int AS n FROM turn
-     )
-     SELECT x.event_id AS id, x.traceparent, turn.tenant_id AS "tenantId"
-       FROM turn CROSS JOIN share CROSS JOIN LATERAL (
-         SELECT o.event_id, o.traceparent, o.created_at FROM event_outbox o
-          WHERE o.tenant_id = turn.tenant_id
-          ORDER BY o.created_at LIMIT share.n
-          FOR UPDATE OF o SKIP LOCKED) x
-      ORDER BY turn.tenant_id <= $1, turn.tenant_id, x.created_at`;
-
 /** The event outbox (reads; the writes are `insertEvents`, in the caller's transaction). */
 export class EventsStore {
   constructor(private readonly db: Knex) {}
@@ -178,50 +131,6 @@ export class EventsStore {
     if (type) q.andWhere({ type });
     const rows = await q.orderBy([{ column: 'created_at' }, { column: 'id' }]);
     return rows.map(toEvent);
-  }
-
-  /**
-   * Claims up to `limit` outbox events for the relay's transaction, taking from every
-   * tenant with events in the outbox in turn (docs/decisions/0045-tenants-take-turns.md):
-   * up to `maxTenants` tenants after `after` (wrapping round), each its oldest
-   * ceil(limit / tenants) events, interleaved one per tenant at a time. A tenant's burst
-   * (an import) thus gets its share of each batch and no more; another tenant's event is in
-   * the next batch. One statement (CLAIM_OUTBOX_SQL), which reads `event_outbox_tenant_idx`
-   * (migration 098), never a tenant's backlog. SKIP LOCKED lets several relays work side by side; the fan-out in the
-   * same transaction deletes the rows. `next` is the last tenant served its first event: the
-   * `after` of the next batch, so that beyond `maxTenants` tenants the batches go round them
-   * all. `skip`: tenants the caller cannot take events of now (the relay: those whose share
-   * of first attempts is in use), left in the outbox for a later batch and not counted among
-   * the `maxTenants`.
-   */
-  async claimUnpublished(
-    trx: Knex,
-    limit: number,
-    opts: { after?: string; maxTenants?: number; skip?: readonly string[] } = {},
-  ): Promise<{ events: UnpublishedEvent[]; next: string }> {
-    const rows = await runPrepared<UnpublishedEvent>(trx, 'events_claim_outbox', CLAIM_OUTBOX_SQL, [
-      opts.after ?? '',
-      opts.maxTenants ?? 100,
-      opts.skip ?? [],
-      limit,
-    ]);
-    // One of each tenant, then the second of each, ...: the batch's job order is fair too.
-    const byTenant = new Map<string, UnpublishedEvent[]>();
-    for (const r of rows) {
-      const list = byTenant.get(r.tenantId) ?? [];
-      list.push(r);
-      byTenant.set(r.tenantId, list);
-    }
-    const out: UnpublishedEvent[] = [];
-    for (let i = 0; out.length < Math.min(limit, rows.length); i++) {
-      for (const list of byTenant.values()) {
-        const e = list[i];
-        if (e && out.length < limit) out.push(e);
-      }
-    }
-    // The first round holds one event of each tenant served, in turn order.
-    const next = out[Math.min(out.length, byTenant.size) - 1]?.tenantId ?? '';
-    return { events: out, next };
   }
 
   /** Which of `ids` are still in the outbox (not fanned out yet). */
