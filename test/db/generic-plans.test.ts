@@ -258,7 +258,7 @@ it("the relay's batch is planned once per connection on the statements' pool", a
       const ids = await emitUsageEvents(knex, tenantId, batch);
       const got = await lifecycle.publishNext(single, {
         after: '',
-        room: 1_000,
+        otherRoom: 1_000,
         limit: 1_000,
         lockMs: 10_000,
       });

@@ -151,7 +151,7 @@ describe('the relay and the reconcilers', () => {
         // The relay's batch takes it (its delivery, if it has a target; out of the outbox).
         await new DeliveryLifecycle().publishNext(trx, {
           after: '',
-          room: 10,
+          otherRoom: 10,
           limit: 10,
           lockMs: 10_000,
         });

@@ -54,19 +54,15 @@ export async function startWorkerProcess(
     },
   );
   const undo = killOnExit(child);
-  let stderr = '';
   let output = '';
   const keep = (c: Buffer) => (output = (output + c.toString()).slice(-8000));
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-4000);
-    keep(c);
-  });
+  child.stderr?.on('data', keep);
   child.stdout?.on('data', keep);
   await new Promise<void>((resolve, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`worker ${why}:\n${stderr}`));
+      reject(new Error(`worker ${why}:\n${output}`));
     };
     const timer = setTimeout(() => fail('not ready within 60 s'), 60_000);
     child.once('error', (err) => fail(err.message));

@@ -168,7 +168,7 @@ it('the delivery hot path commits asynchronously: fan-out, claim, attempt record
   await flush();
   const batch = await lifecycle.publishNext(deps.knex, {
     after: '',
-    room: 10,
+    otherRoom: 10,
     limit: 10,
     lockMs: 10_000,
   });

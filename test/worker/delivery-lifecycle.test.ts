@@ -43,7 +43,7 @@ async function publishFor(
 ) {
   const batch = await lifecycle.publishNext(ctx.deps.knex, {
     after: '',
-    room: opts.room ?? 100,
+    otherRoom: opts.room ?? 100,
     rooms: opts.rooms,
     limit: 100,
     lockMs: LOCK_MS,

@@ -43,7 +43,7 @@ it('delivers the events of a relay that died between its commit and its attempts
   // Its claims are made short here (a second), so that they lapse soon.
   const batch = await ctx.deps.stores.deliveryLifecycle.publishNext(ctx.deps.knex, {
     after: '',
-    room: 10,
+    otherRoom: 10,
     limit: 10,
     lockMs: 1_000,
   });

@@ -38,7 +38,7 @@ it('claims unpublished events from every tenant in turn', async () => {
     const got = await ctx.deps.stores.deliveryLifecycle.publishNext(ctx.deps.knex, {
       after,
       maxTenants: 2,
-      room: 6,
+      otherRoom: 6,
       limit: 6,
       lockMs: 10_000,
     });

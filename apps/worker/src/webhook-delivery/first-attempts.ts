@@ -57,12 +57,12 @@ export class FirstAttempts {
 
   /**
    * What the relay may claim now, in deliveries: `room` in all, `rooms` for each tenant
-   * holding units, `share` for any other (units not taken or slow: ./inline-attempts.ts).
-   * Deliveries that find no free unit go to delivery jobs.
+   * holding units, `otherRoom` for any other (its share, within `room`; units not taken or
+   * slow: ./inline-attempts.ts). Deliveries that find no free unit go to delivery jobs.
    */
-  rooms(): { room: number; rooms: Map<string, number>; share: number } {
+  rooms(): { room: number; rooms: Map<string, number>; otherRoom: number } {
     const room = this.inline.room;
-    return { room, rooms: this.inline.rooms(), share: Math.min(room, this.inline.share) };
+    return { room, rooms: this.inline.rooms(), otherRoom: Math.min(room, this.inline.share) };
   }
 
   /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */

@@ -24,8 +24,7 @@ export interface WebhookDeliveryOptions extends QueueTimings, ReconcileOptions {
 /**
  * The delivery statements' own connections: BATCH_MAX_RUNNING for claims and as many for
  * records (one runs at a time, a second for calls that waited BATCH_MAX_WAIT_MS behind a
- * slow one), all prepared at boot, and one for the relay's claim transaction; and the wait
- * for that.
+ * slow one), all prepared at boot, and one for the relay's statement; and the wait for that.
  */
 const STATEMENT_CONNECTIONS = 2 * BATCH_MAX_RUNNING + 1;
 const PREPARE_WAIT_MS = 5_000;

@@ -60,7 +60,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
    * deliveries it made and the room it asked for.
    */
   async function drainOnce(): Promise<'full' | { relayed: number; made: number; asked: number }> {
-    const { room, rooms, share } = attempts.rooms();
+    const { room, rooms, otherRoom } = attempts.rooms();
     const limit = Math.min(BATCH, room);
     if (limit <= 0) return 'full';
     // Asked before the claims are made: the attempts are sent within SEND_WITHIN_MS of it.
@@ -76,7 +76,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
     const { made, relayed, next } = await stores.deliveryLifecycle.publishNext(db, {
       after: cursor,
       rooms,
-      room: share,
+      otherRoom,
       limit,
       lockMs,
     });
@@ -100,7 +100,6 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
         again = false;
         try {
           for (;;) {
-            if (stopped) break;
             const gap = lastAt + BATCH_GAP_MS - Date.now();
             if (gap > 0) await new Promise((r) => setTimeout(r, gap));
             if (stopped) break;

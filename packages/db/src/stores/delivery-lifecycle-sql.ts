@@ -56,10 +56,7 @@ export interface ClaimRow extends DeliveryRow {
   } | null;
 }
 
-/**
- * SQL: the subscriptions (alias `s`) that take event `ev` (its columns as FAN_OUT_SQL's `ev`
- * reads them), and the receptionists (alias `r`) whose legacy webhook_url does.
- */
+/** SQL: the subscriptions (alias `s`) that take event `ev` (columns as FAN_OUT_SQL's `ev`). */
 export const SUBSCRIPTION_TAKES_SQL = (ev: string): string =>
   `s.tenant_id = ${ev}.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           -- A subscription takes the events of its own mode (docs/API.md, Test mode).
@@ -67,8 +64,8 @@ export const SUBSCRIPTION_TAKES_SQL = (ev: string): string =>
           AND (s.events = '{}' OR ${ev}.type = ANY (s.events))
           -- An operational event never goes to the subscription it is about.
           AND (${ev}.about IS NULL OR ${ev}.about <> s.id::text)`;
+/** SQL: the receptionist (alias `r`) whose legacy webhook_url takes event `ev` (live only). */
 export const LEGACY_TAKES_SQL = (ev: string): string =>
-  // A legacy webhook_url takes live events only.
   `r.id = ${ev}.receptionist_id AND r.webhook_url IS NOT NULL AND ${ev}.livemode`;
 
 /** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
@@ -105,9 +102,9 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md). The
  * event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
  * finds it, and a second one waits for the first one's commit, then finds none and makes nothing;
- * the event row is read, never written. The relay claims and fans out in one statement of its
- * own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching. The last branch sees the snapshot before the inserts: no row
- * twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
+ * the event row is read, never written. The relay claims and fans out in one statement of
+ * its own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching. The last branch
+ * sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
  * statement, looks each one up by index instead of scanning every open delivery.
  */
 export const FAN_OUT_SQL = `${FAN_OUT_CTES}

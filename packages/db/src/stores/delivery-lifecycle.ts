@@ -59,7 +59,7 @@ export class DeliveryLifecycle {
   /**
    * The relay's batch (PUBLISH_NEXT_SQL, one statement): claims events of the outbox, tenants
    * in turn after `after`, as many as fit the room (`rooms` for the tenants named, else
-   * `room`; `limit` deliveries in all), and fans them out, each delivery created claimed for
+   * `otherRoom`; `limit` deliveries in all), and fans them out, each delivery created claimed for
    * `lockMs` by the caller, which makes its first attempt. Returns those deliveries (as
    * `claim` returns them, one event of each tenant at a time), how many events left the
    * outbox, and the tenant the next batch starts after.
@@ -70,7 +70,7 @@ export class DeliveryLifecycle {
       after: string;
       maxTenants?: number;
       rooms?: ReadonlyMap<string, number>;
-      room: number;
+      otherRoom: number;
       limit: number;
       lockMs: number;
     },
@@ -81,7 +81,7 @@ export class DeliveryLifecycle {
       opts.maxTenants ?? 100,
       [...rooms.keys()],
       [...rooms.values()],
-      opts.room,
+      opts.otherRoom,
       opts.limit,
       opts.lockMs / 1000,
     ]);
