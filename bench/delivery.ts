@@ -36,7 +36,9 @@
  * BENCH_LOG_LEVEL (the worker's LOG_LEVEL, default info as shipped; its stdout is consumed),
  * BENCH_CPU_PROF=1, BENCH_FROM_SOURCES=1 (the worker's TypeScript under tsx), BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
  * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
- * switchboard_bench_delivery; it is dropped at the end by default), REDIS_URL.
+ * switchboard_bench_delivery; it is dropped at the end by default), BENCH_PARTITION_DAYS (0:
+ * daily partitions added to each daily table, as a service keeping that many days of history
+ * has: bench/delivery/setup.ts), REDIS_URL.
  * Redis keys: everything under `{sbbd-<run id>` is deleted at the end.
  * Result: stdout table, bench/.results/delivery-<timestamp>.json.
  */
@@ -91,6 +93,8 @@ const PHASE_TIMEOUT_MS = envInt('BENCH_PHASE_TIMEOUT', 900) * 1000;
 const EMIT_BATCH = 500;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
+/** Daily partitions beyond a new database's (10 a table), as days of history add them. */
+const PARTITION_DAYS = Number(process.env.BENCH_PARTITION_DAYS ?? 0);
 const TRACING = (process.env.BENCH_TRACING ?? 'off') as TracingMode;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'a,b,c,d,e').split(',').map((s) => s.trim()));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -1017,7 +1021,9 @@ async function main(): Promise<number> {
         RECEIVER_SLOW: 's2',
       }),
     );
-    const { benchUrl, dbName } = await step('recreating the bench database', recreateDatabase);
+    const { benchUrl, dbName } = await step('recreating the bench database', () =>
+      recreateDatabase(PARTITION_DAYS),
+    );
     dbCreated = true;
     knex = createKnex(benchUrl, { poolMax: 10 });
     const pgVersion = (
@@ -1131,7 +1137,7 @@ async function main(): Promise<number> {
       '',
       'Event delivery benchmark (issue 5)',
       `machine: ${machine.nproc} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, PostgreSQL ${pgVersion}, Redis ${redisVersion}; load before: ${machine.loadavg.join(' ')}`,
-      `worker: one process, WORKER_CONCURRENCY=${CONCURRENCY} (fan-out concurrency ${Math.max(2, Math.ceil(CONCURRENCY / 2))}); (a) events emitted before the worker starts, rate = deliveries / (last − first receipt)`,
+      `worker: one process, WORKER_CONCURRENCY=${CONCURRENCY} (fan-out concurrency ${Math.max(2, Math.ceil(CONCURRENCY / 2))}); (a) events emitted before the worker starts, rate = deliveries / (last − first receipt)${PARTITION_DAYS > 0 ? `; ${PARTITION_DAYS} daily partitions added to each daily table` : ''}`,
       table([
         [
           'phase',
@@ -1241,6 +1247,7 @@ async function main(): Promise<number> {
         fanoutRepeats: FANOUT_REPEATS,
         emitBatch: EMIT_BATCH,
         cpuProfile: CPU_PROF,
+        partitionDays: PARTITION_DAYS,
         phases: [...PHASES],
         tracing: TRACING,
         emittedBeforeWorkerStarts: true,

@@ -2,7 +2,9 @@ import { Client } from 'pg';
 import { secretBoxForKey } from '@switchboard/crypto';
 import {
   createKnex,
+  ensureAhead,
   migrateLatest,
+  PARTITIONED_TABLES,
   newWebhookSubscriptionId,
   ReceptionistsStore,
   TenantsStore,
@@ -39,8 +41,16 @@ async function admin<T>(adminUrl: string, run: (c: Client) => Promise<T>): Promi
   }
 }
 
-/** Drops and recreates the bench database, then applies every migration. */
-export async function recreateDatabase(): Promise<{ benchUrl: string; dbName: string }> {
+/**
+ * Drops and recreates the bench database, then applies every migration. `partitionDays` more
+ * daily partitions of each daily table than a new database has: a service that has run for
+ * that long keeps that many days of history (DELIVERY_RETENTION_DAYS, 30 by default), and a
+ * generic plan names every partition. They are made ahead of the clock (the archive
+ * partition holds the past of a new database); to a plan they count the same.
+ */
+export async function recreateDatabase(
+  partitionDays = 0,
+): Promise<{ benchUrl: string; dbName: string }> {
   const { adminUrl, benchUrl, dbName } = benchDatabase();
   await admin(adminUrl, async (c) => {
     await c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
@@ -49,6 +59,12 @@ export async function recreateDatabase(): Promise<{ benchUrl: string; dbName: st
   const knex = createKnex(benchUrl, { poolMax: 1 });
   try {
     await migrateLatest(knex);
+    // Each call makes the days up to AHEAD past its clock that are missing: one more each.
+    for (const t of PARTITIONED_TABLES.filter((p) => p.interval === 'day')) {
+      for (let day = 1; day <= partitionDays; day++) {
+        await ensureAhead(knex, t, new Date(Date.now() + day * 86_400_000), 10_000);
+      }
+    }
   } finally {
     await knex.destroy();
   }
