@@ -140,6 +140,11 @@ it('a pool made with genericPlans plans prepared statements once; the others as 
       .rows[0]!.plan_cache_mode;
   expect(await mode(generic)).toBe('force_generic_plan');
   expect(await mode(knex)).toBe('auto');
+  const seqscan = async (db: Knex) =>
+    ((await db.raw('SHOW enable_seqscan')) as { rows: Array<{ enable_seqscan: string }> }).rows[0]!
+      .enable_seqscan;
+  expect(await seqscan(generic)).toBe('off');
+  expect(await seqscan(knex)).toBe('on');
 });
 
 it("the claim's and the record's generic plans start only their batch's day, among many days kept", async () => {
@@ -269,6 +274,34 @@ it("the relay's batch is planned once per connection on the statements' pool", a
     }
     expect(made).toBeGreaterThanOrEqual(1 + 2 + 3 + 4);
     expect(await plans('sb_dl_publish_next')).toEqual([[4, 0]]);
+  } finally {
+    await single.destroy();
+  }
+});
+
+it("the relay's batch planned on an empty outbox reads a later backlog by its keys", async () => {
+  // Empty the outbox first (the tests above leave events in it), on the usual pool.
+  const batch = (db: Knex) =>
+    lifecycle.publishNext(db, { after: '', otherRoom: 1_000, limit: 1_000, lockMs: 10_000 });
+  for (let i = 0; i < 50 && (await batch(knex)).relayed > 0; i++);
+  expect(await knex('event_outbox').count({ n: '*' })).toEqual([{ n: '0' }]);
+  // As autovacuum leaves a drained outbox: known to be empty (not merely never counted).
+  await knex.raw('VACUUM ANALYZE event_outbox');
+  const single = createKnex(ctx.config.databaseUrl, { poolMax: 1, genericPlans: true });
+  try {
+    // Planned now, on the empty outbox, as at a worker's boot; then a backlog comes.
+    expect((await batch(single)).relayed).toBe(0);
+    const { tenantId } = await tenantWithSubscriptions(ctx);
+    for (let n = 1; n <= 8; n++) await emitUsageEvents(knex, tenantId, n);
+    const { rows } = (await single.raw(
+      `EXPLAIN EXECUTE sb_dl_publish_next('', 100, '{}', '{}', 5, 5, 10)`,
+    )) as { rows: Array<{ 'QUERY PLAN': string }> };
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    // Every read of the outbox by an index (the tenants' skip scans, each tenant's oldest
+    // events, the delete of those kept by their key), none a scan of the whole table.
+    expect(plan).not.toMatch(/Seq Scan on event_outbox/);
+    expect(plan).toMatch(/Index Cond: \(event_id = ANY/);
+    expect((await batch(single)).relayed).toBeGreaterThan(0);
   } finally {
     await single.destroy();
   }

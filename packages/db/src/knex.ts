@@ -23,6 +23,11 @@ export interface KnexOptions {
    * force_generic_plan`), instead of again at each run. For a pool that runs only statements
    * whose generic plan is known to be good (its partition bounds are plain parameters, pruned
    * when the plan starts): knex's own queries with bindings would be planned so too.
+   * Such a plan is made at a statement's first run, often at boot, when a queue table (the
+   * outbox) is empty and a scan of it is cheapest; kept for the connection's life, it would
+   * read the whole table at every run once a backlog comes. So these sessions also plan
+   * without sequential scans (`enable_seqscan = off`) where an index serves: every statement
+   * on such a pool reads and writes rows by their keys.
    */
   genericPlans?: boolean;
   /**
@@ -41,7 +46,9 @@ interface RawConnection {
 
 /** Set on each new connection of a `genericPlans` pool, before knex hands it out. */
 function planOnce(connection: RawConnection, done: (err: Error | null, c: unknown) => void) {
-  connection.query('SET plan_cache_mode = force_generic_plan', (err) => done(err, connection));
+  connection.query('SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off', (err) =>
+    done(err, connection),
+  );
 }
 
 /**
