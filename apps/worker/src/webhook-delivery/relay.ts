@@ -13,7 +13,7 @@ const POLL_MS = 1000;
  * (a batch costs Postgres about a millisecond besides its rows). An event committed just
  * after a batch waits this much at most (decision 0129).
  */
-export const BATCH_GAP_MS = 4;
+const BATCH_GAP_MS = 4;
 
 export interface RelayOptions {
   /** Who makes the first attempts of the deliveries the relay creates (claimed). */

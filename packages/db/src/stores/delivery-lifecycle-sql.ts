@@ -99,13 +99,14 @@ const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
  * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
  * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
  * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md). The
- * event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the first caller
- * finds it, and a second one waits for the first one's commit, then finds none and makes nothing;
- * the event row is read, never written. The relay claims and fans out in one statement of
- * its own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching. The last branch
- * sees the snapshot before the inserts: no row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a prepared
- * statement, looks each one up by index instead of scanning every open delivery.
+ * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md).
+ * The event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the
+ * first caller finds it, and a second one waits for the first one's commit, then finds none
+ * and makes nothing; the event row is read, never written. The relay claims and fans out in
+ * one statement of its own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching;
+ * the worker does not run this one. The last branch sees the snapshot before the inserts: no
+ * row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
+ * prepared statement, looks each one up by index instead of scanning every open delivery.
  */
 export const FAN_OUT_SQL = `${FAN_OUT_CTES}
      SELECT ${OPEN_COLUMNS} FROM to_subscriptions

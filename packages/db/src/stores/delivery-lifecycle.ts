@@ -316,15 +316,14 @@ export class DeliveryLifecycle {
   }
 
   /**
-   * Prepares the hot statements on up to `connections` pooled connections (each runs once
-   * with empty input, which writes nothing), so that the first deliveries after boot are
-   * as fast as the rest.
+   * Prepares the worker's hot statements (the relay's batch, the claim, the record) on up to
+   * `connections` pooled connections (each runs once with empty input, which writes nothing),
+   * so that the first deliveries after boot are as fast as the rest.
    */
   async prepare(db: Knex, connections: number): Promise<void> {
     await Promise.all(
       Array.from({ length: connections }, async () => {
         const [from, to] = idTimeWindow([]);
-        await runPrepared(db, 'sb_dl_fan_out', FAN_OUT_SQL, [[], from, to, from]);
         // Claims nothing: no tenant has room.
         await runPrepared(db, 'sb_dl_publish_next', PUBLISH_NEXT_SQL, ['', 1, [], [], 0, 0, 1]);
         await runPrepared(db, 'sb_dl_claim', CLAIM_SQL, [[], [], [], 1, from, to, from, to]);
