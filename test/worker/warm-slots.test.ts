@@ -107,3 +107,33 @@ it('asks Redis for a slot of a lane only once its own give-back of that lane has
   expect(await held(lane)).toEqual(['back-2']);
   await warm.close();
 });
+
+it('hands the next slot its attempts free to a first attempt its full lane refused', async () => {
+  const warm = new WarmSlots(lanesFor(1), fail, 60_000, 60_000);
+  const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_wait' };
+  const first = await slotOf(warm, lane, 'wait-1');
+  expect((await warm.acquire(lane, named('wait-2'))).verdict).toBe('target');
+  expect(warm.holds(lane)).toBe(true);
+  const waiting = warm.waitFor(lane, 60_000);
+  await warm.release(lane, first);
+  // The same slot, never given back in between: still the lane's one in Redis.
+  expect(await waiting).toEqual(first);
+  expect(await held(lane)).toEqual(['wait-1']);
+  await warm.release(lane, first);
+  await warm.close();
+  expect(await held(lane)).toEqual([]);
+});
+
+it('lets a waiting first attempt go on without a slot once its process holds none of the lane', async () => {
+  const warm = new WarmSlots(lanesFor(1), fail, 60_000, 0);
+  const lane = { tenantId: 'ten_warm', targetId: 'sub_warm_none' };
+  // Holding nothing of the lane: nothing to wait for.
+  expect(await warm.waitFor(lane, 60_000)).toBeUndefined();
+  const only = await slotOf(warm, lane, 'none-1');
+  const waiting = warm.waitFor(lane, 60_000);
+  // Served its time (max age 0): given back, so the waiter has nothing coming.
+  await warm.release(lane, only);
+  expect(await waiting).toBeUndefined();
+  expect(warm.holds(lane)).toBe(false);
+  await warm.close();
+});

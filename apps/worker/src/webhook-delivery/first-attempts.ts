@@ -9,6 +9,14 @@ import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import { InlineAttempts, type Unit } from './inline-attempts';
 import { WarmSlots, type HeldSlot } from './warm-slots';
 
+/**
+ * How long a first attempt refused by its full lane waits for a slot its process's own
+ * attempts of the lane free, before it is handed on (parked): well within SEND_WITHIN_MS.
+ */
+const SLOT_WAIT_MS = 1_000;
+
+type Full = { d: Delivery; lane: Lane; verdict: Exclude<Verdict, 'ok'> };
+
 interface Held {
   claimed: ClaimedDelivery;
   lane: Lane;
@@ -40,6 +48,8 @@ export class FirstAttempts {
   private readonly inline: InlineAttempts;
   private readonly warm: WarmSlots;
   private onRoom: () => void = () => undefined;
+  /** First attempts waiting for a slot their lane's attempts in this process will free. */
+  private readonly waiting = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -79,7 +89,8 @@ export class FirstAttempts {
   async start(made: readonly ClaimedDelivery[], since: number): Promise<void> {
     const now: Held[] = [];
     const later: Delivery[] = [];
-    const full: Array<{ d: Delivery; lane: Lane; verdict: Exclude<Verdict, 'ok'> }> = [];
+    const full: Full[] = [];
+    const wait: Array<Omit<Held, 'slot'> & { verdict: Exclude<Verdict, 'ok'> }> = [];
     await Promise.all(
       made.map(async (claimed) => {
         const d = claimed.delivery;
@@ -97,6 +108,10 @@ export class FirstAttempts {
             return { verdict: 'error' as const };
           });
         if (got.verdict === 'ok') return void now.push({ claimed, lane, slot: got.slot, unit });
+        // Its lane is full, and this process holds some of its slots: the next one it frees
+        // is this delivery's (its claim and unit held meanwhile), not a parking cycle.
+        if (got.verdict !== 'error' && this.warm.holds(lane))
+          return void wait.push({ claimed, lane, unit, verdict: got.verdict });
         this.inline.untake(unit);
         if (got.verdict === 'error') later.push(d);
         else full.push({ d, lane, verdict: got.verdict });
@@ -110,8 +125,42 @@ export class FirstAttempts {
         () => this.onRoom(),
       );
     }
-    const { firstAttempts, deliveryWaits } = this.deps.metrics;
+    for (const w of wait) {
+      const p = this.waitForSlot(w, since).finally(() => this.waiting.delete(p));
+      this.waiting.add(p);
+    }
+    const { firstAttempts } = this.deps.metrics;
     if (now.length) firstAttempts.inc({ path: 'inline' }, now.length);
+    await this.handOn(later, full);
+  }
+
+  /** Starts `w`'s attempt with the next slot its lane frees here, or hands it on. */
+  private async waitForSlot(
+    w: Omit<Held, 'slot'> & { verdict: Exclude<Verdict, 'ok'> },
+    since: number,
+  ): Promise<void> {
+    const slot = await this.warm.waitFor(w.lane, SLOT_WAIT_MS);
+    if (slot) {
+      this.deps.metrics.firstAttempts.inc({ path: 'inline' });
+      void this.inline.start(
+        w.unit,
+        (sent) => this.run({ ...w, slot }, since, sent),
+        () => this.onRoom(),
+      );
+      return;
+    }
+    this.inline.untake(w.unit);
+    this.onRoom();
+    await this.handOn([], [{ d: w.claimed.delivery, lane: w.lane, verdict: w.verdict }]);
+  }
+
+  /**
+   * Gives deliveries back (pending, due now) and hands them to delivery jobs: `later` queued,
+   * `full` parked under their full lane.
+   */
+  private async handOn(later: Delivery[], full: Full[]): Promise<void> {
+    if (later.length === 0 && full.length === 0) return;
+    const { firstAttempts, deliveryWaits } = this.deps.metrics;
     if (later.length) firstAttempts.inc({ path: 'job' }, later.length);
     if (full.length) firstAttempts.inc({ path: 'parked' }, full.length);
     try {
@@ -143,6 +192,7 @@ export class FirstAttempts {
 
   /** Waits for the attempts running, then gives every warm lane slot back. */
   async close(): Promise<void> {
+    await Promise.all([...this.waiting]);
     await this.inline.drain();
     await this.warm.close();
   }

@@ -42,6 +42,10 @@ export class WarmSlots {
   private readonly warm = new Map<string, Warm[]>();
   /** Per lane, the give-backs of this process still on their way to Redis. */
   private readonly givingBack = new Map<string, Promise<unknown>>();
+  /** Per lane, this process's slots: held by its attempts or warm here. */
+  private readonly lent = new Map<string, number>();
+  /** Per lane, first attempts refused by the lane, waiting for a slot of this process. */
+  private readonly waiters = new Map<string, Array<(slot: HeldSlot | undefined) => void>>();
   private closed = false;
 
   constructor(
@@ -67,7 +71,39 @@ export class WarmSlots {
     const holder = newHolder();
     const grantedAt = Date.now();
     const verdict = await this.lanes.acquire(lane, holder);
-    return verdict === 'ok' ? { verdict, slot: { holder, grantedAt } } : { verdict };
+    if (verdict !== 'ok') return { verdict };
+    const key = laneKey(lane);
+    this.lent.set(key, (this.lent.get(key) ?? 0) + 1);
+    return { verdict, slot: { holder, grantedAt } };
+  }
+
+  /** Whether this process holds a slot of `lane` (one of its attempts will free it). */
+  holds(lane: Lane): boolean {
+    return (this.lent.get(laneKey(lane)) ?? 0) > 0;
+  }
+
+  /**
+   * The next slot of `lane` one of this process's attempts frees, or undefined after `ms`,
+   * on close, or once this process holds none of the lane's slots.
+   */
+  waitFor(lane: Lane, ms: number): Promise<HeldSlot | undefined> {
+    if (this.closed || !this.holds(lane)) return Promise.resolve(undefined);
+    const key = laneKey(lane);
+    return new Promise((resolve) => {
+      const list = this.waiters.get(key) ?? [];
+      const done = (slot: HeldSlot | undefined) => {
+        clearTimeout(timer);
+        resolve(slot);
+      };
+      const timer = setTimeout(() => {
+        const i = list.indexOf(done);
+        if (i >= 0) list.splice(i, 1);
+        if (list.length === 0 && this.waiters.get(key) === list) this.waiters.delete(key);
+        resolve(undefined);
+      }, ms);
+      list.push(done);
+      this.waiters.set(key, list);
+    });
   }
 
   /** The slot's attempt is over: kept warm for the next first attempt of `lane`, or given back. */
@@ -76,6 +112,12 @@ export class WarmSlots {
       return this.giveBack(lane, slot.holder);
     }
     const key = laneKey(lane);
+    const waiter = this.waiters.get(key)?.shift();
+    if (waiter) {
+      if (this.waiters.get(key)?.length === 0) this.waiters.delete(key);
+      waiter(slot);
+      return Promise.resolve();
+    }
     const list = this.warm.get(key) ?? [];
     const warm: Warm = {
       ...slot,
@@ -92,6 +134,8 @@ export class WarmSlots {
   /** Gives every warm slot back to its lane; later releases go straight back too. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const list of this.waiters.values()) for (const w of list) w(undefined);
+    this.waiters.clear();
     const all: Array<Promise<void>> = [];
     for (const w of [...this.warm.values()].flat()) {
       clearTimeout(w.timer);
@@ -126,9 +170,17 @@ export class WarmSlots {
   }
 
   private giveBack(lane: Lane, holder: string): Promise<void> {
+    const key = laneKey(lane);
+    const left = (this.lent.get(key) ?? 1) - 1;
+    if (left > 0) this.lent.set(key, left);
+    else {
+      this.lent.delete(key);
+      // Nothing of this process will free a slot of the lane: its waiters go on without.
+      for (const w of this.waiters.get(key) ?? []) w(undefined);
+      this.waiters.delete(key);
+    }
     // Not fatal: the slot expires by itself, and parked jobs are woken periodically.
     const done = this.lanes.release(lane, holder).catch(this.onReleaseError);
-    const key = laneKey(lane);
     const pending = Promise.all([this.givingBack.get(key), done]);
     this.givingBack.set(key, pending);
     void pending.then(() => {
