@@ -5,6 +5,7 @@ import type { WorkerDeps } from '../deps';
 import { PARKED_DELAY_MS, type Attempt } from './deliver';
 import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
+import { FullLanes } from './full-lanes';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
 import { InlineAttempts, type Unit } from './inline-attempts';
 import { WarmSlots, type HeldSlot } from './warm-slots';
@@ -47,6 +48,7 @@ interface Held {
 export class FirstAttempts {
   private readonly inline: InlineAttempts;
   private readonly warm: WarmSlots;
+  private readonly full: FullLanes;
   private onRoom: () => void = () => undefined;
   /** First attempts waiting for a slot their lane's attempts in this process will free. */
   private readonly waiting = new Set<Promise<void>>();
@@ -63,16 +65,29 @@ export class FirstAttempts {
     this.warm = new WarmSlots(lanes, (err) =>
       deps.logger.warn({ err }, 'could not release a lane slot'),
     );
+    this.full = new FullLanes(
+      (names) => lanes.free(names),
+      (tenantId, targetId) => this.warm.mine(tenantId, targetId),
+    );
   }
 
   /**
    * What the relay may claim now, in deliveries: `room` in all, `rooms` for each tenant
-   * holding units, `otherRoom` for any other (its share, within `room`; units not taken or
-   * slow: ./inline-attempts.ts). Deliveries that find no free unit go to delivery jobs.
+   * holding units or refused by a full lane, `otherRoom` for any other (its share, within
+   * `room`; units not taken or slow: ./inline-attempts.ts; a refused tenant's no more than
+   * its lanes have room for: ./full-lanes.ts). Deliveries that find no free unit go to
+   * delivery jobs.
    */
-  rooms(): { room: number; rooms: Map<string, number>; otherRoom: number } {
+  async rooms(): Promise<{ room: number; rooms: Map<string, number>; otherRoom: number }> {
     const room = this.inline.room;
-    return { room, rooms: this.inline.rooms(), otherRoom: Math.min(room, this.inline.share) };
+    const otherRoom = Math.min(room, this.inline.share);
+    const rooms = this.inline.rooms();
+    // Redis away: unbounded, as before (refused deliveries are parked).
+    const bounds = await this.full.bounds().catch(() => new Map<string, number>());
+    for (const [tenantId, bound] of bounds) {
+      rooms.set(tenantId, Math.min(rooms.get(tenantId) ?? otherRoom, bound));
+    }
+    return { room, rooms, otherRoom };
   }
 
   /** `wake` runs each time room is made: an attempt's POST is over (its unit is free again). */
@@ -99,7 +114,9 @@ export class FirstAttempts {
         const unit = this.inline.take(d.tenantId);
         if (!unit) {
           const verdict = await this.lanes.peek(lane).catch(() => 'ok' as const);
-          return void (verdict === 'ok' ? later.push(d) : full.push({ d, lane, verdict }));
+          if (verdict === 'ok') return void later.push(d);
+          this.full.refused(lane, verdict);
+          return void full.push({ d, lane, verdict });
         }
         const got = await this.warm
           .acquire(lane, () => `inline:${d.id}#${randomUUID()}`)
@@ -107,7 +124,11 @@ export class FirstAttempts {
             this.deps.logger.warn({ err, deliveryId: d.id }, 'lane slot unavailable; queued');
             return { verdict: 'error' as const };
           });
-        if (got.verdict === 'ok') return void now.push({ claimed, lane, slot: got.slot, unit });
+        if (got.verdict === 'ok') {
+          this.full.served(lane);
+          return void now.push({ claimed, lane, slot: got.slot, unit });
+        }
+        if (got.verdict !== 'error') this.full.refused(lane, got.verdict);
         // Its lane is full, and this process holds some of its slots: the next one it frees
         // is this delivery's (its claim and unit held meanwhile), not a parking cycle.
         if (got.verdict !== 'error' && this.warm.holds(lane))

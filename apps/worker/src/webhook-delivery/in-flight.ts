@@ -196,6 +196,29 @@ if kept then woken[#woken + 1] = job end
 return woken`;
 
 /**
+ * KEYS: per lane, held, reserved, parked, urgent. ARGV: per lane, its cap. Returns per lane
+ * the slots a new attempt may take without going before anyone: the cap less the slots
+ * held, those reserved and the jobs waiting for the next ones (at least 0). Takes nothing.
+ */
+const FREE = `${LUA_FUNCTIONS}
+local now = now_ms()
+local free = {}
+for i = 0, #KEYS / 4 - 1 do
+  local k = 4 * i
+  redis.call('ZREMRANGEBYSCORE', KEYS[k + 1], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now)
+  local used = redis.call('ZCARD', KEYS[k + 1]) + redis.call('ZCARD', KEYS[k + 2])
+    + redis.call('LLEN', KEYS[k + 3]) + redis.call('LLEN', KEYS[k + 4])
+  free[#free + 1] = math.max(0, tonumber(ARGV[i + 1]) - used)
+end
+return free`;
+
+/** A lane's name in Redis: `s:<target id>` (its target) or `t:<tenant id>` (its tenant). */
+export function laneNames(lane: Lane): { target: string; tenant: string } {
+  return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
+}
+
+/**
  * How long a slot stays reserved for an urgent job that was woken: long enough for the job to
  * go from delayed to a worker (milliseconds when the queue is not backed up); a job later
  * than this finds its slot given away and parks again.
@@ -253,6 +276,7 @@ export class InFlightLanes {
   private readonly parkScript: Script;
   private readonly renewScript: Script;
   private readonly peekScript: Script;
+  private readonly freeScript: Script;
   private readonly acquires: Batcher<AcquireItem, Verdict>;
   private readonly releases: Batcher<ReleaseItem, void>;
 
@@ -268,6 +292,7 @@ export class InFlightLanes {
     this.parkScript = defineScript(redis, 'sbLanePark', 5, PARK_AND_SETTLE);
     this.renewScript = defineScript(redis, 'sbLaneRenew', 2, RENEW);
     this.peekScript = defineScript(redis, 'sbLanePeek', 2, PEEK);
+    this.freeScript = defineScript(redis, 'sbLaneFree', undefined, FREE);
     this.acquires = new Batcher((items) => this.acquireBatch(items), LANE_BATCH);
     this.releases = new Batcher((items) => this.releaseBatch(items), LANE_BATCH);
   }
@@ -277,9 +302,6 @@ export class InFlightLanes {
   }
   private get waitingKey(): string {
     return `${this.prefix}:lanes:waiting`;
-  }
-  private names(lane: Lane): { target: string; tenant: string } {
-    return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
   }
   private capOf(name: string): number {
     return name.startsWith('t:') ? this.caps.perTenant : this.caps.perTarget;
@@ -303,7 +325,7 @@ export class InFlightLanes {
       this.caps.perTenant,
     ];
     for (const { lane, holder, jobId } of items) {
-      const n = this.names(lane);
+      const n = laneNames(lane);
       keys.push(
         this.key('held', n.target),
         this.key('held', n.tenant),
@@ -320,13 +342,27 @@ export class InFlightLanes {
    * added parked (./first-attempts.ts) instead of queued only to be refused.
    */
   async peek(lane: Lane): Promise<Verdict> {
-    const n = this.names(lane);
+    const n = laneNames(lane);
     return (await this.peekScript(
       this.key('held', n.target),
       this.key('held', n.tenant),
       this.caps.perTarget,
       this.caps.perTenant,
     )) as Verdict;
+  }
+
+  /**
+   * The slots of each lane named (laneNames) that a new attempt could take now without going
+   * before a parked or urgent job, taking none: the relay claims no more than that for a
+   * tenant whose lanes refused it (./full-lanes.ts).
+   */
+  async free(names: readonly string[]): Promise<number[]> {
+    if (names.length === 0) return [];
+    const keys = names.flatMap((name) =>
+      (['held', 'reserved', 'parked', 'urgent'] as const).map((kind) => this.key(kind, name)),
+    );
+    const caps = names.map((name) => this.capOf(name));
+    return (await this.freeScript(keys.length, ...keys, ...caps)) as number[];
   }
 
   /**
@@ -343,7 +379,7 @@ export class InFlightLanes {
     work: () => Promise<T>,
     onError: (err: unknown) => void = () => undefined,
   ): Promise<T> {
-    const n = this.names(lane);
+    const n = laneNames(lane);
     const beat = setInterval(
       () => {
         this.renewScript(
@@ -374,7 +410,7 @@ export class InFlightLanes {
     const keys: string[] = [this.waitingKey];
     const args: Array<string | number> = [this.caps.perTarget, this.caps.perTenant, RESERVE_MS];
     for (const { lane, holder } of items) {
-      const n = this.names(lane);
+      const n = laneNames(lane);
       for (const kind of ['held', 'parked', 'urgent', 'reserved'] as const) {
         keys.push(this.key(kind, n.target), this.key(kind, n.tenant));
       }
@@ -397,7 +433,7 @@ export class InFlightLanes {
     jobId: string,
     urgent = false,
   ): Promise<void> {
-    const name = full === 'target' ? this.names(lane).target : this.names(lane).tenant;
+    const name = full === 'target' ? laneNames(lane).target : laneNames(lane).tenant;
     await this.settle(name, jobId, urgent);
   }
 

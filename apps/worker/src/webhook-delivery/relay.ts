@@ -60,7 +60,7 @@ export function startRelay(deps: WorkerDeps, opts: RelayOptions): Component {
    * deliveries it made and the room it asked for.
    */
   async function drainOnce(): Promise<'full' | { relayed: number; made: number; asked: number }> {
-    const { room, rooms, otherRoom } = attempts.rooms();
+    const { room, rooms, otherRoom } = await attempts.rooms();
     const limit = Math.min(BATCH, room);
     if (limit <= 0) return 'full';
     // Asked before the claims are made: the attempts are sent within SEND_WITHIN_MS of it.

@@ -83,6 +83,23 @@ export class WarmSlots {
   }
 
   /**
+   * This process's slots of the target `targetId` of `tenantId`, or of every target of the
+   * tenant (`held`: warm, or held by attempts, which hand them to waiters as their POSTs
+   * end), and its first attempts `waiting` for one of them.
+   */
+  mine(tenantId: string, targetId?: string): { held: number; waiting: number } {
+    const ours = (key: string) =>
+      targetId === undefined
+        ? key.startsWith(`${tenantId}\n`)
+        : key === laneKey({ tenantId, targetId });
+    let held = 0;
+    let waiting = 0;
+    for (const [key, count] of this.lent) if (ours(key)) held += count;
+    for (const [key, list] of this.waiters) if (ours(key)) waiting += list.length;
+    return { held, waiting };
+  }
+
+  /**
    * The next slot of `lane` one of this process's attempts frees, or undefined after `ms`,
    * on close, or once this process holds none of the lane's slots.
    */
