@@ -31,6 +31,8 @@ const secret = generateSigningSecret();
 const body = JSON.stringify({ id: 'evt_1', event: 'webhook.test', data: { message: 'hi' } });
 const headers = () => ({ ...signPayload({ secret, eventId: 'evt_1', body }) });
 const paths = () => receiver.requests.map((r) => r.path);
+/** Requests each connection of the receiver has read. */
+const servedOn = new WeakMap<object, number>();
 
 beforeAll(async () => {
   certificate = generateCertificate('DNS:localhost,DNS:receiver.test,IP:127.0.0.1');
@@ -50,6 +52,15 @@ beforeAll(async () => {
       res.writeHead(200).write('partial');
     },
     '/big': (_req, res) => res.writeHead(200).end(Buffer.alloc(1024 * 1024, 'x')),
+    // Answers a connection's first request; closes it on any later one, unanswered: a
+    // receiver whose keep-alive timeout ended as the request arrived.
+    '/closes-reused': (req, res) => {
+      const served = servedOn.get(req.socket) ?? 0;
+      servedOn.set(req.socket, served + 1);
+      if (served === 0) res.writeHead(200).end('ok');
+      else req.socket.destroy();
+    },
+    '/closes': (req) => req.socket.destroy(),
   });
   base = `https://127.0.0.1:${receiver.port}`;
 });
@@ -209,5 +220,20 @@ describe('createWebhookSender against a local HTTPS receiver', () => {
       });
       expect(receiver.requests).toHaveLength(i + 1);
     }
+  });
+
+  it('sends again on a new connection a request the receiver closed its pooled one on', async () => {
+    const shared = sender();
+    const send = () => shared.send({ url: `${base}/closes-reused`, body, headers: headers() });
+    await expect(send()).resolves.toMatchObject({ delivered: true });
+    // The pooled connection is closed as the request arrives: sent again, one attempt.
+    await expect(send()).resolves.toMatchObject({ delivered: true, error: null });
+    expect(paths()).toEqual(['/closes-reused', '/closes-reused', '/closes-reused']);
+  });
+
+  it('does not send again a request whose new connection the receiver closed', async () => {
+    const result = await sender().send({ url: `${base}/closes`, body, headers: headers() });
+    expect(result).toMatchObject({ delivered: false, status_code: null, error: 'network_error' });
+    expect(paths()).toEqual(['/closes']);
   });
 });

@@ -113,6 +113,18 @@ function outgoingHeaders(
 }
 
 /**
+ * A request written on a pooled connection the receiver had just closed as idle (its
+ * keep-alive timeout ended as the request left): the connection is reset before any answer,
+ * and the receiver saw nothing. Such a request is sent again at once on a new connection,
+ * within the same attempt and deadline (Node's own advice for `request.reusedSocket`); a
+ * reset on a new connection is the receiver's, and stays a failure.
+ */
+function closedWhileIdle(error: unknown): boolean {
+  const { code, request } = error as { code?: unknown; request?: { reusedSocket?: unknown } };
+  return (code === 'ECONNRESET' || code === 'EPIPE') && request?.reusedSocket === true;
+}
+
+/**
  * Creates a sender with one keep-alive connection pool shared by all sends. Each attempt:
  * validate the URL, resolve the host once, check every address (unless
  * `allowPrivateTargets`), connect only to a checked address, never follow redirects, read at
@@ -164,9 +176,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       request_headers: sent,
       response_headers: null,
     } as const;
-    let response;
-    try {
-      response = await client.request<Readable>({
+    const post = () =>
+      client.request<Readable>({
         url: parsed.url.href,
         method: 'POST',
         data: body,
@@ -180,6 +191,12 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         decompress: false,
         transformRequest: [(data: unknown) => data],
         signal: deadline,
+      });
+    let response;
+    try {
+      response = await post().catch((error: unknown) => {
+        if (!closedWhileIdle(error) || deadline.aborted) throw error;
+        return post();
       });
     } catch (error) {
       return { ...sentNone, error: classifySendError(error, deadline.aborted) };
