@@ -137,3 +137,18 @@ it('lets a waiting first attempt go on without a slot once its process holds non
   expect(warm.holds(lane)).toBe(false);
   await warm.close();
 });
+
+it("counts this process's slots a new attempt could soon have: warm, or held by an attempt not yet slow", async () => {
+  const warm = new WarmSlots(lanesFor(3), fail, 60_000);
+  const lane = { tenantId: 'ten_mine', targetId: 'sub_mine' };
+  const before = Date.now() - 1;
+  const a = await slotOf(warm, lane, 'mine-a');
+  await slotOf(warm, lane, 'mine-b');
+  expect(warm.mine('ten_mine', 'sub_mine', before)).toEqual({ held: 2, waiting: 0 });
+  // Attempts that began at or before `since` are slow: their slots are not soon free.
+  expect(warm.mine('ten_mine', 'sub_mine', Date.now() + 1)).toEqual({ held: 0, waiting: 0 });
+  await warm.release(lane, a); // warm now: counted however late
+  expect(warm.mine('ten_mine', 'sub_mine', Date.now() + 1)).toEqual({ held: 1, waiting: 0 });
+  expect(warm.mine('ten_mine', 'sub_other', before)).toEqual({ held: 0, waiting: 0 });
+  await warm.close();
+});

@@ -7,7 +7,7 @@ import type { DeliveryBatches } from './delivery-batches';
 import { deliveryJob, enqueueDeliveries } from './enqueue-deliveries';
 import { FullLanes } from './full-lanes';
 import type { InFlightLanes, Lane, Verdict } from './in-flight';
-import { InlineAttempts, type Unit } from './inline-attempts';
+import { InlineAttempts, SLOW_ATTEMPT_MS, type Unit } from './inline-attempts';
 import { WarmSlots, type HeldSlot } from './warm-slots';
 
 /**
@@ -67,7 +67,7 @@ export class FirstAttempts {
     );
     this.full = new FullLanes(
       (names) => lanes.free(names),
-      (tenantId, targetId) => this.warm.mine(tenantId, targetId),
+      (tenantId, targetId) => this.warm.mine(tenantId, targetId, Date.now() - SLOW_ATTEMPT_MS),
     );
   }
 

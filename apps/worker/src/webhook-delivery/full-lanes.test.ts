@@ -15,11 +15,7 @@ function fullLanes(
       asked.push([...names]);
       return names.map((n) => free[n] ?? 0);
     },
-    (tenantId, targetId) =>
-      mine[targetId === undefined ? tenantId : `${tenantId}/${targetId}`] ?? {
-        held: 0,
-        waiting: 0,
-      },
+    (tenantId, targetId) => mine[`${tenantId}/${targetId}`] ?? { held: 0, waiting: 0 },
     FULL_FOR_MS,
     () => clock,
   );
@@ -61,12 +57,11 @@ describe('FullLanes', () => {
     expect(await lanes.bounds()).toEqual(new Map());
   });
 
-  it('keeps a full tenant lane bounding every target of the tenant', async () => {
-    const { lanes, asked } = fullLanes({ 't:A': 1 }, { A: { held: 4, waiting: 0 } });
+  it('leaves a tenant its full tenant lane refused unbounded', async () => {
+    const { lanes, asked } = fullLanes({});
     lanes.refused(A, 'tenant');
-    lanes.served(B);
-    expect(await lanes.bounds()).toEqual(new Map([['A', 5]]));
-    expect(asked).toEqual([['t:A']]);
+    expect(await lanes.bounds()).toEqual(new Map());
+    expect(asked).toEqual([]);
   });
 
   it('forgets a refusal FULL_FOR_MS after it', async () => {

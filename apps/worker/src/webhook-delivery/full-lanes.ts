@@ -16,7 +16,7 @@ export const FULL_FOR_MS = 5_000;
 const PROBE = 1;
 
 interface Seen {
-  /** Lane name (laneNames) → when it last refused a first attempt of the tenant (ms). */
+  /** Target lane name (laneNames) → when it last refused a first attempt of the tenant (ms). */
   refused: Map<string, number>;
   /** Target lane name → when it last gave a first attempt of the tenant a slot (ms). */
   served: Map<string, number>;
@@ -28,14 +28,16 @@ interface Seen {
  * are full (one busy subscription at its cap, held by another worker's attempts), what one
  * relay claimed beyond them was parked, and each slot given back woke a parked job that took
  * it from the next first attempt, which was parked in turn: the parking cycle, 2.4 rows
- * updated a delivery (docs/benchmarks/delivery.md, "Why two workers park").
+ * updated a delivery (docs/benchmarks/delivery.md, "The relay claims what full lanes have
+ * room for").
  *
  * So a tenant whose first attempts a lane refused within FULL_FOR_MS is claimed only as far
  * as those lanes have room: their free slots in Redis (InFlightLanes.free: parked jobs go
- * first) and this process's own (warm, or held by attempts whose refused successors wait for
- * them: decision 0131), less the attempts waiting here, at least PROBE. Not bounded: a tenant one of whose
- * other targets served a first attempt meanwhile (its events go there too: their deliveries
- * to the full lane are parked, as before, rather than holding the others back).
+ * first) and this process's own that a new attempt could soon have (warm, or held by
+ * attempts not yet slow, whose refused successors wait for them: decision 0131), less the
+ * attempts waiting here; at least PROBE. Not bounded: a tenant one of whose other targets
+ * served a first attempt meanwhile (its events go there too: their deliveries to the full
+ * lane are parked, as before, rather than holding the others back).
  */
 export class FullLanes {
   private readonly tenants = new Map<string, Seen>();
@@ -44,24 +46,26 @@ export class FullLanes {
     /** Free slots of each lane named, across workers (InFlightLanes.free). */
     private readonly free: (names: readonly string[]) => Promise<number[]>,
     /**
-     * This process's slots of a tenant's target, or of all its targets, and its first
-     * attempts waiting for one (WarmSlots.mine).
+     * This process's slots of a tenant's target that a new attempt could soon have, and its
+     * first attempts waiting for one (WarmSlots.mine).
      */
     private readonly mine: (
       tenantId: string,
-      targetId?: string,
+      targetId: string,
     ) => { held: number; waiting: number },
     private readonly forMs = FULL_FOR_MS,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A first attempt of `lane` was refused: its `verdict` lane is full. */
+  /**
+   * A first attempt of `lane` was refused: its `verdict` lane is full. Only a full target
+   * lane bounds its tenant: a full tenant lane is most often the tenant's own hung
+   * receivers, whose events the share already paces (decision 0126), and bounding it too
+   * made other tenants' deliveries slower beside them (the fairness benchmark's phase b).
+   */
   refused(lane: Lane, verdict: Exclude<Verdict, 'ok'>): void {
-    const names = laneNames(lane);
-    this.seen(lane.tenantId).refused.set(
-      verdict === 'target' ? names.target : names.tenant,
-      this.now(),
-    );
+    if (verdict !== 'target') return;
+    this.seen(lane.tenantId).refused.set(laneNames(lane).target, this.now());
   }
 
   /** A first attempt of `lane` got a slot. */
@@ -78,8 +82,7 @@ export class FullLanes {
       for (const map of [seen.refused, seen.served])
         for (const [name, at] of map) if (at <= since) map.delete(name);
       if (seen.refused.size === 0) this.tenants.delete(tenantId);
-      else if (!this.servedElsewhere(tenantId, seen))
-        bounded.push([tenantId, [...seen.refused.keys()]]);
+      else if (!this.servedElsewhere(seen)) bounded.push([tenantId, [...seen.refused.keys()]]);
     }
     const bounds = new Map<string, number>();
     if (bounded.length === 0) return bounds;
@@ -89,20 +92,17 @@ export class FullLanes {
       let room = 0;
       let waiting = 0;
       for (const name of names) {
-        const mine = name.startsWith('t:')
-          ? this.mine(tenantId)
-          : this.mine(tenantId, name.slice(2));
-        waiting += mine.waiting;
+        const mine = this.mine(tenantId, name.slice(2));
         room += (free[i++] ?? 0) + mine.held - mine.waiting;
+        waiting += mine.waiting;
       }
       bounds.set(tenantId, room > 0 ? room : waiting > 0 ? 0 : PROBE);
     }
     return bounds;
   }
 
-  /** A target lane that served the tenant and did not refuse it; a full tenant lane covers all. */
-  private servedElsewhere(tenantId: string, seen: Seen): boolean {
-    if (seen.refused.has(`t:${tenantId}`)) return false;
+  /** A target lane that served the tenant and did not refuse it. */
+  private servedElsewhere(seen: Seen): boolean {
     for (const name of seen.served.keys()) if (!seen.refused.has(name)) return true;
     return false;
   }

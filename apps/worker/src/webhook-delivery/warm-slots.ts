@@ -44,6 +44,8 @@ export class WarmSlots {
   private readonly givingBack = new Map<string, Promise<unknown>>();
   /** Per lane, this process's slots: held by its attempts or warm here. */
   private readonly lent = new Map<string, number>();
+  /** Per lane, the slots its attempts hold: holder → since when (ms). */
+  private readonly busy = new Map<string, Map<string, number>>();
   /** Per lane, first attempts refused by the lane, waiting for a slot of this process. */
   private readonly waiters = new Map<string, Array<(slot: HeldSlot | undefined) => void>>();
   private closed = false;
@@ -64,7 +66,7 @@ export class WarmSlots {
     newHolder: () => string,
   ): Promise<{ verdict: 'ok'; slot: HeldSlot } | { verdict: Exclude<Verdict, 'ok'> }> {
     const slot = this.takeWarm(lane);
-    if (slot) return { verdict: 'ok', slot };
+    if (slot) return { verdict: 'ok', slot: this.lend(lane, slot) };
     // A slot this process is giving back still counts in Redis: asked before it is gone, the
     // lane would look full to this process's own next attempt, which would be parked.
     await this.givingBack.get(laneKey(lane));
@@ -74,7 +76,16 @@ export class WarmSlots {
     if (verdict !== 'ok') return { verdict };
     const key = laneKey(lane);
     this.lent.set(key, (this.lent.get(key) ?? 0) + 1);
-    return { verdict, slot: { holder, grantedAt } };
+    return { verdict, slot: this.lend(lane, { holder, grantedAt }) };
+  }
+
+  /** Counts `slot` as held by an attempt of `lane` from now until its release. */
+  private lend(lane: Lane, slot: HeldSlot): HeldSlot {
+    const key = laneKey(lane);
+    const busy = this.busy.get(key) ?? new Map<string, number>();
+    busy.set(slot.holder, Date.now());
+    this.busy.set(key, busy);
+    return slot;
   }
 
   /** Whether this process holds a slot of `lane` (one of its attempts will free it). */
@@ -83,20 +94,15 @@ export class WarmSlots {
   }
 
   /**
-   * This process's slots of the target `targetId` of `tenantId`, or of every target of the
-   * tenant (`held`: warm, or held by attempts, which hand them to waiters as their POSTs
-   * end), and its first attempts `waiting` for one of them.
+   * This process's slots of the target `targetId` of `tenantId` that a new first attempt
+   * could soon have (`held`: warm ones, and those held by attempts that began after `since`,
+   * whose POSTs are not yet slow), and its first attempts `waiting` for one of them.
    */
-  mine(tenantId: string, targetId?: string): { held: number; waiting: number } {
-    const ours = (key: string) =>
-      targetId === undefined
-        ? key.startsWith(`${tenantId}\n`)
-        : key === laneKey({ tenantId, targetId });
-    let held = 0;
-    let waiting = 0;
-    for (const [key, count] of this.lent) if (ours(key)) held += count;
-    for (const [key, list] of this.waiters) if (ours(key)) waiting += list.length;
-    return { held, waiting };
+  mine(tenantId: string, targetId: string, since: number): { held: number; waiting: number } {
+    const key = laneKey({ tenantId, targetId });
+    let held = this.warm.get(key)?.length ?? 0;
+    for (const at of this.busy.get(key)?.values() ?? []) if (at > since) held++;
+    return { held, waiting: this.waiters.get(key)?.length ?? 0 };
   }
 
   /**
@@ -125,6 +131,8 @@ export class WarmSlots {
 
   /** The slot's attempt is over: kept warm for the next first attempt of `lane`, or given back. */
   release(lane: Lane, slot: HeldSlot): Promise<void> {
+    const busy = this.busy.get(laneKey(lane));
+    if (busy?.delete(slot.holder) && busy.size === 0) this.busy.delete(laneKey(lane));
     if (this.closed || Date.now() - slot.grantedAt >= this.maxAgeMs) {
       return this.giveBack(lane, slot.holder);
     }
@@ -132,7 +140,7 @@ export class WarmSlots {
     const waiter = this.waiters.get(key)?.shift();
     if (waiter) {
       if (this.waiters.get(key)?.length === 0) this.waiters.delete(key);
-      waiter(slot);
+      waiter(this.lend(lane, slot));
       return Promise.resolve();
     }
     const list = this.warm.get(key) ?? [];
