@@ -3,7 +3,7 @@ import { FULL_FOR_MS, FullLanes } from './full-lanes';
 const A = { tenantId: 'A', targetId: 'sub_a' };
 const B = { tenantId: 'A', targetId: 'sub_b' };
 
-/** FullLanes over `free` slots per lane name and this process's per `tenant/target` key. */
+/** FullLanes over `free` slots per target id and this process's per `tenant/target` key. */
 function fullLanes(
   free: Record<string, number>,
   mine: Record<string, { held: number; waiting: number }> = {},
@@ -11,9 +11,9 @@ function fullLanes(
   let clock = 1_000_000;
   const asked: string[][] = [];
   const lanes = new FullLanes(
-    async (names) => {
-      asked.push([...names]);
-      return names.map((n) => free[n] ?? 0);
+    async (targetIds) => {
+      asked.push([...targetIds]);
+      return targetIds.map((id) => free[id] ?? 0);
     },
     (tenantId, targetId) => mine[`${tenantId}/${targetId}`] ?? { held: 0, waiting: 0 },
     FULL_FOR_MS,
@@ -31,10 +31,10 @@ describe('FullLanes', () => {
   });
 
   it("bounds a refused tenant by its lane's free slots and this process's own less those awaited", async () => {
-    const { lanes, asked } = fullLanes({ 's:sub_a': 3 }, { 'A/sub_a': { held: 2, waiting: 1 } });
+    const { lanes, asked } = fullLanes({ sub_a: 3 }, { 'A/sub_a': { held: 2, waiting: 1 } });
     lanes.refused(A, 'target');
     expect(await lanes.bounds()).toEqual(new Map([['A', 4]]));
-    expect(asked).toEqual([['s:sub_a']]);
+    expect(asked).toEqual([['sub_a']]);
   });
 
   it('lets one delivery through a lane with no room, so the bound can lift', async () => {
@@ -45,7 +45,7 @@ describe('FullLanes', () => {
   });
 
   it('claims nothing for a lane with no room while an attempt waits here for its slot', async () => {
-    const { lanes } = fullLanes({ 's:sub_a': 1 }, { 'A/sub_a': { held: 1, waiting: 2 } });
+    const { lanes } = fullLanes({ sub_a: 1 }, { 'A/sub_a': { held: 1, waiting: 2 } });
     lanes.refused(A, 'target');
     expect(await lanes.bounds()).toEqual(new Map([['A', 0]]));
   });

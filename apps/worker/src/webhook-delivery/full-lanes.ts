@@ -1,4 +1,4 @@
-import { laneNames, type Lane, type Verdict } from './in-flight';
+import type { Lane, Verdict } from './in-flight';
 
 /**
  * How long a tenant stays bounded after a lane last refused one of its first attempts here:
@@ -16,9 +16,12 @@ export const FULL_FOR_MS = 5_000;
 const PROBE = 1;
 
 interface Seen {
-  /** Target lane name (laneNames) → when it last refused a first attempt of the tenant (ms). */
+  /** Target id → when its lane last refused a first attempt of the tenant (ms). */
   refused: Map<string, number>;
-  /** Target lane name → when it last gave a first attempt of the tenant a slot (ms). */
+  /**
+   * Target id → when its lane last gave a first attempt of the tenant a slot (ms); noted
+   * only while the tenant has a refusal.
+   */
   served: Map<string, number>;
 }
 
@@ -43,8 +46,8 @@ export class FullLanes {
   private readonly tenants = new Map<string, Seen>();
 
   constructor(
-    /** Free slots of each lane named, across workers (InFlightLanes.free). */
-    private readonly free: (names: readonly string[]) => Promise<number[]>,
+    /** Free slots of each target's lane, across workers (InFlightLanes.free). */
+    private readonly free: (targetIds: readonly string[]) => Promise<number[]>,
     /**
      * This process's slots of a tenant's target that a new attempt could soon have, and its
      * first attempts waiting for one (WarmSlots.mine).
@@ -65,13 +68,13 @@ export class FullLanes {
    */
   refused(lane: Lane, verdict: Exclude<Verdict, 'ok'>): void {
     if (verdict !== 'target') return;
-    this.seen(lane.tenantId).refused.set(laneNames(lane).target, this.now());
+    this.seen(lane.tenantId).refused.set(lane.targetId, this.now());
   }
 
   /** A first attempt of `lane` got a slot. */
   served(lane: Lane): void {
     const seen = this.tenants.get(lane.tenantId);
-    if (seen) seen.served.set(laneNames(lane).target, this.now());
+    if (seen) seen.served.set(lane.targetId, this.now());
   }
 
   /** The most the relay may claim now for each bounded tenant (others are not bounded). */
@@ -86,13 +89,13 @@ export class FullLanes {
     }
     const bounds = new Map<string, number>();
     if (bounded.length === 0) return bounds;
-    const free = await this.free(bounded.flatMap(([, names]) => names));
+    const free = await this.free(bounded.flatMap(([, targets]) => targets));
     let i = 0;
-    for (const [tenantId, names] of bounded) {
+    for (const [tenantId, targets] of bounded) {
       let room = 0;
       let waiting = 0;
-      for (const name of names) {
-        const mine = this.mine(tenantId, name.slice(2));
+      for (const targetId of targets) {
+        const mine = this.mine(tenantId, targetId);
         room += (free[i++] ?? 0) + mine.held - mine.waiting;
         waiting += mine.waiting;
       }
@@ -103,7 +106,7 @@ export class FullLanes {
 
   /** A target lane that served the tenant and did not refuse it. */
   private servedElsewhere(seen: Seen): boolean {
-    for (const name of seen.served.keys()) if (!seen.refused.has(name)) return true;
+    for (const targetId of seen.served.keys()) if (!seen.refused.has(targetId)) return true;
     return false;
   }
 

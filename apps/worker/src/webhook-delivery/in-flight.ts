@@ -196,8 +196,8 @@ if kept then woken[#woken + 1] = job end
 return woken`;
 
 /**
- * KEYS: per lane, held, reserved, parked, urgent. ARGV: per lane, its cap. Returns per lane
- * the slots a new attempt may take without going before anyone: the cap less the slots
+ * KEYS: per target lane, held, reserved, parked, urgent. ARGV: the target cap. Returns per
+ * lane the slots a new attempt may take without going before anyone: the cap less the slots
  * held, those reserved and the jobs waiting for the next ones (at least 0). Takes nothing.
  */
 const FREE = `${LUA_FUNCTIONS}
@@ -209,14 +209,9 @@ for i = 0, #KEYS / 4 - 1 do
   redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now)
   local used = redis.call('ZCARD', KEYS[k + 1]) + redis.call('ZCARD', KEYS[k + 2])
     + redis.call('LLEN', KEYS[k + 3]) + redis.call('LLEN', KEYS[k + 4])
-  free[#free + 1] = math.max(0, tonumber(ARGV[i + 1]) - used)
+  free[#free + 1] = math.max(0, tonumber(ARGV[1]) - used)
 end
 return free`;
-
-/** A lane's name in Redis: `s:<target id>` (its target) or `t:<tenant id>` (its tenant). */
-export function laneNames(lane: Lane): { target: string; tenant: string } {
-  return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
-}
 
 /**
  * How long a slot stays reserved for an urgent job that was woken: long enough for the job to
@@ -303,6 +298,9 @@ export class InFlightLanes {
   private get waitingKey(): string {
     return `${this.prefix}:lanes:waiting`;
   }
+  private names(lane: Lane): { target: string; tenant: string } {
+    return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
+  }
   private capOf(name: string): number {
     return name.startsWith('t:') ? this.caps.perTenant : this.caps.perTarget;
   }
@@ -325,7 +323,7 @@ export class InFlightLanes {
       this.caps.perTenant,
     ];
     for (const { lane, holder, jobId } of items) {
-      const n = laneNames(lane);
+      const n = this.names(lane);
       keys.push(
         this.key('held', n.target),
         this.key('held', n.tenant),
@@ -342,7 +340,7 @@ export class InFlightLanes {
    * added parked (./first-attempts.ts) instead of queued only to be refused.
    */
   async peek(lane: Lane): Promise<Verdict> {
-    const n = laneNames(lane);
+    const n = this.names(lane);
     return (await this.peekScript(
       this.key('held', n.target),
       this.key('held', n.tenant),
@@ -352,17 +350,16 @@ export class InFlightLanes {
   }
 
   /**
-   * The slots of each lane named (laneNames) that a new attempt could take now without going
-   * before a parked or urgent job, taking none: the relay claims no more than that for a
-   * tenant whose lanes refused it (./full-lanes.ts).
+   * The slots of each target's lane that a new attempt could take now without going before a
+   * parked or urgent job, taking none: the relay claims no more than that for a tenant whose
+   * target lanes refused it (./full-lanes.ts).
    */
-  async free(names: readonly string[]): Promise<number[]> {
-    if (names.length === 0) return [];
-    const keys = names.flatMap((name) =>
-      (['held', 'reserved', 'parked', 'urgent'] as const).map((kind) => this.key(kind, name)),
+  async free(targetIds: readonly string[]): Promise<number[]> {
+    if (targetIds.length === 0) return [];
+    const keys = targetIds.flatMap((id) =>
+      (['held', 'reserved', 'parked', 'urgent'] as const).map((kind) => this.key(kind, `s:${id}`)),
     );
-    const caps = names.map((name) => this.capOf(name));
-    return (await this.freeScript(keys.length, ...keys, ...caps)) as number[];
+    return (await this.freeScript(keys.length, ...keys, this.caps.perTarget)) as number[];
   }
 
   /**
@@ -379,7 +376,7 @@ export class InFlightLanes {
     work: () => Promise<T>,
     onError: (err: unknown) => void = () => undefined,
   ): Promise<T> {
-    const n = laneNames(lane);
+    const n = this.names(lane);
     const beat = setInterval(
       () => {
         this.renewScript(
@@ -410,7 +407,7 @@ export class InFlightLanes {
     const keys: string[] = [this.waitingKey];
     const args: Array<string | number> = [this.caps.perTarget, this.caps.perTenant, RESERVE_MS];
     for (const { lane, holder } of items) {
-      const n = laneNames(lane);
+      const n = this.names(lane);
       for (const kind of ['held', 'parked', 'urgent', 'reserved'] as const) {
         keys.push(this.key(kind, n.target), this.key(kind, n.tenant));
       }
@@ -433,7 +430,7 @@ export class InFlightLanes {
     jobId: string,
     urgent = false,
   ): Promise<void> {
-    const name = full === 'target' ? laneNames(lane).target : laneNames(lane).tenant;
+    const name = full === 'target' ? this.names(lane).target : this.names(lane).tenant;
     await this.settle(name, jobId, urgent);
   }
 

@@ -42,9 +42,10 @@ export class WarmSlots {
   private readonly warm = new Map<string, Warm[]>();
   /** Per lane, the give-backs of this process still on their way to Redis. */
   private readonly givingBack = new Map<string, Promise<unknown>>();
-  /** Per lane, this process's slots: held by its attempts or warm here. */
-  private readonly lent = new Map<string, number>();
-  /** Per lane, the slots its attempts hold: holder → since when (ms). */
+  /**
+   * Per lane, the slots this process's attempts hold: holder → since when (ms). With the
+   * warm ones, every slot of the lane this process has.
+   */
   private readonly busy = new Map<string, Map<string, number>>();
   /** Per lane, first attempts refused by the lane, waiting for a slot of this process. */
   private readonly waiters = new Map<string, Array<(slot: HeldSlot | undefined) => void>>();
@@ -74,8 +75,6 @@ export class WarmSlots {
     const grantedAt = Date.now();
     const verdict = await this.lanes.acquire(lane, holder);
     if (verdict !== 'ok') return { verdict };
-    const key = laneKey(lane);
-    this.lent.set(key, (this.lent.get(key) ?? 0) + 1);
     return { verdict, slot: this.lend(lane, { holder, grantedAt }) };
   }
 
@@ -90,7 +89,8 @@ export class WarmSlots {
 
   /** Whether this process holds a slot of `lane` (one of its attempts will free it). */
   holds(lane: Lane): boolean {
-    return (this.lent.get(laneKey(lane)) ?? 0) > 0;
+    const key = laneKey(lane);
+    return this.busy.has(key) || this.warm.has(key);
   }
 
   /**
@@ -161,13 +161,14 @@ export class WarmSlots {
     this.closed = true;
     for (const list of this.waiters.values()) for (const w of list) w(undefined);
     this.waiters.clear();
-    const all: Array<Promise<void>> = [];
-    for (const w of [...this.warm.values()].flat()) {
-      clearTimeout(w.timer);
-      all.push(this.giveBack(w.lane, w.holder));
-    }
+    const warm = [...this.warm.values()].flat();
     this.warm.clear();
-    await Promise.all(all);
+    await Promise.all(
+      warm.map((w) => {
+        clearTimeout(w.timer);
+        return this.giveBack(w.lane, w.holder);
+      }),
+    );
   }
 
   /** The youngest warm slot of `lane` still young enough to serve, if any. */
@@ -196,11 +197,9 @@ export class WarmSlots {
 
   private giveBack(lane: Lane, holder: string): Promise<void> {
     const key = laneKey(lane);
-    const left = (this.lent.get(key) ?? 1) - 1;
-    if (left > 0) this.lent.set(key, left);
-    else {
-      this.lent.delete(key);
-      // Nothing of this process will free a slot of the lane: its waiters go on without.
+    // The slot is out of `busy` and `warm` already. If it was the process's last of the lane,
+    // nothing of this process will free one: its waiters go on without.
+    if (!this.holds(lane)) {
       for (const w of this.waiters.get(key) ?? []) w(undefined);
       this.waiters.delete(key);
     }
