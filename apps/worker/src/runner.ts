@@ -3,7 +3,7 @@ import { probeRedis } from '@switchboard/queues';
 import { serveMetrics } from '@switchboard/telemetry';
 import { startCampaigns } from './campaigns';
 import type { Component } from './component';
-import { createQueueDashboard, type QueueDashboard } from './dashboard';
+import type { QueueDashboard } from './dashboard';
 import type { WorkerDeps } from './deps';
 import { startDialler, type TelephonyProvider } from './dialler';
 import { startLeadImports } from './lead-imports';
@@ -77,9 +77,12 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
   const metricsPort = opts.metricsPort === undefined ? deps.config.metricsPort : opts.metricsPort;
   if (metricsPort !== null) {
     // The queue dashboard shares the metrics port (docs/OPERATIONS.md, "Operator view of the
-    // queues").
+    // queues"). Loaded only when it is on: bull-board and express were a fifth of a worker's
+    // CPU to ready (decision 0135).
     const token = deps.config.queueDashboard?.token;
-    dashboard = token ? createQueueDashboard(deps.config, token) : null;
+    dashboard = token
+      ? (await import('./dashboard')).createQueueDashboard(deps.config, token)
+      : null;
     const listen = { host: deps.config.metricsHost, port: metricsPort };
     server = await serveMetrics(
       deps.metrics.registry,

@@ -1,9 +1,14 @@
-import type { IncomingMessage } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Deps } from '../../deps';
 import { ApiError } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
-import { buildMcpServer } from './server';
+
+/**
+ * The MCP SDK (with zod, about 230 module files) is loaded on the first MCP request, not at
+ * start-up: it was a seventh of an API process's CPU to ready, paid by every process whether
+ * or not a client ever speaks MCP (decision 0135). Loaded once; later requests reuse it.
+ */
+let serving: Promise<typeof import('./server')> | undefined;
+const mcpServer = () => (serving ??= import('./server'));
 
 /** What the MCP transport answers for a failure of the protocol itself. */
 const jsonRpcErrorSchema = {
@@ -102,18 +107,8 @@ export function mcpRoutes(deps: Deps): RouteDef[] {
             'Request bodies here must be JSON with Content-Type: application/json',
           );
         }
-        const server = buildMcpServer(deps, req.auth);
-        const transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        });
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        // Our `req.auth` is not the SDK's AuthInfo: the tools get the key from the closure.
-        await transport.handleRequest(req as IncomingMessage, res, req.body);
+        const { serveMcp } = await mcpServer();
+        await serveMcp(deps, req.auth, req, res);
       },
     }),
   ];

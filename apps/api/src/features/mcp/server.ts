@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../../deps';
@@ -41,7 +43,7 @@ const toolError = (e: ApiError): CallToolResult =>
  * The low-level `Server` is used rather than `McpServer` because the tools' inputs are the
  * REST routes' JSON Schemas, validated by the API's own ajv (one validation library).
  */
-export function buildMcpServer(deps: Deps, auth: AuthContext): Server {
+function buildMcpServer(deps: Deps, auth: AuthContext): Server {
   const server = new Server(
     { name: 'switchboard', version: '1.0.0' },
     { capabilities: { tools: {} } },
@@ -80,4 +82,28 @@ export function buildMcpServer(deps: Deps, auth: AuthContext): Server {
     }
   });
   return server;
+}
+
+/**
+ * Answers one MCP request (its JSON `body` already parsed) with a fresh server and a
+ * stateless transport answering in JSON; both are closed with the response.
+ */
+export async function serveMcp(
+  deps: Deps,
+  auth: AuthContext,
+  req: IncomingMessage & { body?: unknown },
+  res: ServerResponse,
+): Promise<void> {
+  const server = buildMcpServer(deps, auth);
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  // Our `auth` is not the SDK's AuthInfo: the tools get the key from the closure.
+  await transport.handleRequest(req, res, req.body);
 }
