@@ -81,6 +81,30 @@ const eventIds = (type: string, field: string, value: string) =>
     .whereRaw('data->>? = ?', [field, value])
     .pluck('id') as Promise<string[]>;
 
+/** A campaign's row, its recipients' states and its messages' statuses, and its events. */
+async function campaignState(campaignId: string) {
+  const { knex } = ctx.deps;
+  return {
+    campaign: await knex('campaigns')
+      .where({ id: campaignId })
+      .first('status', 'recipients', 'sent', 'failed', 'skipped', 'started_at', 'completed_at'),
+    recipients: await knex('campaign_recipients')
+      .where({ campaign_id: campaignId })
+      .select('state')
+      .count('* as n')
+      .groupBy('state'),
+    messages: await knex('sms_messages')
+      .where({ campaign_id: campaignId })
+      .select('id', 'status', 'created_at', 'updated_at'),
+    events: await knex('events')
+      .where({ tenant_id: tenantId })
+      .whereRaw("data->>'campaign_id' = ?", [campaignId])
+      .select('type', 'created_at'),
+    joins: spans().filter((s) => s.name === 'campaign.join').length,
+    at: new Date().toISOString(),
+  };
+}
+
 /** The delivery attempt (to the subscription's receiver) of each event, once all ended. */
 const attemptsOf = (ids: readonly string[]) =>
   waitFor(`the delivery attempts of ${ids.join(', ')}`, () => {
@@ -251,6 +275,9 @@ test('a worker that joins a running campaign later sends it in the same trace', 
     const sent = await eventIds('sms.sent', 'campaign_id', campaignId);
     const completed = await eventIds('campaign.completed', 'campaign_id', campaignId);
     return sent.length === 4 && completed.length === 1 ? [...sent, ...completed] : undefined;
+  }).catch(async (err: Error) => {
+    // What a failure needs to be read: where each recipient and message stood.
+    throw new Error(`${err.message}; then ${JSON.stringify(await campaignState(campaignId))}`);
   });
   const attempts = await attemptsOf(events);
   await expectOneTrace(server, attempts);

@@ -34,7 +34,8 @@ export interface SmsSender extends Component {
   onOutcome(hook: SmsOutcomeHook): void;
   /**
    * Sends a committed queued message now, in this process, when the in-process budget has
-   * room (false otherwise: its send job sends it); its send job stays the fallback either way
+   * room and the sender is not closing (false otherwise: its send job sends it); a send it
+   * accepted is over before `close` resolves. Its send job stays the fallback either way
    * (the claim makes whichever comes second a no-op). The returned promise never rejects.
    */
   trySendNow(smsId: string): boolean;
@@ -63,6 +64,14 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
   // In-process sends at once, beside the queue worker's own concurrency.
   const inlineBudget = Math.max(1, Math.floor(deps.config.workerConcurrency / 2));
   const inFlight = new Set<Promise<void>>();
+  /**
+   * Set when close begins: a send offered after it goes to its job (another worker, or this
+   * one's successor), never to a process whose connections are about to close. A campaign's
+   * pump closes beside this sender, and its last message used to start here after close had
+   * taken the list of sends to wait for: cut off mid-send, it stayed `sending` until the
+   * reconciler failed it as interrupted.
+   */
+  let closing = false;
   const worker = startQueueWorker(deps, 'sms', send, {
     ...opts,
     concurrency: deps.config.workerConcurrency,
@@ -79,7 +88,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
     name: 'sms',
     onOutcome: (hook) => hooks.register(hook),
     trySendNow(smsId) {
-      if (inFlight.size >= inlineBudget) return false;
+      if (closing || inFlight.size >= inlineBudget) return false;
       const run = send({ v: 1, smsId })
         .catch((err: unknown) => {
           deps.logger.warn({ err, smsId }, 'in-process send failed; its job will send it');
@@ -89,6 +98,7 @@ export function startSmsSender(deps: WorkerDeps, opts: SmsSenderOptions = {}): S
       return true;
     },
     async close() {
+      closing = true;
       await Promise.all([worker.close(), reconciler.close(), receipts.close(), ...inFlight]);
       await Promise.all([provider.close(), provider === simulator ? null : simulator.close()]);
     },
