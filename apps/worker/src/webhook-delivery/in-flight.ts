@@ -231,6 +231,9 @@ const PARKED_TTL_MS = 24 * 3_600_000;
  */
 const LANE_BATCH = oneBatchInFlight(100);
 
+/** A target's lane name in Redis (a tenant's is `t:<tenant id>`). */
+const targetLane = (targetId: string): string => `s:${targetId}`;
+
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 
 /**
@@ -299,7 +302,7 @@ export class InFlightLanes {
     return `${this.prefix}:lanes:waiting`;
   }
   private names(lane: Lane): { target: string; tenant: string } {
-    return { target: `s:${lane.targetId}`, tenant: `t:${lane.tenantId}` };
+    return { target: targetLane(lane.targetId), tenant: `t:${lane.tenantId}` };
   }
   private capOf(name: string): number {
     return name.startsWith('t:') ? this.caps.perTenant : this.caps.perTarget;
@@ -357,7 +360,9 @@ export class InFlightLanes {
   async free(targetIds: readonly string[]): Promise<number[]> {
     if (targetIds.length === 0) return [];
     const keys = targetIds.flatMap((id) =>
-      (['held', 'reserved', 'parked', 'urgent'] as const).map((kind) => this.key(kind, `s:${id}`)),
+      (['held', 'reserved', 'parked', 'urgent'] as const).map((kind) =>
+        this.key(kind, targetLane(id)),
+      ),
     );
     return (await this.freeScript(keys.length, ...keys, this.caps.perTarget)) as number[];
   }
@@ -430,8 +435,7 @@ export class InFlightLanes {
     jobId: string,
     urgent = false,
   ): Promise<void> {
-    const name = full === 'target' ? this.names(lane).target : this.names(lane).tenant;
-    await this.settle(name, jobId, urgent);
+    await this.settle(this.names(lane)[full], jobId, urgent);
   }
 
   /** Wakes parked jobs of every lane that has room (slots expired, wake-ups lost). */

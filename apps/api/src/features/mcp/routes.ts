@@ -2,14 +2,6 @@ import type { Deps } from '../../deps';
 import { ApiError } from '../../errors';
 import { defineRoute, type RouteDef } from '../../openapi/route';
 
-/**
- * The MCP SDK (with zod, about 230 module files) is loaded on the first MCP request, not at
- * start-up: it was a seventh of an API process's CPU to ready, paid by every process whether
- * or not a client ever speaks MCP (decision 0135). Loaded once; later requests reuse it.
- */
-let serving: Promise<typeof import('./server')> | undefined;
-const mcpServer = () => (serving ??= import('./server'));
-
 /** What the MCP transport answers for a failure of the protocol itself. */
 const jsonRpcErrorSchema = {
   title: 'JsonRpcError',
@@ -107,7 +99,10 @@ export function mcpRoutes(deps: Deps): RouteDef[] {
             'Request bodies here must be JSON with Content-Type: application/json',
           );
         }
-        const { serveMcp } = await mcpServer();
+        // Imported here, not at the top: the MCP SDK (with zod, about 230 module files) loads
+        // on an API process's first MCP request, not at its start (decision 0135); the
+        // module cache makes later imports free.
+        const { serveMcp } = await import('./server');
         await serveMcp(deps, req.auth, req, res);
       },
     }),
