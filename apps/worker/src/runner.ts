@@ -52,7 +52,9 @@ export async function startRunner(deps: WorkerDeps, opts: RunnerOptions = {}): P
     simulator: opts.smsSimulator,
     provider: opts.smsProvider,
   });
-  // Campaigns close first (their pump starts in-process sends), then the SMS sender.
+  // Every component closes side by side (close() below). The campaigns' pump starts
+  // in-process sends: once the SMS sender's close began it refuses them, and the message
+  // goes to its job (./sms/index.ts).
   const components: Component[] = [
     startCampaigns(deps, sms, { ...opts, pollMs: opts.campaignPollMs }),
     await startWebhookDelivery(deps, opts),
