@@ -1,10 +1,10 @@
 import request from 'supertest';
-import { createLogger } from '@switchboard/logger';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import { completeCampaign } from '../../apps/worker/src/campaigns/outcome';
 import { sendNext } from '../../apps/worker/src/campaigns/send-next';
 import { campaignPhone } from '../support/campaigns';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 import { startTestWorker, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
 
@@ -19,7 +19,7 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext({ SIMULATOR_SPEED: '50' });
-  deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  deps = quietWorkerDeps(ctx.config);
   ({ auth, tenantId, rcp } = await receptionistTenant(ctx, {
     scopes: ['write'],
     phoneNumber: '+14155550100',

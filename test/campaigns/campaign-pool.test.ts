@@ -1,12 +1,12 @@
 import { createKnex, createStores, type Knex } from '@switchboard/db';
-import { createLogger } from '@switchboard/logger';
 import type { Deps } from '../../apps/api/src/deps';
 import { createCampaign } from '../../apps/api/src/features/campaigns/create-campaign';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import { sendNext } from '../../apps/worker/src/campaigns/send-next';
 import type { SmsSender } from '../../apps/worker/src/sms';
 import { campaignPhone } from '../support/campaigns';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 import { receptionistTenant } from '../support/receptionist';
 
 // No read on the pool while a transaction is open: on a pool of ONE connection such a read
@@ -21,7 +21,7 @@ let rcp: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  worker = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  worker = quietWorkerDeps(ctx.config);
   single = createKnex(ctx.config.databaseUrl, { poolMax: 1 });
   ({ tenantId, rcp } = await receptionistTenant(ctx, {
     scopes: ['write'],

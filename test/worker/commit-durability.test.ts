@@ -1,7 +1,6 @@
 import request from 'supertest';
 import { DeliveryLifecycle } from '@switchboard/db';
-import { createLogger } from '@switchboard/logger';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import {
   startDialler,
   type DialRequest,
@@ -9,6 +8,7 @@ import {
 } from '../../apps/worker/src/dialler';
 import type { Component } from '../../apps/worker/src/component';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { emitCallStarted, waitFor } from '../support/worker';
 import { receptionistTenant } from '../support/receptionist';
@@ -47,7 +47,7 @@ beforeAll(async () => {
   pg = await startPrivatePostgres({ settings: { wal_writer_delay: '10s' } });
   const url = await pg.createMigratedDatabase('switchboard');
   ctx = await createTestContext({ DATABASE_URL: url });
-  deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  deps = quietWorkerDeps(ctx.config);
 }, 60_000);
 afterAll(async () => {
   await dialler?.close();

@@ -1,12 +1,12 @@
 import type { ClaimedDelivery } from '@switchboard/db';
 import { catalog } from '@switchboard/queues';
-import { createLogger } from '@switchboard/logger';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import type { Attempt } from '../../apps/worker/src/webhook-delivery/deliver';
 import { createDeliveryBatches } from '../../apps/worker/src/webhook-delivery/delivery-batches';
 import { FirstAttempts } from '../../apps/worker/src/webhook-delivery/first-attempts';
 import { InFlightLanes } from '../../apps/worker/src/webhook-delivery/in-flight';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 import { waitFor } from '../support/wait';
 
 // A first attempt refused by its full lane, while its own process holds some of that lane's
@@ -19,7 +19,7 @@ let ctx: TestContext;
 let deps: WorkerDeps;
 beforeAll(async () => {
   ctx = await createTestContext();
-  deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  deps = quietWorkerDeps(ctx.config);
 });
 afterAll(async () => {
   await deps.close();

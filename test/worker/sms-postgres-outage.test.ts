@@ -1,10 +1,10 @@
 import request from 'supertest';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import type { SmsProvider } from '../../apps/worker/src/sms';
 import { sendProcessor } from '../../apps/worker/src/sms/send';
 import { SmsOutcomeHooks } from '../../apps/worker/src/sms/outcome-hooks';
-import { createLogger } from '@switchboard/logger';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { receptionistTenant } from '../support/receptionist';
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
   pg = await startPrivatePostgres();
   const url = await pg.createMigratedDatabase('switchboard');
   ctx = await createTestContext({ DATABASE_URL: url });
-  deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  deps = quietWorkerDeps(ctx.config);
 }, 60_000);
 afterAll(async () => {
   await deps?.close();

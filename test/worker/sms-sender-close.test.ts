@@ -1,7 +1,7 @@
-import { createLogger } from '@switchboard/logger';
-import { createWorkerDeps, type WorkerDeps } from '../../apps/worker/src/deps';
+import type { WorkerDeps } from '../../apps/worker/src/deps';
 import { startSmsSender } from '../../apps/worker/src/sms';
 import { createTestContext, type TestContext } from '../support/context';
+import { quietWorkerDeps } from '../support/worker-deps';
 
 // A worker's components close side by side: a campaign's pump can offer its last message to
 // the SMS sender after the sender's close began. That send must go to its job, not start in a
@@ -12,7 +12,7 @@ let deps: WorkerDeps;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  deps = createWorkerDeps(ctx.config, { logger: createLogger('worker', 'silent') });
+  deps = quietWorkerDeps(ctx.config);
 });
 afterAll(async () => {
   await deps?.close();
