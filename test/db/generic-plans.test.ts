@@ -4,6 +4,7 @@ import { CLAIM_SQL, RECORD_SQL } from '../../packages/db/src/stores/delivery-lif
 import { createTestContext, type TestContext } from '../support/context';
 import { addPastDays, captureStatements, todayOf } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
+import { fanOut } from '../support/fan-out';
 
 // The worker runs the delivery path's batch statements on a pool of their own whose sessions
 // plan each prepared statement once (apps/worker/src/webhook-delivery/index.ts). That plan is
@@ -150,7 +151,7 @@ it('a pool made with genericPlans plans prepared statements once; the others as 
 it("the claim's and the record's generic plans start only their batch's day, among many days kept", async () => {
   const { tenantId } = await tenantWithSubscriptions(ctx);
   const eventIds = await emitUsageEvents(knex, tenantId, 3);
-  const open = await lifecycle.fanOut(knex, eventIds);
+  const open = await fanOut(knex, eventIds);
   expect(open).toHaveLength(3);
   const requests = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
   const today = todayOf('webhook_deliveries');
@@ -207,8 +208,8 @@ it("the claim's and the record's generic plans start only their batch's day, amo
 it("a delivery job's claim finds its rows by id, not through the open deliveries", async () => {
   const { tenantId } = await tenantWithSubscriptions(ctx);
   // Open deliveries in today's partition besides the batch: what a wrong plan would read.
-  await lifecycle.fanOut(knex, await emitUsageEvents(knex, tenantId, 40));
-  const open = await lifecycle.fanOut(knex, await emitUsageEvents(knex, tenantId, 3));
+  await fanOut(knex, await emitUsageEvents(knex, tenantId, 40));
+  const open = await fanOut(knex, await emitUsageEvents(knex, tenantId, 3));
   const requests = open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 }));
   const values = await sent(CLAIM_SQL, async () => {
     const claimed = await lifecycle.claim(generic, requests, 10_000);

@@ -7,6 +7,7 @@ import {
 import { createTestContext, type TestContext } from '../support/context';
 import { captureStatements, planOf, type Plan, type Statement } from '../support/plans';
 import { emitUsageEvents, tenantWithSubscriptions } from '../support/subscribed-events';
+import { fanOut } from '../support/fan-out';
 
 // The attempt record (RECORD_SQL) reads a delivery's previous latest attempt besides its
 // update only when there can be one: never for the first attempt of round 1, the common case
@@ -80,7 +81,7 @@ const deliveryScans = (plan: Plan): number[] =>
 
 it('a first attempt reads its delivery once; a later one still lists the attempt it supersedes', async () => {
   const { tenantId } = await tenantWithSubscriptions(ctx, SUBSCRIPTIONS);
-  const open = await lifecycle.fanOut(knex, await emitUsageEvents(knex, tenantId, EVENTS));
+  const open = await fanOut(knex, await emitUsageEvents(knex, tenantId, EVENTS));
   expect(open).toHaveLength(BATCH);
   const ids = open.map((d) => d.id);
   const first = await claim(ids, 1);

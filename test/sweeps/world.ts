@@ -1,9 +1,10 @@
 import request from 'supertest';
-import { DeliveryLifecycle, type Scope } from '@switchboard/db';
+import type { Scope } from '@switchboard/db';
 import { closedPort } from '../../packages/webhooks/src/testing/tls-receiver';
 import type { TestContext } from '../support/context';
 import { messages, uid } from '../support/fixtures';
 import { addReceptionist } from '../support/receptionist';
+import { fanOut } from '../support/fan-out';
 
 /** The kinds of resource an operation's path can name. */
 export type Kind =
@@ -154,8 +155,7 @@ export const CREATORS: ReadonlyArray<readonly [Kind, (m: Making) => Promise<stri
     async (m) => {
       const knex = m.ctx.deps.knex;
       const events = await knex('events').where({ tenant_id: m.tenantId }).select('id');
-      const lifecycle = new DeliveryLifecycle();
-      for (const e of events) await lifecycle.fanOut(knex, [e.id as string]);
+      for (const e of events) await fanOut(knex, [e.id as string]);
       const row = await knex('webhook_deliveries')
         .where({ tenant_id: m.tenantId, subscription_id: m.ids.webhook })
         .first('id');

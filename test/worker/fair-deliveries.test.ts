@@ -15,6 +15,7 @@ import {
   type TestWorker,
 } from '../support/worker';
 import request from 'supertest';
+import { fanOut } from '../support/fan-out';
 
 // Issue 22, item 2, scaled down: tenant C's 40 subscriptions hang, and thousands of C's
 // delivery jobs are queued at once (as a recovery, a resume or a wave of retries adds them;
@@ -104,7 +105,7 @@ it("a tenant's hung endpoints do not queue in front of another tenant's deliveri
         createdAt: new Date(),
       })),
     );
-    return ctx.deps.stores.deliveryLifecycle.fanOut(trx, ids);
+    return fanOut(trx, ids);
   });
   expect(open).toHaveLength(EVENTS * HUNG_SUBSCRIPTIONS);
   await enqueueDeliveries(worker.deps, open);

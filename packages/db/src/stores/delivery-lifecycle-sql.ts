@@ -1,11 +1,7 @@
 import { ASYNC_COMMIT_CTE } from '../commit';
-import { afterIdTimeSql, idTimeBoundsSql, newTimeOrderedIdSql } from '../ids';
+import { idTimeBoundsSql } from '../ids';
 import type { DeliveryRow } from './deliveries-store';
-import {
-  aboutSubscriptionSql,
-  FAILING_DISABLED_INSERT_SQL,
-  RECOVERED_INSERT_SQL,
-} from './operational-events-sql';
+import { FAILING_DISABLED_INSERT_SQL, RECOVERED_INSERT_SQL } from './operational-events-sql';
 import { QUEUED_COLUMNS, queuedSql } from './event-outbox-sql';
 import { streamedSql } from './event-stream-notify';
 import { SUBSCRIPTION_EXHAUST_CTE, SUBSCRIPTION_RECORD_CTES } from './subscription-lifecycle';
@@ -56,7 +52,7 @@ export interface ClaimRow extends DeliveryRow {
   } | null;
 }
 
-/** SQL: the subscriptions (alias `s`) that take event `ev` (columns as FAN_OUT_SQL's `ev`). */
+/** SQL: the subscriptions (alias `s`) that take event `ev` (columns as PUBLISH_NEXT_SQL's `ev`). */
 export const SUBSCRIPTION_TAKES_SQL = (ev: string): string =>
   `s.tenant_id = ${ev}.tenant_id AND (s.is_active OR s.disabled_reason = 'manual')
           -- A subscription takes the events of its own mode (docs/API.md, Test mode).
@@ -67,56 +63,6 @@ export const SUBSCRIPTION_TAKES_SQL = (ev: string): string =>
 /** SQL: the receptionist (alias `r`) whose legacy webhook_url takes event `ev` (live only). */
 export const LEGACY_TAKES_SQL = (ev: string): string =>
   `r.id = ${ev}.receptionist_id AND r.webhook_url IS NOT NULL AND ${ev}.livemode`;
-
-/** The fan-out's data-modifying CTEs (FAN_OUT_SQL below says what they do). */
-const FAN_OUT_CTES = `WITH ${ASYNC_COMMIT_CTE}, q AS (
-       SELECT DISTINCT unnest($1::text[]) AS id
-     ), taken AS (
-       DELETE FROM event_outbox o USING async_commit, q WHERE o.event_id = q.id
-    RETURNING o.event_id
-     ), ev AS (
-       SELECT e.id, e.tenant_id, e.receptionist_id, e.type, e.livemode, e.data, e.created_at,
-              e.traceparent, ${aboutSubscriptionSql('e')} AS about
-         FROM taken t JOIN events e
-           ON e.id = t.event_id AND ${idTimeBoundsSql('t.event_id', 'e.created_at')}
-        WHERE e.created_at >= $2::timestamptz AND e.created_at < $3::timestamptz
-     ), to_subscriptions AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
-         FROM ev JOIN webhook_subscriptions s ON ${SUBSCRIPTION_TAKES_SQL('ev')}
-       ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}
-     ), to_legacy AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
-         FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
-       ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}
-     )
-`;
-
-/**
- * $1 event ids (distinct); $2, $3 bounds on the events' created_at (idTimeWindow of $1);
- * $4 a lower bound on their deliveries' created_at (an hour below $2, as afterIdTimeSql).
- * The bounds are plain parameters so that Postgres plans only the days they cover; the
- * per-row bounds stay exact (docs/decisions/0057-time-ordered-ids-and-bounded-statements.md).
- * The event's outbox row is deleted (packages/db/src/stores/event-outbox-sql.ts): only the
- * first caller finds it, and a second one waits for the first one's commit, then finds none
- * and makes nothing; the event row is read, never written. The relay claims and fans out in
- * one statement of its own (PUBLISH_NEXT_SQL, publish-next-sql.ts), with the same matching;
- * the worker does not run this one. The last branch sees the snapshot before the inserts: no
- * row twice. The ids are joined as a relation (not `= ANY`) so that the plan, generic for a
- * prepared statement, looks each one up by index instead of scanning every open delivery.
- */
-export const FAN_OUT_SQL = `${FAN_OUT_CTES}
-     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
-     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
-     UNION ALL SELECT ${OPEN_COLUMNS.split(', ')
-       .map((c) => `d.${c}`)
-       .join(', ')}
-                 FROM q JOIN webhook_deliveries d
-                   ON d.event_id = q.id AND ${afterIdTimeSql('q.id', 'd.created_at')}
-                WHERE d.status IN ('pending', 'delivering') AND d.created_at >= $4::timestamptz`;
 
 /** A claimed delivery's event (alias `e`), as ClaimRow['event'] reads it. */
 export const EVENT_JSON = `json_build_object('type', e.type, 'data', e.data, 'created_at', e.created_at,

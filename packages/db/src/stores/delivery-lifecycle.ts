@@ -8,7 +8,6 @@ import {
   CLAIM_EVENTS_SQL,
   CLAIM_SQL,
   EXHAUST_SQL,
-  FAN_OUT_SQL,
   OPEN_COLUMNS,
   RECORD_SQL,
   type ClaimRow,
@@ -19,43 +18,25 @@ import { PUBLISH_NEXT_SQL, type PublishNextRow } from './publish-next-sql';
 /**
  * Every transition of a webhook delivery, one statement each:
  *
- *   (fan-out) ──create──▶ pending ──claim──▶ delivering ──record──▶ succeeded
+ *                         pending ──claim──▶ delivering ──record──▶ succeeded
  *   (relay) ──publishNext (created claimed)──────▶ │  │
  *                            ▲                  │  │ └──record (retry)──▶ pending (next attempt)
  *                            │                  │  └──exhaust──▶ failed (may disable the subscription)
  *                            └──release─────────┘
  *   pending | delivering ──cancel──▶ canceled;  any ──newRound──▶ pending (manual retry)
  *   failed | canceled ──resend──▶ pending (a recovery; it also creates the deliveries a
- *   disabled subscription missed, as fan-out does: webhook-recoveries-store.ts)
+ *   disabled subscription missed, as publishNext would have: webhook-recoveries-store.ts)
  *
  * One way to pass a transaction: every method takes the connection or transaction to run on
  * first (`db`). The hot transitions (publishNext, claim, record) take a batch: the worker
  * coalesces the deliveries in flight in one process into one statement per batch
  * (`= ANY($1)` / `unnest`), a batch of one being the single case.
  *
- * Fan-out, claim, record and exhaust commit asynchronously (ASYNC_COMMIT_CTE): one lost in a
+ * publishNext, claim, record and exhaust commit asynchronously (ASYNC_COMMIT_CTE): one lost in a
  * Postgres crash is redone by the reconciler, and a redelivery carries the same event id (at
  * least once). The outbox event itself was committed durably by its producer.
  */
 export class DeliveryLifecycle {
-  /**
-   * Fans events out, in one statement for all of them: marks each fanned out and published
-   * (only the first caller does; the relay runs `publishNext` instead, which claims and fans out),
-   * creates a delivery per active subscription of its tenant whose filter matches (empty filter = all) and one for its receptionist's legacy webhook_url, and
-   * returns every open delivery of those events: the new ones, or on a re-run the ones still
-   * open. Unique indexes on (target, event) make a re-run create nothing new.
-   */
-  async fanOut(db: Knex, eventIds: readonly string[]): Promise<OpenDelivery[]> {
-    if (eventIds.length === 0) return [];
-    const window = idTimeWindow(eventIds);
-    const rows = await runPrepared<OpenRow>(db, 'sb_dl_fan_out', FAN_OUT_SQL, [
-      eventIds,
-      ...window,
-      widenTimeWindow(window, HOUR_MS, 0)[0],
-    ]);
-    return rows.map(toOpenDelivery);
-  }
-
   /**
    * The relay's batch (PUBLISH_NEXT_SQL, one statement): claims events of the outbox, tenants
    * in turn after `after`, as many as fit the room (`rooms` for the tenants named, else
