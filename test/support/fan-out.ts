@@ -27,21 +27,20 @@ export async function fanOut(db: Knex, eventIds: readonly string[]): Promise<Ope
        SELECT e.id, e.tenant_id, e.receptionist_id, e.type, e.livemode,
               ${aboutSubscriptionSql('e')} AS about
          FROM taken t JOIN events e ON e.id = t.event_id
-     ), to_subscriptions AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, s.id, now()
+     ), targets AS (
+       SELECT ev.tenant_id, ev.id AS event_id, s.id AS subscription_id, NULL AS receptionist_id
          FROM ev JOIN webhook_subscriptions s ON ${SUBSCRIPTION_TAKES_SQL('ev')}
-       ON CONFLICT DO NOTHING
-    RETURNING ${OPEN_COLUMNS}
-     ), to_legacy AS (
-       INSERT INTO webhook_deliveries (id, tenant_id, event_id, receptionist_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, ev.tenant_id, ev.id, r.id, now()
-         FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
+       UNION ALL
+       SELECT ev.tenant_id, ev.id, NULL, r.id FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
+     ), made AS (
+       INSERT INTO webhook_deliveries
+              (id, tenant_id, event_id, subscription_id, receptionist_id, next_attempt_at)
+       SELECT ${newTimeOrderedIdSql('dlv')}, tenant_id, event_id, subscription_id, receptionist_id, now()
+         FROM targets
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}
      )
-     SELECT ${OPEN_COLUMNS} FROM to_subscriptions
-     UNION ALL SELECT ${OPEN_COLUMNS} FROM to_legacy
+     SELECT ${OPEN_COLUMNS} FROM made
      -- Seen in the snapshot before the inserts: no row twice.
      UNION ALL SELECT ${cols.map((c) => `d.${c}`).join(', ')}
                  FROM q JOIN webhook_deliveries d ON d.event_id = q.id
