@@ -1,12 +1,10 @@
 import type { ClaimedDelivery } from '@switchboard/db';
 import { catalog } from '@switchboard/queues';
-import type { WorkerDeps } from '../../apps/worker/src/deps';
 import type { Attempt } from '../../apps/worker/src/webhook-delivery/deliver';
 import { createDeliveryBatches } from '../../apps/worker/src/webhook-delivery/delivery-batches';
 import { FirstAttempts } from '../../apps/worker/src/webhook-delivery/first-attempts';
 import { InFlightLanes } from '../../apps/worker/src/webhook-delivery/in-flight';
-import { createTestContext, type TestContext } from '../support/context';
-import { quietWorkerDeps } from '../support/worker-deps';
+import { quietWorkerFile } from '../support/worker-deps';
 import { waitFor } from '../support/wait';
 
 // A first attempt refused by its full lane, while its own process holds some of that lane's
@@ -15,16 +13,7 @@ import { waitFor } from '../support/wait';
 // their first attempts (docs/decisions/0131-a-refused-first-attempt-waits-for-its-process.md).
 // Real Redis and Postgres, the test's own prefix and database; the attempts are the test's
 // (each says when its POST is over).
-let ctx: TestContext;
-let deps: WorkerDeps;
-beforeAll(async () => {
-  ctx = await createTestContext();
-  deps = quietWorkerDeps(ctx.config);
-});
-afterAll(async () => {
-  await deps.close();
-  await ctx.close();
-});
+const w = quietWorkerFile();
 
 const claimedOf = (id: string, targetId: string) =>
   ({
@@ -37,9 +26,9 @@ const claimedOf = (id: string, targetId: string) =>
  */
 function firstAttempts(perTarget = 1, budget = 4) {
   const lanes = new InFlightLanes(
-    deps.redis,
-    ctx.config.queuePrefix,
-    deps.queues.deliveries,
+    w.deps.redis,
+    w.ctx.config.queuePrefix,
+    w.deps.queues.deliveries,
     catalog.deliveries.name,
     { perTarget, perTenant: 100, slotTtlMs: 60_000 },
   );
@@ -56,8 +45,8 @@ function firstAttempts(perTarget = 1, budget = 4) {
       if (ending) end();
       else open.set(request.deliveryId, end);
     });
-  const batches = createDeliveryBatches(deps.knex, 60_000, deps.stores.deliveryLifecycle);
-  const first = new FirstAttempts(deps, batches, lanes, attempt, budget);
+  const batches = createDeliveryBatches(w.deps.knex, 60_000, w.deps.stores.deliveryLifecycle);
+  const first = new FirstAttempts(w.deps, batches, lanes, attempt, budget);
   const finish = (id: string) => open.get(id)?.();
   const finishAll = () => {
     ending = true;
@@ -68,11 +57,11 @@ function firstAttempts(perTarget = 1, budget = 4) {
 
 const paths = async () =>
   Object.fromEntries(
-    (await deps.metrics.firstAttempts.get()).values.map((v) => [v.labels.path, v.value]),
+    (await w.deps.metrics.firstAttempts.get()).values.map((v) => [v.labels.path, v.value]),
   );
 
 it('gives a refused first attempt the next slot its own process frees on the lane, unparked', async () => {
-  deps.metrics.firstAttempts.reset();
+  w.deps.metrics.firstAttempts.reset();
   const { first, sent, finish } = firstAttempts();
   await first.start([claimedOf('dlv_waits_1', 'sub_waits')], Date.now());
   expect(sent).toEqual(['dlv_waits_1']);
@@ -88,7 +77,7 @@ it('gives a refused first attempt the next slot its own process frees on the lan
 });
 
 it('parks a refused first attempt at once when its process holds none of the lane', async () => {
-  deps.metrics.firstAttempts.reset();
+  w.deps.metrics.firstAttempts.reset();
   const other = firstAttempts();
   const mine = firstAttempts();
   // Another process holds the lane's one slot: nothing of this one will free it.
