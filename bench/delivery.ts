@@ -22,8 +22,9 @@
  *      events with 1 subscription (BENCH_DUP_EVENTS); requests received − deliveries = the
  *      duplicates (goal 0: no worker dies). Run it beside `npm test` for a loaded machine;
  * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
- * process involved (/proc); after each worker phase it reads the worker's /metrics. With
- * BENCH_CPU_PROF=1 each worker and each raw loop also runs under `--cpu-prof` and its profile
+ * process involved (/proc), and how long the worker's main thread (in (b), the loop's) was
+ * on a CPU and how long it was runnable but waiting for one (schedstat); after each worker
+ * phase it reads the worker's /metrics. With BENCH_CPU_PROF=1 each worker and each raw loop also runs under `--cpu-prof` and its profile
  * is summarised, so their HTTP clients' shares compare (the profiler slows them down: use the
  * rates of a run without it).
  *
@@ -34,6 +35,8 @@
  * BENCH_PHASES (a,b,c,d,e; add x for (a) with 1 subscription and TWO worker processes, s for
  * the duplicates phase), BENCH_DUP_EVENTS (10000),
  * BENCH_LOG_LEVEL (the worker's LOG_LEVEL, default info as shipped; its stdout is consumed),
+ * BENCH_WORKER_NODE_OPTIONS (NODE_OPTIONS for the worker processes only, for experiments
+ * with Node's and V8's settings; none by default, as shipped),
  * BENCH_CPU_PROF=1, BENCH_FROM_SOURCES=1 (the worker's TypeScript under tsx), BENCH_TRACING (off; on = OpenTelemetry spans exported to a sink on 127.0.0.1,
  * down = exported to a closed port: bench/delivery/tracing.ts), BENCH_KEEP_DB=1 (keep
  * switchboard_bench_delivery; it is dropped at the end by default), BENCH_PARTITION_DAYS (0:
@@ -54,7 +57,14 @@ import { generateSigningSecret, signPayload } from '@switchboard/webhooks';
 import { generateCertificate } from '../packages/webhooks/src/testing/tls-receiver';
 import { installChildCleanup, ROOT, startNodeChild, stopAllChildren } from './delivery/children';
 import type { NodeChild } from './delivery/children';
-import { cpuDelta, cpuTable, type CpuTable } from './delivery/cpu';
+import {
+  cpuDelta,
+  cpuTable,
+  threadDelta,
+  threadTime,
+  type CpuTable,
+  type ThreadTime,
+} from './delivery/cpu';
 import { startBenchTracing, type TracingMode } from './delivery/tracing';
 import { formatProfile, summarizeCpuProfile, type ProfileSummary } from './delivery/cpuprofile';
 import { histogram, parseMetrics, value, type Samples } from './delivery/metrics';
@@ -116,6 +126,11 @@ const fmt = (n: number | null | undefined, digits = 0): string =>
     : 'n/a';
 const r2 = (n: number): number => Number(n.toFixed(2));
 const met = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
+/** A second line: a main thread's time on a CPU and waiting for one; nothing without /proc. */
+const threadLine = (who: string, t: ThreadTime | null): string =>
+  t
+    ? `\n    the ${who}'s main thread: ${fmt(t.onCpu, 1)} s on a CPU, ${fmt(t.waiting, 1)} s runnable but waiting for one`
+    : '';
 
 /** CPU spent by each party while a phase ran, in seconds. */
 interface CpuUse {
@@ -130,10 +145,14 @@ interface CpuUse {
   postgresAll: number;
   redis: number;
   wallSeconds: number;
+  /** The worker's (or the raw loop's) main thread: on a CPU, and runnable but waiting for one. */
+  thread: ThreadTime | null;
 }
 
 interface CpuMark {
   table: CpuTable;
+  /** The first pid's main thread. */
+  thread: ThreadTime | null;
   benchUs: number;
   receiverMs: number;
   at: number;
@@ -280,6 +299,7 @@ function cpuMark(ctx: Ctx, pids: number[], receiverMs: number): CpuMark {
   const u = process.cpuUsage();
   return {
     table: cpuTable([...pids, ctx.receiver.child.pid]),
+    thread: pids[0] === undefined ? null : threadTime(pids[0]),
     benchUs: u.user + u.system,
     receiverMs,
     at: nowMs(),
@@ -323,6 +343,7 @@ async function cpuUse(
     postgresAll: cpuDelta(before.table, after.table, (_pid, comm) => comm === 'postgres'),
     redis: cpuDelta(before.table, after.table, (_pid, comm) => comm === 'redis-server'),
     wallSeconds: r2((after.at - before.at) / 1000),
+    thread: threadDelta(before.thread, after.thread),
   };
 }
 
@@ -605,7 +626,8 @@ async function deliveryPhase(
   };
   log(
     `  ${phase}: ${fmt(result.delivered)} deliveries in ${fmt(result.seconds, 1)} s = ${fmt(result.perSecond)}/s` +
-      ` (worker CPU ${fmt(cpu.worker, 1)} s of which kernel ${fmt(cpu.workerSystem, 1)} s, postgres ${fmt(cpu.postgresBench, 1)} s, redis ${fmt(cpu.redis, 1)} s, receiver ${fmt(cpu.receiver, 1)} s over ${fmt(cpu.wallSeconds, 1)} s)`,
+      ` (worker CPU ${fmt(cpu.worker, 1)} s of which kernel ${fmt(cpu.workerSystem, 1)} s, postgres ${fmt(cpu.postgresBench, 1)} s, redis ${fmt(cpu.redis, 1)} s, receiver ${fmt(cpu.receiver, 1)} s over ${fmt(cpu.wallSeconds, 1)} s)` +
+      threadLine('worker', cpu.thread),
   );
   return result;
 }
@@ -679,10 +701,12 @@ async function rawPhase(ctx: Ctx, phase: string, count: number): Promise<RawResu
       ...(await cpuUse(ctx, c0, c1, null)),
       worker: r2(end.cpuSeconds),
       workerSystem: r2(end.cpuSystemSeconds),
+      thread: end.thread,
     },
   };
   log(
-    `  ${phase}: ${fmt(end.done)} POSTs in ${fmt(end.seconds, 1)} s = ${fmt(result.perSecond)}/s (receiver side ${fmt(result.receiverPerSecond)}/s), p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, ${end.errors} errors; loop CPU ${fmt(result.cpu.worker, 1)} s`,
+    `  ${phase}: ${fmt(end.done)} POSTs in ${fmt(end.seconds, 1)} s = ${fmt(result.perSecond)}/s (receiver side ${fmt(result.receiverPerSecond)}/s), p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, ${end.errors} errors; loop CPU ${fmt(result.cpu.worker, 1)} s` +
+      threadLine('loop', end.thread),
   );
   return result;
 }
@@ -1069,6 +1093,9 @@ async function main(): Promise<number> {
         // The shipped default (info): its lines are read and dropped as a log shipper would.
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
         WORKER_CONCURRENCY: String(CONCURRENCY),
+        ...(process.env.BENCH_WORKER_NODE_OPTIONS
+          ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS }
+          : {}),
         INGEST_TOKEN: randomBytes(24).toString('hex'),
         CURSOR_SECRET: randomBytes(24).toString('hex'),
         SECRET_ENCRYPTION_KEY: encryptionKey.toString('base64'),

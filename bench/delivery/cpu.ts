@@ -71,3 +71,37 @@ export function cpuDelta(
   }
   return Number(sum.toFixed(2));
 }
+
+/**
+ * A process's main thread as the scheduler saw it (/proc/<pid>/task/<pid>/schedstat, Linux;
+ * null elsewhere): seconds on a CPU, and seconds runnable but waiting for one. The second is
+ * what other processes on the same cores (Postgres, the receiver, the process's own GC
+ * threads) cost the thread, which its CPU time does not show.
+ */
+export interface ThreadTime {
+  onCpu: number;
+  waiting: number;
+}
+
+export function threadTime(pid: number | 'self'): ThreadTime | null {
+  const path =
+    pid === 'self' ? '/proc/thread-self/schedstat' : `/proc/${pid}/task/${pid}/schedstat`;
+  try {
+    const [run, wait] = readFileSync(path, 'utf8').trim().split(' ').map(Number);
+    return { onCpu: (run ?? 0) / 1e9, waiting: (wait ?? 0) / 1e9 };
+  } catch {
+    return null;
+  }
+}
+
+/** `after` − `before`, rounded; null when either is missing. */
+export function threadDelta(
+  before: ThreadTime | null,
+  after: ThreadTime | null,
+): ThreadTime | null {
+  if (!before || !after) return null;
+  return {
+    onCpu: Number((after.onCpu - before.onCpu).toFixed(2)),
+    waiting: Number((after.waiting - before.waiting).toFixed(2)),
+  };
+}

@@ -14,6 +14,7 @@
  */
 import { Agent } from 'node:https';
 import axios from 'axios';
+import { threadDelta, threadTime, type ThreadTime } from './cpu';
 import { nowMs } from './protocol';
 
 export interface RawLoopDone {
@@ -24,6 +25,8 @@ export interface RawLoopDone {
   /** This process's CPU from the first request to the last answer (user + system, seconds). */
   cpuSeconds: number;
   cpuSystemSeconds: number;
+  /** This process's main thread over the loop: on a CPU, and waiting for one. */
+  thread: ThreadTime | null;
   latenciesMs: number[];
 }
 export type FromRawLoop = { kind: 'progress'; done: number } | RawLoopDone;
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
   let errors = 0;
   const ticker = setInterval(() => process.send?.({ kind: 'progress', done }), 1000);
   const cpu0 = process.cpuUsage();
+  const thread0 = threadTime('self');
   const started = nowMs();
   const loop = async () => {
     while (next < count && errors < MAX_ERRORS) {
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
   await Promise.all(Array.from({ length: concurrency }, loop));
   const seconds = (nowMs() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const thread = threadDelta(thread0, threadTime('self'));
   clearInterval(ticker);
   agent.destroy();
   const result: RawLoopDone = {
@@ -87,6 +92,7 @@ async function main(): Promise<void> {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     cpuSystemSeconds: cpu.system / 1e6,
+    thread,
     latenciesMs: latencies,
   };
   process.send?.(result, () => process.exit(0));
