@@ -24,9 +24,9 @@
  * While (a) runs it samples pg_stat_activity and pg_stat_database and the CPU of every
  * process involved (/proc), and how long the worker's main thread (in (b), the loop's) was
  * on a CPU and how long it was runnable but waiting for one (schedstat); after each worker
- * phase it reads the worker's /metrics. With BENCH_CPU_PROF=1 each worker and each raw loop also runs under `--cpu-prof` and its profile
- * is summarised, so their HTTP clients' shares compare (the profiler slows them down: use the
- * rates of a run without it).
+ * phase it reads the worker's /metrics. With BENCH_CPU_PROF=1 each worker and each raw loop
+ * also runs under `--cpu-prof` and its profile is summarised, so their HTTP clients' shares
+ * compare (the profiler slows them down: use the rates of a run without it).
  *
  * Knobs (env): BENCH_EVENTS_1SUB (20000), BENCH_EVENTS_10SUB (2000), BENCH_CONCURRENCY (50),
  * BENCH_RAW_REQUESTS (20000), BENCH_NOOP_JOBS (50000), BENCH_RATE (100/s; runs before 5 December 2026 used 200),
