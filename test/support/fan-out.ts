@@ -31,11 +31,13 @@ export async function fanOut(db: Knex, eventIds: readonly string[]): Promise<Ope
        SELECT ev.tenant_id, ev.id AS event_id, s.id AS subscription_id, NULL AS receptionist_id
          FROM ev JOIN webhook_subscriptions s ON ${SUBSCRIPTION_TAKES_SQL('ev')}
        UNION ALL
-       SELECT ev.tenant_id, ev.id, NULL, r.id FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
+       SELECT ev.tenant_id, ev.id, NULL, r.id
+         FROM ev JOIN receptionists r ON ${LEGACY_TAKES_SQL('ev')}
      ), made AS (
        INSERT INTO webhook_deliveries
               (id, tenant_id, event_id, subscription_id, receptionist_id, next_attempt_at)
-       SELECT ${newTimeOrderedIdSql('dlv')}, tenant_id, event_id, subscription_id, receptionist_id, now()
+       SELECT ${newTimeOrderedIdSql('dlv')}, tenant_id, event_id, subscription_id,
+              receptionist_id, now()
          FROM targets
        ON CONFLICT DO NOTHING
     RETURNING ${OPEN_COLUMNS}

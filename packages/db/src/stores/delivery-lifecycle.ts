@@ -32,9 +32,9 @@ import { PUBLISH_NEXT_SQL, type PublishNextRow } from './publish-next-sql';
  * coalesces the deliveries in flight in one process into one statement per batch
  * (`= ANY($1)` / `unnest`), a batch of one being the single case.
  *
- * publishNext, claim, record and exhaust commit asynchronously (ASYNC_COMMIT_CTE): one lost in a
- * Postgres crash is redone by the reconciler, and a redelivery carries the same event id (at
- * least once). The outbox event itself was committed durably by its producer.
+ * publishNext, claim, record and exhaust commit asynchronously (ASYNC_COMMIT_CTE): one lost
+ * in a Postgres crash is redone by the reconciler, and a redelivery carries the same event id
+ * (at least once). The outbox event itself was committed durably by its producer.
  */
 export class DeliveryLifecycle {
   /**

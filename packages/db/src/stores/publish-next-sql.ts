@@ -50,10 +50,11 @@ const TURN_ORDER = (tenant: string, dir = ''): string => `${tenant} <= $1${dir},
  * - `claimed`: each one's oldest ceil($6 / tenants) events, locked (SKIP LOCKED: several
  *   relays work side by side); `ev` reads each event by its key (the outbox row carries its
  *   `created_at`), a lookup per row that prunes to its day.
- * - `targets`: the deliveries each event makes (SUBSCRIPTION_TAKES_SQL, LEGACY_TAKES_SQL); `kept`: a tenant's
- *   events in order while their deliveries fit its room (its first always), then, one event
- *   of each tenant at a time, while the batch's fit $6 (the first always). An event is
- *   fanned out whole or stays in the outbox (its lock ends with the statement).
+ * - `targets`: the deliveries each event makes (SUBSCRIPTION_TAKES_SQL, LEGACY_TAKES_SQL);
+ *   `kept`: a tenant's events in order while their deliveries fit its room (its first
+ *   always), then, one event of each tenant at a time, while the batch's fit $6 (the first
+ *   always). An event is fanned out whole or stays in the outbox (its lock ends with the
+ *   statement).
  * - `taken` deletes the kept events' outbox rows and `made` inserts their deliveries; the
  *   event rows are read, never written.
  *
