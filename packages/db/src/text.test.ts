@@ -1,4 +1,4 @@
-import { toPgText } from './text';
+import { toPgJson, toPgText } from './text';
 
 describe('toPgText', () => {
   it('replaces NUL, invalid UTF-8 and lone surrogates with U+FFFD', () => {
@@ -12,5 +12,21 @@ describe('toPgText', () => {
     const text = 'héllo 😀 \t\r\n\u0001 ✓';
     expect(toPgText(text)).toBe(text);
     expect(toPgText(Buffer.from(text, 'utf8'))).toBe(text);
+  });
+});
+
+describe('toPgJson', () => {
+  it('writes a value without NUL or lone surrogates as JSON.stringify does', () => {
+    const headers = { 'content-type': 'text/plain; charset=utf-8', 'x-é': 'ä 😀 \\u0041' };
+    expect(toPgJson(headers)).toBe(JSON.stringify(headers));
+  });
+
+  it('makes NUL and lone surrogates safe in keys and values, nested too', () => {
+    const json = toPgJson({ 'k\u0000': 'a\u0000b', n: { 'x\uD83D': ['\uDE00', 1, null] } });
+    expect(json).not.toMatch(/\\u(0000|d[89a-f])/i);
+    expect(JSON.parse(json)).toEqual({
+      'k\uFFFD': 'a\uFFFDb',
+      n: { 'x\uFFFD': ['\uFFFD', 1, null] },
+    });
   });
 });

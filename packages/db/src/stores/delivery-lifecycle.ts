@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { idTimeWindow, widenTimeWindow } from '../ids';
 import { atOrAfterFloorSql, lowerDeliveriesFloorSql } from '../partitions/pending-floors';
 import { runPrepared } from '../prepared';
-import { toPgText } from '../text';
+import { toPgJson, toPgText } from '../text';
 import { toDelivery, type Delivery, type DeliveryRow } from './deliveries-store';
 import {
   CLAIM_EVENTS_SQL,
@@ -445,13 +445,9 @@ export interface Exhausted {
   canceled: number;
 }
 
-/** Headers as JSON text Postgres accepts (no NUL, no lone surrogate); null when absent. */
+/** Headers as JSON text for a jsonb parameter (toPgJson); null when absent. */
 const headersJson = (h: Record<string, string> | null | undefined): string | null =>
-  h
-    ? JSON.stringify(
-        Object.fromEntries(Object.entries(h).map(([k, v]) => [toPgText(k), toPgText(v)])),
-      )
-    : null;
+  h ? toPgJson(h) : null;
 
 /** A delivery row's ids, counters and lanes, as every statement returning `OPEN_COLUMNS` reads them. */
 export const toOpenDelivery = (r: OpenRow): OpenDelivery => ({
