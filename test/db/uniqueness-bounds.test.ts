@@ -6,7 +6,8 @@ import { onOneConnection } from '../support/plans';
 // `now()` to an hour after it (packages/db/src/migrations/097_uniqueness_bounded_above.ts):
 // an insert looks into yesterday's and today's partitions (tomorrow's in the last hour of a
 // day), never the days made ahead of the clock or the default partition. Counted by
-// Postgres itself: every index scan of every partition, flushed by the inserting session.
+// Postgres itself: every index scan of every partition, flushed by the inserting session. The
+// relay's rows, inserted claimed, are not looked up at all (migration 109).
 let ctx: TestContext;
 let knex: Knex;
 
@@ -62,4 +63,25 @@ it('an inserted delivery or attempt is checked against yesterday and today only'
       [...ahead, `${table}_default`].map((p) => [p, 0]),
     );
   }
+});
+
+it("skips the lookup for the relay's rows, and still refuses another insert's duplicate", async () => {
+  const tables = ['webhook_deliveries'];
+  const subscription = '3f0c6a8e-3b7e-4d6a-9a53-1f2f4e5d6c7b';
+  const insert = (id: string, status: string) =>
+    `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at, status)
+       VALUES ('${id}', 'ten_relay', 'evt_relay', '${subscription}', now(), '${status}')`;
+  const total = (scans: Map<string, number>) => [...scans.values()].reduce((n, s) => n + s, 0);
+  const before = total(await scansAfter('SELECT 1', tables));
+  // Inserted claimed, as only the relay does (migration 109): no index of any partition read.
+  const relayed = total(await scansAfter(insert('dlv_relayed', 'delivering'), tables));
+  expect(relayed).toBe(before);
+  // Inserted pending, as a recovery does: looked up (yesterday's and today's partitions).
+  const recovered = total(await scansAfter(insert('dlv_recovered', 'pending'), tables));
+  expect(recovered).toBeGreaterThan(relayed);
+  // That second insert, of the same (target, event), met the relay's row and was skipped.
+  const { rows } = (await knex.raw(
+    `SELECT id FROM webhook_deliveries WHERE event_id = 'evt_relay' ORDER BY id`,
+  )) as { rows: Array<{ id: string }> };
+  expect(rows.map((r) => r.id)).toEqual(['dlv_relayed']);
 });

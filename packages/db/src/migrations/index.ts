@@ -32,6 +32,7 @@ import * as m105 from './105_event_log';
 import * as m106 from './106_event_streams';
 import * as m107 from './107_test_mode';
 import * as m108 from './108_test_mode_sms_leads_campaigns';
+import * as m109 from './109_relay_rows_skip_uniqueness_lookup';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -78,6 +79,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['106_event_streams', m106],
   ['107_test_mode', m107],
   ['108_test_mode_sms_leads_campaigns', m108],
+  ['109_relay_rows_skip_uniqueness_lookup', m109],
 ];
 
 /** A knex migration source over the list above (no file-system scanning, works under tsx). */
