@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
  * SQL is written out here; the rest of each trigger's rules are migration 020's
  * (./frozen/020_partitioning/uniqueness.ts) and, for deliveries, 095's.
  */
-const FUNCTION_BODIES: Record<string, string> = {
+export const FUNCTION_BODIES: Record<string, string> = {
   webhook_deliveries: `
     IF EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = NEW.event_id
                   AND created_at >= now() - interval '1 day'

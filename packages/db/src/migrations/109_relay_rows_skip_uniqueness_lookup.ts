@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { FUNCTION_BODIES } from './097_uniqueness_bounded_above';
 
 /**
  * The uniqueness trigger of `webhook_deliveries` (migrations 020, 095, 097) no longer looks
@@ -13,19 +14,16 @@ import type { Knex } from 'knex';
  *
  * Only the function is replaced (CREATE OR REPLACE takes no lock on the table, so writers
  * go on during the upgrade; remaking the trigger would lock every partition against them),
- * and only where the partitioning (020) installed it. Its SQL is written out here; 097's
- * is the same but for the first test.
+ * and only where the partitioning (020) installed it. Its body is 097's, after a first
+ * test.
  */
-const lookup = (relayRows: string): string => `
-    ${relayRows}
-    IF EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = NEW.event_id
-                  AND created_at >= now() - interval '1 day'
-                  AND created_at < now() + interval '1 hour'
-                  AND (subscription_id = NEW.subscription_id
-                       OR (NEW.subscription_id IS NULL AND subscription_id IS NULL
-                           AND receptionist_id = NEW.receptionist_id))) THEN
-      RETURN NULL;
-    END IF;`;
+
+/** 097's body: the lookup of a holder (yesterday's and today's partitions). */
+function lookup(): string {
+  const body = FUNCTION_BODIES.webhook_deliveries;
+  if (!body) throw new Error('migration 097 has no body for webhook_deliveries');
+  return body;
+}
 
 async function replace(knex: Knex, body: string): Promise<void> {
   const { rows } = (await knex.raw(
@@ -42,9 +40,9 @@ async function replace(knex: Knex, body: string): Promise<void> {
 }
 
 export async function up(knex: Knex): Promise<void> {
-  await replace(knex, lookup(`IF NEW.status = 'delivering' THEN RETURN NEW; END IF;`));
+  await replace(knex, `IF NEW.status = 'delivering' THEN RETURN NEW; END IF;${lookup()}`);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await replace(knex, lookup(''));
+  await replace(knex, lookup());
 }
