@@ -34,10 +34,31 @@ export type TimeOrderedPrefix = 'evt' | 'dlv';
 
 const TIME_ORDERED = /^(evt|dlv)_[0-9a-f]{12}7[0-9a-f]{19}$/;
 
-/** A time-ordered id for a row whose partition key is `at` (exactly, to the millisecond). */
+/** Hex digits after the version nibble; the largest step between two ids of a millisecond. */
+const TAIL_DIGITS = 19;
+const TAIL_STEP = 2n ** 32n;
+
+/** Per prefix, the last id this process made: its millisecond and its tail. */
+const lastMade = new Map<TimeOrderedPrefix, { ms: number; tail: bigint }>();
+
+/**
+ * A time-ordered id for a row whose partition key is `at` (exactly, to the millisecond). Ids
+ * this process makes for one millisecond increase in the order they are made (RFC 9562,
+ * monotonic random: the tail grows by a random step of at most 2^32), so rows listed by
+ * `(created_at, id)` keep the order they were made in, a batch's included. A new
+ * millisecond's first tail is random with its top bit clear: 2^75 of room for the steps.
+ */
 export function newTimeOrderedId(prefix: TimeOrderedPrefix, at: Date): string {
-  const random = randomUUID().replace(/-/g, '').slice(13);
-  return `${prefix}_${at.getTime().toString(16).padStart(12, '0')}7${random}`;
+  const ms = at.getTime();
+  const last = lastMade.get(prefix);
+  const fresh = BigInt(`0x${randomUUID().replace(/-/g, '').slice(13)}`);
+  const tail =
+    last?.ms === ms
+      ? last.tail + 1n + (fresh % TAIL_STEP)
+      : fresh & (2n ** BigInt(4 * TAIL_DIGITS - 1) - 1n);
+  lastMade.set(prefix, { ms, tail });
+  const hex = tail.toString(16).padStart(TAIL_DIGITS, '0');
+  return `${prefix}_${ms.toString(16).padStart(12, '0')}7${hex}`;
 }
 
 /** The creation time an id carries; null for an id that carries none. */
