@@ -37,6 +37,8 @@ const TIME_ORDERED = /^(evt|dlv)_[0-9a-f]{12}7[0-9a-f]{19}$/;
 /** Hex digits after the version nibble; the largest step between two ids of a millisecond. */
 const TAIL_DIGITS = 19;
 const TAIL_STEP = 2n ** 32n;
+/** A millisecond's first tail: random, its top bit clear (2^75 of room for the steps). */
+const FIRST_TAIL_MASK = 2n ** BigInt(4 * TAIL_DIGITS - 1) - 1n;
 
 /** Per prefix, the last id this process made: its millisecond and its tail. */
 const lastMade = new Map<TimeOrderedPrefix, { ms: number; tail: bigint }>();
@@ -52,10 +54,7 @@ export function newTimeOrderedId(prefix: TimeOrderedPrefix, at: Date): string {
   const ms = at.getTime();
   const last = lastMade.get(prefix);
   const fresh = BigInt(`0x${randomUUID().replace(/-/g, '').slice(13)}`);
-  const tail =
-    last?.ms === ms
-      ? last.tail + 1n + (fresh % TAIL_STEP)
-      : fresh & (2n ** BigInt(4 * TAIL_DIGITS - 1) - 1n);
+  const tail = last?.ms === ms ? last.tail + 1n + (fresh % TAIL_STEP) : fresh & FIRST_TAIL_MASK;
   lastMade.set(prefix, { ms, tail });
   const hex = tail.toString(16).padStart(TAIL_DIGITS, '0');
   return `${prefix}_${ms.toString(16).padStart(12, '0')}7${hex}`;
