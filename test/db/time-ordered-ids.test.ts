@@ -1,16 +1,19 @@
+import request from 'supertest';
 import {
   DeliveryLifecycle,
   idTimeBoundsSql,
   idTimeWindow,
   newId,
   newTimeOrderedId,
+  newTimeOrderedIdSql,
   timeOfId,
   type Knex,
 } from '@switchboard/db';
-import { emit } from '@switchboard/events';
+import { emit, emitMany } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { namesIn } from '../support/plans';
 import { fanOut } from '../support/fan-out';
+import { subscriber } from '../support/worker';
 
 // Events and deliveries get ids that carry their created_at (UUIDv7 layout), so a lookup by
 // id reads one day's partition instead of every day kept; ids made before still work.
@@ -112,4 +115,58 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
   expect(claimed?.event.id).toBe(eventId);
   await lifecycle.release(knex, [open!.id], 0);
   expect((await ctx.deps.stores.deliveries.get(knex, open!.id))?.status).toBe('pending');
+});
+
+it("orders one statement's ids by the ordinal it gives them, and keeps their shape and time", async () => {
+  const { rows } = (await knex.raw(
+    `SELECT ${newTimeOrderedIdSql('dlv', 'g')} AS id, g, now() AS at
+       FROM generate_series(1, 300) g`,
+  )) as { rows: Array<{ id: string; g: number; at: Date }> };
+  for (const r of rows) {
+    expect(r.id).toMatch(/^dlv_[0-9a-f]{12}7[0-9a-f]{19}$/);
+    expect(timeOfId(r.id)?.getTime()).toBe(Math.floor(r.at.getTime()));
+  }
+  // Sorted as `(created_at, id)` sorts them (one created_at): the order of the ordinals.
+  const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
+  expect(sorted.map((r) => r.g)).toEqual(rows.map((r) => r.g).sort((a, b) => a - b));
+  // Past the largest ordinal the rows share it; their ids stay distinct.
+  const { rows: far } = (await knex.raw(
+    `SELECT ${newTimeOrderedIdSql('evt', 'g')} AS id FROM generate_series(65535, 65537) g`,
+  )) as { rows: Array<{ id: string }> };
+  expect(far.map((r) => r.id.slice(17, 21))).toEqual(['ffff', 'ffff', 'ffff']);
+  expect(new Set(far.map((r) => r.id)).size).toBe(3);
+});
+
+it("lists the relay's deliveries of one batch in their events' order, newest first", async () => {
+  const sub = await subscriber(ctx, 'https://127.0.0.1:9/ordered');
+  const { tenantId } = sub.tenant;
+  const data = {
+    threshold: 80 as const,
+    minutes_used: 80,
+    minutes_included: 100,
+    billing_period_end: '2026-12-01T00:00:00.000Z',
+  };
+  // One transaction: the events share a created_at, and their ids increase as emitted.
+  const eventIds = await knex.transaction((trx) =>
+    emitMany(
+      trx,
+      Array.from({ length: 40 }, () => ({ tenantId, type: 'usage.threshold' as const, data })),
+    ),
+  );
+  const batch = await lifecycle.publishNext(knex, {
+    after: '',
+    otherRoom: 100,
+    limit: 100,
+    lockMs: 30_000,
+  });
+  const made = batch.made.filter((c) => c.delivery.tenantId === tenantId);
+  // One statement made them all: one created_at, so only their ids can order them.
+  expect(made.map((c) => c.delivery.eventId)).toEqual(eventIds);
+  const log = await request(ctx.app)
+    .get(`/api/v1/webhooks/${sub.subscription.id}/deliveries?limit=100`)
+    .set('Authorization', sub.tenant.auth);
+  expect(log.status).toBe(200);
+  expect(log.body.data.map((d: { event_id: string }) => d.event_id)).toEqual(
+    [...eventIds].reverse(),
+  );
 });

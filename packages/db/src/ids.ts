@@ -65,13 +65,28 @@ export function timeOfId(id: string): Date | null {
   return TIME_ORDERED.test(id) ? new Date(parseInt(id.slice(4, 16), 16)) : null;
 }
 
+/** The largest ordinal an id made by SQL carries; rows after it share it. */
+const MAX_ORDINAL = 0xffff;
+
 /**
  * SQL: a new time-ordered id made from the transaction's `now()`, for a row whose partition
- * key defaults to `now()` in the same statement.
+ * key defaults to `now()` in the same statement. Every row of a statement shares that
+ * millisecond, so its ids alone order its rows: with `ordinal` (an SQL expression, 1, 2, …
+ * in the order the rows are to list, as `(created_at, id)` lists them), the tail's first four
+ * hex digits carry it (at most MAX_ORDINAL) and the other 15 are random (60 bits); without
+ * it, the tail is random (74 bits) and one statement's rows list in no particular order.
  */
-export const newTimeOrderedIdSql = (prefix: TimeOrderedPrefix): string =>
-  `'${prefix}_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' ` +
-  `|| substr(replace(gen_random_uuid()::text, '-', ''), 14)`;
+export const newTimeOrderedIdSql = (prefix: TimeOrderedPrefix, ordinal?: string): string => {
+  const random = (from: number) => `substr(replace(gen_random_uuid()::text, '-', ''), ${from})`;
+  const tail =
+    ordinal === undefined
+      ? random(14)
+      : `lpad(to_hex(least(${ordinal}, ${MAX_ORDINAL})), 4, '0') || ${random(18)}`;
+  return (
+    `'${prefix}_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') ` +
+    `|| '7' || ${tail}`
+  );
+};
 
 /**
  * SQL: `column` within a second of the time `idExpr` carries, or true when it carries none.

@@ -46,7 +46,8 @@ export const RECOVERED_INSERT_SQL = `-- webhook.recovered: the first success aft
         WHERE t.any_success AND l.failing_level > 0`;
 
 /**
- * EXHAUST_SQL's insert of webhook.failing and webhook.disabled. Reads its CTEs
+ * EXHAUST_SQL's insert of webhook.failing and webhook.disabled, whose ids list them in that
+ * order when one statement makes both (decision 0140). Reads its CTEs
  * `subscription` (the row as before the statement), `counted` (after it) and `canceled`;
  * $4 status code, $5 error, $10 threshold.
  */
@@ -54,7 +55,7 @@ export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak e
        -- webhook.disabled when this failure disabled the subscription.
        INSERT INTO events (id, tenant_id, receptionist_id, type, data, created_at,
                            published_at, fanned_out_at, livemode)
-       SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.failing',
+       SELECT ${newTimeOrderedIdSql('evt', '1')}, was.tenant_id, NULL, 'webhook.failing',
               jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
                                  'consecutive_failures', c.failures,
                                  'disable_threshold', $10::int,
@@ -62,7 +63,7 @@ export const FAILING_DISABLED_INSERT_SQL = `-- webhook.failing when the streak e
               now(), now(), now(), was.livemode
          FROM subscription was, counted c WHERE c.failing_level > was.failing_level
        UNION ALL
-       SELECT ${NEW_EVENT_ID_SQL}, was.tenant_id, NULL, 'webhook.disabled',
+       SELECT ${newTimeOrderedIdSql('evt', '2')}, was.tenant_id, NULL, 'webhook.disabled',
               jsonb_build_object('subscription_id', was.id::text, 'url', was.url,
                                  'reason', 'consecutive_failures',
                                  'disabled_at', ${isoSql('c.disabled_at')},

@@ -55,8 +55,9 @@ const TURN_ORDER = (tenant: string, dir = ''): string => `${tenant} <= $1${dir},
  *   always), then, one event of each tenant at a time, while the batch's fit $6 (the first
  *   always). An event is fanned out whole or stays in the outbox (its lock ends with the
  *   statement).
- * - `taken` deletes the kept events' outbox rows and `made` inserts their deliveries; the
- *   event rows are read, never written.
+ * - `taken` deletes the kept events' outbox rows and `made` inserts their deliveries, whose
+ *   ids carry their event's rank in its tenant (`k`): one batch's deliveries share created_at,
+ *   and list in their events' order (decision 0140). The event rows are read, never written.
  *
  * One row at least (LEFT JOIN): `relayed` and `next_tenant` when no delivery was made. The
  * deliveries come one event of each tenant at a time, in turn: the attempts start in that order.
@@ -119,7 +120,7 @@ export const PUBLISH_NEXT_SQL = `WITH RECURSIVE ${ASYNC_COMMIT_CTE},
        INSERT INTO webhook_deliveries
               (id, tenant_id, event_id, subscription_id, receptionist_id, next_attempt_at,
                status, locked_until, claims)
-       SELECT ${newTimeOrderedIdSql('dlv')}, kept.tenant_id, g.event_id, g.subscription_id,
+       SELECT ${newTimeOrderedIdSql('dlv', 'kept.k')}, kept.tenant_id, g.event_id, g.subscription_id,
               g.receptionist_id, now(), 'delivering',
               now() + make_interval(secs => $7::float8), 1
          FROM taken t JOIN kept ON kept.id = t.event_id JOIN targets g ON g.event_id = t.event_id

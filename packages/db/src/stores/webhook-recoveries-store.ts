@@ -137,7 +137,8 @@ export class WebhookRecoveriesStore {
       const resent = await this.deliveries.resend(trx, input);
       const { rows: missed } = (await trx.raw(
         `INSERT INTO webhook_deliveries (id, tenant_id, event_id, subscription_id, next_attempt_at)
-         SELECT ${newTimeOrderedIdSql('dlv')}, e.tenant_id, e.id, s.id, now()
+         SELECT ${newTimeOrderedIdSql('dlv', 'row_number() OVER (ORDER BY e.created_at, e.id)')},
+                e.tenant_id, e.id, s.id, now()
            FROM webhook_subscriptions s
            JOIN events e ON e.tenant_id = s.tenant_id AND e.livemode = s.livemode
           WHERE s.id = ? AND e.created_at >= greatest(?::timestamptz, s.created_at)
