@@ -170,3 +170,67 @@ it("lists the relay's deliveries of one batch in their events' order, newest fir
     [...eventIds].reverse(),
   );
 });
+
+it('lists webhook.failing before webhook.disabled when one failure makes both', async () => {
+  const sub = await subscriber(ctx, 'https://127.0.0.1:9/first');
+  const { tenantId, auth } = sub.tenant;
+  const more = await Promise.all(
+    Array.from({ length: 7 }, (_, i) =>
+      request(ctx.app)
+        .post('/api/v1/webhooks')
+        .set('Authorization', auth)
+        .send({ url: `https://127.0.0.1:9/more-${i}` }),
+    ),
+  );
+  const ids = [sub.subscription.id, ...more.map((r) => r.body.id as string)];
+  const eventId = await knex.transaction((trx) =>
+    emit(trx, {
+      tenantId,
+      type: 'usage.threshold',
+      data: {
+        threshold: 80,
+        minutes_used: 80,
+        minutes_included: 100,
+        billing_period_end: '2026-12-01T00:00:00.000Z',
+      },
+    }),
+  );
+  const open = await fanOut(knex, [eventId]);
+  expect(open).toHaveLength(ids.length);
+  const claimed = await lifecycle.claim(
+    knex,
+    open.map((d) => ({ deliveryId: d.id, round: 1, attempt: 1 })),
+    30_000,
+  );
+  // A threshold of one: the first failure reaches the failing level and disables, in one
+  // statement, for each of the eight subscriptions.
+  for (const c of claimed) {
+    const exhausted = await lifecycle.exhaust(
+      knex,
+      {
+        delivery: c!.delivery,
+        statusCode: 500,
+        error: 'http_error',
+        durationMs: 1,
+        excerpt: null,
+        logAttempt: true,
+      },
+      1,
+    );
+    expect(exhausted.disabledNow).toBe(true);
+  }
+  const listed = await request(ctx.app)
+    .get('/api/v1/events?type=webhook.failing&type=webhook.disabled&limit=100')
+    .set('Authorization', auth);
+  expect(listed.status).toBe(200);
+  const order = (listed.body.data as Array<{ event: string; data: { subscription_id: string } }>)
+    .filter((e) => ids.includes(e.data.subscription_id))
+    .map((e) => `${e.data.subscription_id} ${e.event}`);
+  // Newest first: each subscription's webhook.disabled, then its webhook.failing.
+  expect(order).toHaveLength(2 * ids.length);
+  for (const id of ids) {
+    expect(order.indexOf(`${id} webhook.disabled`)).toBe(
+      order.indexOf(`${id} webhook.failing`) - 1,
+    );
+  }
+});
