@@ -234,3 +234,50 @@ it('lists webhook.failing before webhook.disabled when one failure makes both', 
     );
   }
 });
+
+it("lists a recovery's deliveries of missed events in the events' order", async () => {
+  const sub = await subscriber(ctx, 'https://127.0.0.1:9/recovered');
+  const { tenantId, auth } = sub.tenant;
+  const id = sub.subscription.id;
+  const since = new Date(Date.now() - 1000);
+  // Disabled by failures: the relay makes it no delivery, and a recovery makes the missed ones.
+  await knex('webhook_subscriptions')
+    .where({ id })
+    .update({
+      is_active: false,
+      disabled_at: knex.fn.now(),
+      disabled_reason: 'consecutive_failures',
+    });
+  const data = {
+    threshold: 80 as const,
+    minutes_used: 80,
+    minutes_included: 100,
+    billing_period_end: '2026-12-01T00:00:00.000Z',
+  };
+  const eventIds = await knex.transaction((trx) =>
+    emitMany(
+      trx,
+      Array.from({ length: 30 }, () => ({ tenantId, type: 'usage.threshold' as const, data })),
+    ),
+  );
+  const batch = await lifecycle.publishNext(knex, {
+    after: '',
+    otherRoom: 100,
+    limit: 100,
+    lockMs: 30_000,
+  });
+  expect(batch.made.filter((c) => c.delivery.tenantId === tenantId)).toEqual([]);
+  const started = await ctx.deps.stores.webhookRecoveries.start({
+    tenantId,
+    subscriptionId: id,
+    since,
+    until: new Date(Date.now() + 1000),
+  });
+  expect(started).toMatchObject({ kind: 'started' });
+  const log = await request(ctx.app)
+    .get(`/api/v1/webhooks/${id}/deliveries?limit=100`)
+    .set('Authorization', auth);
+  expect(log.body.data.map((d: { event_id: string }) => d.event_id)).toEqual(
+    [...eventIds].reverse(),
+  );
+});
