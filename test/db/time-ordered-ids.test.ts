@@ -241,13 +241,11 @@ it("lists a recovery's deliveries of missed events in the events' order", async 
   const id = sub.subscription.id;
   const since = new Date(Date.now() - 1000);
   // Disabled by failures: the relay makes it no delivery, and a recovery makes the missed ones.
-  await knex('webhook_subscriptions')
-    .where({ id })
-    .update({
-      is_active: false,
-      disabled_at: knex.fn.now(),
-      disabled_reason: 'consecutive_failures',
-    });
+  await knex('webhook_subscriptions').where({ id }).update({
+    is_active: false,
+    disabled_at: knex.fn.now(),
+    disabled_reason: 'consecutive_failures',
+  });
   const data = {
     threshold: 80 as const,
     minutes_used: 80,
