@@ -1,6 +1,7 @@
 import request from 'supertest';
 import {
   DeliveryLifecycle,
+  type ClaimedDelivery,
   idTimeBoundsSql,
   idTimeWindow,
   newId,
@@ -9,7 +10,7 @@ import {
   timeOfId,
   type Knex,
 } from '@switchboard/db';
-import { emit, emitMany } from '@switchboard/events';
+import { emitMany } from '@switchboard/events';
 import { createTestContext, type TestContext } from '../support/context';
 import { namesIn } from '../support/plans';
 import { fanOut } from '../support/fan-out';
@@ -42,6 +43,47 @@ async function partitionsRead(table: string, id: string): Promise<string[]> {
 const dayOf = (table: string, at: Date) =>
   `${table}_p${at.toISOString().slice(0, 10).replace(/-/g, '')}`;
 
+/** A usage.threshold event's data: an event any subscription takes. */
+const THRESHOLD = {
+  threshold: 80 as const,
+  minutes_used: 80,
+  minutes_included: 100,
+  billing_period_end: '2026-12-01T00:00:00.000Z',
+};
+
+/** `n` events of the tenant in one transaction: one created_at, ids increasing as emitted. */
+const emitThresholds = (tenantId: string, n: number): Promise<string[]> =>
+  knex.transaction((trx) =>
+    emitMany(
+      trx,
+      Array.from({ length: n }, () => ({
+        tenantId,
+        type: 'usage.threshold' as const,
+        data: THRESHOLD,
+      })),
+    ),
+  );
+
+/** One relay batch with room for every event of these tests; the tenant's deliveries made. */
+async function relayOnce(tenantId: string): Promise<ClaimedDelivery[]> {
+  const batch = await lifecycle.publishNext(knex, {
+    after: '',
+    otherRoom: 100,
+    limit: 100,
+    lockMs: 30_000,
+  });
+  return batch.made.filter((c) => c.delivery.tenantId === tenantId);
+}
+
+/** The event ids of a subscription's delivery log, as `GET /webhooks/{id}/deliveries` lists them. */
+async function logged(auth: string, subscriptionId: string): Promise<string[]> {
+  const log = await request(ctx.app)
+    .get(`/api/v1/webhooks/${subscriptionId}/deliveries?limit=100`)
+    .set('Authorization', auth);
+  expect(log.status).toBe(200);
+  return log.body.data.map((d: { event_id: string }) => d.event_id);
+}
+
 it('makes UUIDv7-shaped ids whose time reads back, and tells old ids apart', () => {
   const at = new Date('2026-11-26T03:50:12.345Z');
   const id = newTimeOrderedId('dlv', at);
@@ -72,18 +114,7 @@ it('an event and its deliveries carry their created_at, and a lookup by id reads
     100,
   );
   expect(subscription.kind).toBe('created');
-  const eventId = await knex.transaction((trx) =>
-    emit(trx, {
-      tenantId,
-      type: 'usage.threshold',
-      data: {
-        threshold: 80,
-        minutes_used: 80,
-        minutes_included: 100,
-        billing_period_end: '2026-12-01T00:00:00.000Z',
-      },
-    }),
-  );
+  const eventId = (await emitThresholds(tenantId, 1))[0]!;
   const event = await ctx.deps.stores.events.get(eventId);
   expect(event?.id).toBe(eventId);
   expect(timeOfId(eventId)?.getTime()).toBe(event!.createdAt.getTime());
@@ -139,36 +170,12 @@ it("orders one statement's ids by the ordinal it gives them, and keeps their sha
 
 it("lists the relay's deliveries of one batch in their events' order, newest first", async () => {
   const sub = await subscriber(ctx, 'https://127.0.0.1:9/ordered');
-  const { tenantId } = sub.tenant;
-  const data = {
-    threshold: 80 as const,
-    minutes_used: 80,
-    minutes_included: 100,
-    billing_period_end: '2026-12-01T00:00:00.000Z',
-  };
-  // One transaction: the events share a created_at, and their ids increase as emitted.
-  const eventIds = await knex.transaction((trx) =>
-    emitMany(
-      trx,
-      Array.from({ length: 40 }, () => ({ tenantId, type: 'usage.threshold' as const, data })),
-    ),
-  );
-  const batch = await lifecycle.publishNext(knex, {
-    after: '',
-    otherRoom: 100,
-    limit: 100,
-    lockMs: 30_000,
-  });
-  const made = batch.made.filter((c) => c.delivery.tenantId === tenantId);
+  const { tenantId, auth } = sub.tenant;
+  const eventIds = await emitThresholds(tenantId, 40);
+  const made = await relayOnce(tenantId);
   // One statement made them all: one created_at, so only their ids can order them.
   expect(made.map((c) => c.delivery.eventId)).toEqual(eventIds);
-  const log = await request(ctx.app)
-    .get(`/api/v1/webhooks/${sub.subscription.id}/deliveries?limit=100`)
-    .set('Authorization', sub.tenant.auth);
-  expect(log.status).toBe(200);
-  expect(log.body.data.map((d: { event_id: string }) => d.event_id)).toEqual(
-    [...eventIds].reverse(),
-  );
+  expect(await logged(auth, sub.subscription.id)).toEqual([...eventIds].reverse());
 });
 
 it('lists webhook.failing before webhook.disabled when one failure makes both', async () => {
@@ -183,18 +190,7 @@ it('lists webhook.failing before webhook.disabled when one failure makes both', 
     ),
   );
   const ids = [sub.subscription.id, ...more.map((r) => r.body.id as string)];
-  const eventId = await knex.transaction((trx) =>
-    emit(trx, {
-      tenantId,
-      type: 'usage.threshold',
-      data: {
-        threshold: 80,
-        minutes_used: 80,
-        minutes_included: 100,
-        billing_period_end: '2026-12-01T00:00:00.000Z',
-      },
-    }),
-  );
+  const eventId = (await emitThresholds(tenantId, 1))[0]!;
   const open = await fanOut(knex, [eventId]);
   expect(open).toHaveLength(ids.length);
   const claimed = await lifecycle.claim(
@@ -246,25 +242,8 @@ it("lists a recovery's deliveries of missed events in the events' order", async 
     disabled_at: knex.fn.now(),
     disabled_reason: 'consecutive_failures',
   });
-  const data = {
-    threshold: 80 as const,
-    minutes_used: 80,
-    minutes_included: 100,
-    billing_period_end: '2026-12-01T00:00:00.000Z',
-  };
-  const eventIds = await knex.transaction((trx) =>
-    emitMany(
-      trx,
-      Array.from({ length: 30 }, () => ({ tenantId, type: 'usage.threshold' as const, data })),
-    ),
-  );
-  const batch = await lifecycle.publishNext(knex, {
-    after: '',
-    otherRoom: 100,
-    limit: 100,
-    lockMs: 30_000,
-  });
-  expect(batch.made.filter((c) => c.delivery.tenantId === tenantId)).toEqual([]);
+  const eventIds = await emitThresholds(tenantId, 30);
+  expect(await relayOnce(tenantId)).toEqual([]);
   const started = await ctx.deps.stores.webhookRecoveries.start({
     tenantId,
     subscriptionId: id,
@@ -272,10 +251,5 @@ it("lists a recovery's deliveries of missed events in the events' order", async 
     until: new Date(Date.now() + 1000),
   });
   expect(started).toMatchObject({ kind: 'started' });
-  const log = await request(ctx.app)
-    .get(`/api/v1/webhooks/${id}/deliveries?limit=100`)
-    .set('Authorization', auth);
-  expect(log.body.data.map((d: { event_id: string }) => d.event_id)).toEqual(
-    [...eventIds].reverse(),
-  );
+  expect(await logged(auth, id)).toEqual([...eventIds].reverse());
 });
