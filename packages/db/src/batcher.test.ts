@@ -71,3 +71,21 @@ it('fails every caller of a batch that met an outage, without splitting it', asy
   expect(results.every((r) => r.status === 'rejected')).toBe(true);
   expect(calls).toBe(1);
 });
+
+it('with a gap, starts the next batch no sooner than that after the last one ended', async () => {
+  const batches: Array<{ items: number[]; at: number }> = [];
+  const b = new Batcher<number, number>(
+    async (xs) => (batches.push({ items: xs, at: Date.now() }), xs),
+    opts({ gapMs: 50 }),
+  );
+  await b.add(1);
+  await new Promise((r) => setImmediate(r)); // the batch's end is noted after its results
+  const ended = Date.now();
+  // Calls made one turn apart, inside the gap: one batch, once the gap has passed.
+  const later = [b.add(2)];
+  await new Promise((r) => setImmediate(r));
+  later.push(b.add(3));
+  expect(await Promise.all(later)).toEqual([2, 3]);
+  expect(batches.map((x) => x.items)).toEqual([[1], [2, 3]]);
+  expect(batches[1]!.at - ended).toBeGreaterThanOrEqual(45);
+});

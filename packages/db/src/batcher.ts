@@ -4,7 +4,11 @@
  * Group commit: while fewer than `maxRunning` batches run, a batch starts at the end of the
  * current event-loop turn (calls made in the same turn join it); otherwise calls queue
  * until a running batch ends, at most `maxWaitMs`, or until `maxItems` are queued. So an
- * idle process adds no wait, and a busy one sends few, large batches.
+ * idle process adds no wait, and a busy one sends few, large batches. With `gapMs`, a batch
+ * that ends does not send the calls queued meanwhile at once: they go when the first of them
+ * has waited `maxWaitMs`, with every call made until then; and a call that finds nothing
+ * running waits until `gapMs` after the last batch ended. A steady stream of calls then
+ * makes fewer, larger batches than back to back.
  *
  * Invariants: every item is settled exactly once (its result, or its own error); a batch
  * that fails for a reason `retryable` says may pass is run again as it is (up to `retries`
@@ -19,6 +23,11 @@ export interface BatcherOptions {
   retries: number;
   retryable(err: unknown): boolean;
   shared(err: unknown): boolean;
+  /**
+   * How long after a batch ends a call that finds nothing running waits at the least; set
+   * (over 0), calls queued while a batch ran also wait their `maxWaitMs` (default 0).
+   */
+  gapMs?: number;
 }
 
 /**
@@ -49,6 +58,8 @@ export class Batcher<In, Out> {
   private timer: NodeJS.Timeout | null = null;
   private soon: NodeJS.Immediate | null = null;
   private running = 0;
+  /** When the last batch ended (ms). */
+  private lastEnd = 0;
 
   /** `run` returns one result per item, in the items' order. */
   constructor(
@@ -60,9 +71,16 @@ export class Batcher<In, Out> {
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.queue.length >= this.opts.maxItems) this.flush();
-      else if (this.running < this.opts.maxRunning) this.soon ??= setImmediate(() => this.flush());
+      else if (this.running < this.opts.maxRunning) this.start();
       else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs);
     });
+  }
+
+  /** A batch at the end of this turn, or once the gap after the last one has passed. */
+  private start(): void {
+    const wait = this.lastEnd + (this.opts.gapMs ?? 0) - Date.now();
+    if (wait > 0) this.timer ??= setTimeout(() => this.flush(), wait);
+    else this.soon ??= setImmediate(() => this.flush());
   }
 
   private flush(): void {
@@ -76,7 +94,10 @@ export class Batcher<In, Out> {
     this.running++;
     void this.runBatch(batch, 0).finally(() => {
       this.running--;
-      if (this.queue.length > 0) this.flush();
+      this.lastEnd = Date.now();
+      if (this.queue.length === 0) return;
+      if (this.opts.gapMs) this.start();
+      else this.flush();
     });
   }
 

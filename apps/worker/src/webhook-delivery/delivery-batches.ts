@@ -33,6 +33,15 @@ export const BATCH_MAX_RUNNING = 2;
  * (decision 0128).
  */
 export const RECORD_MAX_RUNNING = 1;
+/**
+ * Records gather (decision 0141): the outcomes that came while a record statement ran go
+ * when the first of them has waited BATCH_MAX_WAIT_MS, not the moment it ends, and one that
+ * finds none running waits until RECORD_GAP_MS after the last ended. Back to back, a busy
+ * worker sent a statement of about ten outcomes each time one ended; gathered, fewer and
+ * larger ones, and Postgres spent a fifth less CPU a delivery. An outcome's record waits at
+ * most BATCH_MAX_WAIT_MS longer; its unit and lane slot were given back when its POST ended.
+ */
+export const RECORD_GAP_MS = 2;
 export const BATCH_MAX_WAIT_MS = 5;
 export const BATCH_MAX_ITEMS = 200;
 
@@ -56,7 +65,11 @@ export function createDeliveryBatches(
     (requests) => lifecycle.claim(knex, requests, lockMs),
     opts,
   );
-  const recordOpts: BatcherOptions = { ...opts, maxRunning: RECORD_MAX_RUNNING };
+  const recordOpts: BatcherOptions = {
+    ...opts,
+    maxRunning: RECORD_MAX_RUNNING,
+    gapMs: RECORD_GAP_MS,
+  };
   const record = new Batcher<AttemptRecord, boolean>(async (records) => {
     // A delivery appears at most once per statement; a second record of the same one (two
     // claims of it, one lapsed) runs after the first.
