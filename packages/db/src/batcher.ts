@@ -96,6 +96,7 @@ export class Batcher<In, Out> {
       this.running--;
       this.lastEnd = Date.now();
       if (this.queue.length === 0) return;
+      // Calls queued while it ran set a maxWaitMs timer, which start() keeps: they go then.
       if (this.opts.gapMs) this.start();
       else this.flush();
     });

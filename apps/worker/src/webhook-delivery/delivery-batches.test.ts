@@ -4,9 +4,8 @@ import { BATCH_MAX_WAIT_MS, createDeliveryBatches, RECORD_GAP_MS } from './deliv
 // Records go to Postgres one batch at a time: outcomes that come while a record statement
 // runs wait for it and go together in the next (decision 0128), once the first of them has
 // waited BATCH_MAX_WAIT_MS; one that finds none running waits until RECORD_GAP_MS after the
-// last ended (decision 0141). The lifecycle here only
-// counts its calls; the statements themselves are tested against Postgres in
-// test/worker/delivery-lifecycle.test.ts.
+// last ended (decision 0141). The lifecycle here only counts its calls; the statements
+// themselves are tested against Postgres in test/worker/delivery-lifecycle.test.ts.
 const record = (id: string): AttemptRecord => ({
   delivery: { id, round: 1, attempts: 0, subscriptionId: 'sub_1' },
   statusCode: 200,
